@@ -1,0 +1,74 @@
+"""Exceptions raised by lampy and the builders of their messages.
+
+Every error says what happened, why, and how to fix it, naming the op and the
+shapes or dtypes involved. Shape errors are also ``ValueError`` and dtype errors
+also ``TypeError``, so code written against numpy's exceptions keeps working.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+class LampyError(Exception):
+    """Base class of every error lampy raises on purpose."""
+
+
+class NoScopeError(LampyError, RuntimeError):
+    """A Variable was created while no :class:`lampy.Scope` was active."""
+
+
+class ReleasedError(LampyError, RuntimeError):
+    """A Variable was used after the Scope that owned it exited."""
+
+
+class ShapeError(LampyError, ValueError):
+    """Shapes of an op's inputs do not fit together."""
+
+
+class DTypeError(LampyError, TypeError):
+    """An input has a dtype the op cannot take (for example an integer param)."""
+
+
+def describe(value: Any) -> str:
+    """Short description of an operand for messages: ``float32[3, 4]`` or ``float``."""
+    shape = getattr(value, "shape", None)
+    dtype = getattr(value, "dtype", None)
+    if shape is not None and dtype is not None:
+        return f"{dtype}{list(shape)}"
+    return type(value).__name__
+
+
+NO_SCOPE = (
+    "{what}: no lampy.Scope is active. Every Variable belongs to a scope that releases "
+    "it deterministically; create Variables inside one:\n\n"
+    "    with lampy.Scope():\n"
+    "        x = lampy.param(...)\n"
+)
+
+
+def no_scope(what: str) -> NoScopeError:
+    return NoScopeError(NO_SCOPE.format(what=what))
+
+
+def released(description: str, use: str) -> ReleasedError:
+    return ReleasedError(
+        f"{use} of a released Variable (made by {description}): the Scope that owned it "
+        "has exited and its memory was returned. To use a Variable after its scope ends, "
+        "move it out before the `with` block closes: `v = scope.keep(v)`, or copy the "
+        "data out with `v.value.copy()`."
+    )
+
+
+def shape_mismatch(op: str, *operands: Any, detail: str = "") -> ShapeError:
+    shapes = " and ".join(str(tuple(getattr(o, "shape", ()))) for o in operands)
+    extra = f" {detail}" if detail else ""
+    return ShapeError(f"{op}: shapes {shapes} do not fit together.{extra}")
+
+
+def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:
+    return DTypeError(
+        f"{op}: {what} must have a floating dtype to carry a gradient, got {dtype}. "
+        "Cast it first (for example `lampy.param(x, dtype=numpy.float32)`), or use "
+        "`lampy.const(x)` if no gradient is needed."
+    )

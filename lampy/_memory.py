@@ -1,0 +1,32 @@
+"""The one place where lampy allocates gradient buffers and takes ownership of values.
+
+Every gradient buffer is allocated by :func:`grad_buffer`, and every forward value
+enters the graph through :func:`own_value` (called by ``lampy.op``, ``lampy.param`` and
+``lampy.const``). An allocation policy (per-scope accounting, buffer reuse, memory
+budgets) changes here without touching any op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+_zeros = np.zeros
+_ndarray = np.ndarray
+_asarray = np.asarray
+
+
+def grad_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """A zero-filled gradient buffer of ``shape`` and ``dtype``."""
+    return _zeros(shape, dtype)
+
+
+def own_value(value: Any) -> np.ndarray:
+    """Take ``value`` as the value of a Variable: an ndarray, made read-only."""
+    if type(value) is not _ndarray:
+        value = _asarray(value)
+        if type(value) is not _ndarray:  # an ndarray subclass: take a plain view
+            value = value.view(_ndarray)
+    value.flags.writeable = False
+    return value

@@ -1,0 +1,16 @@
+"""The autograd engine: Variable, Op, backprop, and the functional API."""
+
+from lampy.autograd._backprop import backward as backward
+from lampy.autograd._backprop import backward_iter as backward_iter
+from lampy.autograd._functional import grad as grad
+from lampy.autograd._functional import value_and_grad as value_and_grad
+from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
+from lampy.autograd._grad_mode import no_grad as no_grad
+from lampy.autograd._unbroadcast import unbroadcast as unbroadcast
+from lampy.autograd._variable import Backward as Backward
+from lampy.autograd._variable import Op as Op
+from lampy.autograd._variable import Param as Param
+from lampy.autograd._variable import Variable as Variable
+from lampy.autograd._variable import const as const
+from lampy.autograd._variable import op as op
+from lampy.autograd._variable import param as param

@@ -1,0 +1,60 @@
+"""Whether ops record a graph: switched off by :class:`no_grad`."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from contextvars import ContextVar, Token
+from functools import wraps
+from types import TracebackType
+from typing import Any, TypeVar
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+GRAD_ENABLED: ContextVar[bool] = ContextVar("lampy_grad_enabled", default=True)
+
+
+class no_grad:  # noqa: N801 - named like torch.no_grad, used as a context manager
+    """Context manager (and decorator) in which ops record no graph.
+
+    Inside it every op result is a constant: no closures are kept, so no memory is
+    held for backpropagation. Like the current scope, the setting is per thread and
+    per asyncio task.
+
+    Example:
+        >>> import lampy
+        >>> with lampy.Scope():
+        ...     w = lampy.param([1.0, 2.0])
+        ...     with lampy.no_grad():
+        ...         y = w * 2.0
+        ...     print(y.needs_grad, y.op)
+        False None
+    """
+
+    __slots__ = ("_tokens",)
+
+    def __init__(self) -> None:
+        self._tokens: list[Token[bool]] = []
+
+    def __enter__(self) -> None:
+        self._tokens.append(GRAD_ENABLED.set(False))
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        GRAD_ENABLED.reset(self._tokens.pop())
+
+    def __call__(self, fn: F) -> F:
+        @wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            with no_grad():
+                return fn(*args, **kwargs)
+
+        return wrapper  # type: ignore[return-value]
+
+
+def is_grad_enabled() -> bool:
+    """Whether ops record a graph here (False inside :class:`no_grad`)."""
+    return GRAD_ENABLED.get()

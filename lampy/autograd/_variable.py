@@ -1,0 +1,452 @@
+"""Variable and Op: the immutable records of the graph, and the ways to make them."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import attrs
+import numpy as np
+
+from lampy import _memory
+from lampy._errors import DTypeError, LampyError, ReleasedError, no_scope, not_float, released
+from lampy._scope import _CURRENT, Scope
+from lampy.autograd._grad_mode import GRAD_ENABLED
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
+
+Backward = Callable[[np.ndarray, np.ndarray], None]
+"""A zip-backward closure ``(g, out) -> None``: adds the input's gradient into ``out``."""
+
+Param = tuple["Variable", Backward]
+"""An op param: an input Variable paired with its zip-backward closure."""
+
+
+@attrs.frozen(eq=False)
+class Op:
+    """How a Variable was computed: the op's name and its params.
+
+    Attributes:
+        name: The op's name, used in error messages (``"matmul"``, ``"tanh"``...).
+        params: One ``(input, closure)`` pair per input that needs a gradient. The
+            closure takes ``(g, out)``: ``g`` is the gradient of the final output with
+            respect to this op's value, ``out`` a buffer of the input's shape and dtype;
+            it adds the input's gradient into ``out`` and returns None.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+
+
+@attrs.frozen(eq=False, repr=False, weakref_slot=True)
+class Variable:
+    """An immutable node of the graph: a value, how it was computed, and its gradient.
+
+    Variables are made by :func:`param`, :func:`const` and ops (:func:`op`), never by
+    calling the class, and belong to the scope that was current when they were made.
+
+    Attributes:
+        op: The :class:`Op` that computed this Variable, or None for a leaf (a param or a
+            constant) and for results computed under :class:`lampy.no_grad`.
+        needs_grad: Whether gradients flow to this Variable.
+    """
+
+    _value: np.ndarray | None = attrs.field(alias="_value")
+    op: Op | None = attrs.field(alias="op")
+    needs_grad: bool = attrs.field(alias="needs_grad")
+    _scope: Scope | None = attrs.field(alias="_scope")
+    _label: str = attrs.field(alias="_label")
+    _grad: np.ndarray | None = attrs.field(default=None, alias="_grad")
+
+    # Numpy defers to our reflected operators: ``ndarray * Variable`` calls __rmul__.
+    __array_ufunc__ = None
+
+    # ----------------------------------------------------------------- data access
+    @property
+    def value(self) -> np.ndarray:
+        """The value, a read-only numpy array (copy it to modify it)."""
+        v = self._value
+        if v is None:
+            raise self._released_error(".value")
+        return v
+
+    @property
+    def grad(self) -> np.ndarray | None:
+        """The accumulated gradient buffer, or None if no gradient reached it yet.
+
+        Params (leaves that need a gradient) accumulate here across backward calls
+        until :meth:`zero_grad`. Op results hold a gradient only if they were named in
+        ``retain=`` of a backward call.
+        """
+        if self._value is None:
+            raise self._released_error(".grad")
+        return self._grad
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the value."""
+        return self.value.shape
+
+    @property
+    def dtype(self) -> np.dtype[Any]:
+        """Dtype of the value."""
+        return self.value.dtype
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions of the value."""
+        return self.value.ndim
+
+    @property
+    def size(self) -> int:
+        """Number of elements of the value."""
+        return self.value.size
+
+    @property
+    def is_leaf(self) -> bool:
+        """Whether this Variable has no op with params (a param, a constant, or detached)."""
+        return self.op is None or not self.op.params
+
+    @property
+    def is_released(self) -> bool:
+        """Whether the scope that owned this Variable has exited."""
+        return self._value is None
+
+    def item(self) -> Any:
+        """The single element of the value as a Python scalar."""
+        return self.value.item()
+
+    def numpy(self) -> np.ndarray:
+        """A writable copy of the value, owned by the caller."""
+        return self.value.copy()
+
+    def zip_backward(self, fn: Backward) -> Param:
+        """Pair this Variable with its zip-backward closure, as an op's param.
+
+        Args:
+            fn: ``fn(g, out)`` adds this input's gradient into ``out`` (a buffer of this
+                Variable's shape and dtype), given ``g``, the gradient with respect to
+                the op's value. It returns None.
+
+        Returns:
+            The ``(self, fn)`` pair to pass to :func:`lampy.op`.
+        """
+        return (self, fn)
+
+    def backward(self, grad: ArrayLike | None = None, *, retain: Any = ()) -> None:
+        """Backpropagate from this Variable; see :func:`lampy.backward`."""
+        from lampy.autograd._backprop import backward
+
+        backward(self, None if grad is None else [grad], retain=retain)
+
+    def zero_grad(self) -> None:
+        """Fill the gradient buffer with zeros in place (the buffer is kept for reuse)."""
+        if self._value is None:
+            raise self._released_error(".zero_grad()")
+        g = self._grad
+        if g is not None:
+            g.fill(0)
+
+    # ------------------------------------------------------------ internal state
+    def _set_grad(self, g: np.ndarray | None) -> None:
+        object.__setattr__(self, "_grad", g)
+
+    def _set_scope(self, scope: Scope) -> None:
+        object.__setattr__(self, "_scope", scope)
+
+    def _release(self) -> None:
+        v = self._value
+        if v is not None:
+            desc = f"'{self._label}', shape {v.shape}, dtype {v.dtype}"
+            object.__setattr__(self, "_label", desc)
+        object.__setattr__(self, "_value", None)
+        object.__setattr__(self, "_grad", None)
+        object.__setattr__(self, "op", None)
+        object.__setattr__(self, "_scope", None)
+
+    def _detach(self) -> None:
+        if self.op is not None:
+            object.__setattr__(self, "op", None)
+            object.__setattr__(self, "needs_grad", False)
+
+    def _nbytes(self) -> int:
+        v, g = self._value, self._grad
+        return (0 if v is None else v.nbytes) + (0 if g is None else g.nbytes)
+
+    def _released_error(self, use: str) -> ReleasedError:
+        return released(self._label, use)
+
+    # ------------------------------------------------------------- python protocol
+    def __repr__(self) -> str:
+        v = self._value
+        if v is None:
+            return f"Variable(<released>, made by {self._label})"
+        how = "param" if self.needs_grad and self.op is None else self._label
+        body = np.array2string(v, separator=", ", prefix="Variable(", threshold=20)
+        return f"Variable({body}, dtype={v.dtype}, {how}, needs_grad={self.needs_grad})"
+
+    __hash__ = object.__hash__
+
+    def __len__(self) -> int:
+        shape = self.shape
+        if not shape:
+            raise TypeError("len() of a 0-d Variable")
+        return shape[0]
+
+    def __bool__(self) -> bool:
+        return bool(self.value)
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __int__(self) -> int:
+        return int(self.value)
+
+    def __index__(self) -> int:
+        return self.value.__index__()
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        if self.needs_grad:
+            raise TypeError(
+                "numpy cannot use a Variable that needs a gradient as an array: the gradient "
+                "would be silently lost. Use lampy's ops (lampy.exp, lampy.sum...) on it, or "
+                "take `v.value` explicitly if you mean to leave the graph."
+            )
+        v = self.value
+        if dtype is not None and np.dtype(dtype) != v.dtype:
+            return v.astype(dtype)
+        return v.copy() if copy else v
+
+    # Arithmetic operators: numpy broadcasting, arrays and scalars wrapped as constants.
+    def __add__(self, other: Any) -> Variable:
+        return _arith.add(self, other)
+
+    def __radd__(self, other: Any) -> Variable:
+        return _arith.add(other, self)
+
+    def __sub__(self, other: Any) -> Variable:
+        return _arith.subtract(self, other)
+
+    def __rsub__(self, other: Any) -> Variable:
+        return _arith.subtract(other, self)
+
+    def __mul__(self, other: Any) -> Variable:
+        return _arith.multiply(self, other)
+
+    def __rmul__(self, other: Any) -> Variable:
+        return _arith.multiply(other, self)
+
+    def __truediv__(self, other: Any) -> Variable:
+        return _arith.divide(self, other)
+
+    def __rtruediv__(self, other: Any) -> Variable:
+        return _arith.divide(other, self)
+
+    def __pow__(self, other: Any) -> Variable:
+        return _arith.power(self, other)
+
+    def __rpow__(self, other: Any) -> Variable:
+        return _arith.power(other, self)
+
+    def __matmul__(self, other: Any) -> Variable:
+        return _linalg.matmul(self, other)
+
+    def __rmatmul__(self, other: Any) -> Variable:
+        return _linalg.matmul(other, self)
+
+    def __neg__(self) -> Variable:
+        return _arith.negative(self)
+
+    def __pos__(self) -> Variable:
+        return self
+
+    def __getitem__(self, index: Any) -> Variable:
+        return _indexing.getitem(self, index)
+
+    # Comparisons give plain boolean arrays (they have no gradient).
+    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+        return self.value == _raw(other)
+
+    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+        return self.value != _raw(other)
+
+    def __lt__(self, other: Any) -> np.ndarray:
+        return np.asarray(self.value < _raw(other))
+
+    def __le__(self, other: Any) -> np.ndarray:
+        return np.asarray(self.value <= _raw(other))
+
+    def __gt__(self, other: Any) -> np.ndarray:
+        return np.asarray(self.value > _raw(other))
+
+    def __ge__(self, other: Any) -> np.ndarray:
+        return np.asarray(self.value >= _raw(other))
+
+    # numpy-style methods
+    @property
+    def T(self) -> Variable:  # noqa: N802 - numpy's name
+        """The transpose (axes reversed), as ``numpy.ndarray.T``."""
+        return _shape.transpose(self)
+
+    def reshape(self, *shape: Any, order: str = "C") -> Variable:
+        """Same as :func:`lampy.reshape`; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
+        if len(shape) == 1 and not isinstance(shape[0], int):
+            shape = shape[0]
+        return _shape.reshape(self, shape, order=order)
+
+    def transpose(self, *axes: Any) -> Variable:
+        """Same as :func:`lampy.transpose`; accepts ``v.transpose(1, 0)`` and a tuple."""
+        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
+            axes = axes[0]
+        return _shape.transpose(self, axes or None)
+
+    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+        """Same as :func:`lampy.sum`."""
+        return _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+        """Same as :func:`lampy.mean`."""
+        return _reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _raw(x: Any) -> Any:
+    return x.value if type(x) is Variable else x
+
+
+_new_variable = Variable
+_own = _memory.own_value
+
+
+def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
+    """Record an op: make its output Variable, owned by the current scope.
+
+    This is the one way ops are defined, built-in ones included.
+
+    Args:
+        name: The op's name, shown in error messages.
+        value: The forward result (taken over by the Variable and made read-only).
+        *params: ``input.zip_backward(closure)`` for each differentiable input. Each
+            ``closure(g, out)`` must *add* the input's gradient into ``out`` (an array of
+            the input's shape and dtype) and return None; ``g`` has the shape of
+            ``value``. Params whose input needs no gradient are dropped; ``None`` entries
+            (inputs that are not Variables) are skipped.
+
+    Returns:
+        The output Variable. It needs a gradient if some param's input does, grad mode
+        is on and the value has a floating dtype; otherwise no closures are recorded.
+
+    Raises:
+        NoScopeError: if no scope is active.
+        ReleasedError: if an input was released.
+
+    Example:
+        >>> import numpy as np, lampy
+        >>> def cube(x):
+        ...     value = x.value ** 3
+        ...     return lampy.op("cube", value,
+        ...                     x.zip_backward(lambda g, out: np.add(out, g * 3 * x.value**2, out=out)))
+        >>> with lampy.Scope():
+        ...     x = lampy.param(2.0)
+        ...     cube(x).backward()
+        ...     print(x.grad)
+        12.0
+    """
+    scope = _CURRENT.get()
+    if scope is None:
+        raise no_scope(f"op '{name}'")
+    value = _own(value)
+    if GRAD_ENABLED.get():
+        kept = []
+        for p in params:
+            if p is None:
+                continue
+            inp = p[0]
+            if inp.needs_grad:
+                if inp._value is None:
+                    raise inp._released_error(f"op '{name}'")
+                kept.append(p)
+        if kept and value.dtype.kind == "f":
+            var = _new_variable(value, Op(name, tuple(kept)), True, scope, name)
+        else:
+            var = _new_variable(value, Op(name, ()), False, scope, name)
+    else:
+        var = _new_variable(value, None, False, scope, name)
+    scope._owned.append(var)
+    return var
+
+
+def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool) -> Variable:
+    scope = _CURRENT.get()
+    if scope is None:
+        raise no_scope(f"lampy.{what}()")
+    if type(x) is Variable:
+        x = x.value
+    try:
+        arr = np.array(x, dtype=dtype, copy=True)
+    except (TypeError, ValueError) as e:
+        raise DTypeError(
+            f"lampy.{what}: cannot make an array of {type(x).__name__} "
+            f"(dtype={dtype}): {e}. Pass a numpy array, a nested list of numbers or a scalar."
+        ) from e
+    if arr.dtype == object:
+        raise DTypeError(
+            f"lampy.{what}: the input became an object array; pass numbers, not "
+            "Variables or mixed objects (use lampy.stack to combine Variables)."
+        )
+    if needs_grad and arr.dtype.kind != "f":
+        raise not_float(f"lampy.{what}", arr.dtype)
+    var = _new_variable(_own(arr), None, needs_grad, scope, what)
+    scope._owned.append(var)
+    return var
+
+
+def param(x: ArrayLike | Variable, dtype: DTypeLike | None = None) -> Variable:
+    """A leaf Variable that needs a gradient, owned by the current scope.
+
+    Args:
+        x: An array, array-like or Python scalar; it is copied, so later changes to
+            ``x`` do not reach the graph. float32 stays float32; Python floats and lists
+            of them give float64.
+        dtype: A floating dtype to cast to.
+
+    Raises:
+        DTypeError: (a ``TypeError``) if the dtype is not floating (integers and bools
+            carry no gradient).
+        NoScopeError: if no scope is active.
+    """
+    return _leaf("param", x, dtype, True)
+
+
+def const(x: ArrayLike | Variable, dtype: DTypeLike | None = None) -> Variable:
+    """A leaf Variable that needs no gradient, owned by the current scope.
+
+    Args:
+        x: An array, array-like or Python scalar, of any dtype; it is copied.
+        dtype: A dtype to cast to.
+
+    Raises:
+        NoScopeError: if no scope is active.
+    """
+    return _leaf("const", x, dtype, False)
+
+
+def as_variable(x: Any) -> Variable:
+    """``x`` if it is a Variable, else a constant holding it."""
+    if type(x) is Variable:
+        return x
+    return const(x)
+
+
+def check_live(v: Variable, use: str) -> None:
+    """Raise ReleasedError if ``v`` was released."""
+    if v._value is None:
+        raise v._released_error(use)
+
+
+__all__ = ["Backward", "LampyError", "Op", "Param", "Variable", "const", "op", "param"]
+
+# The operator methods above call into the op library, which itself builds on this
+# module; it is imported last so that its modules can import the names defined here.
+from lampy.ops import _arithmetic as _arith  # noqa: E402
+from lampy.ops import _indexing, _linalg, _reductions, _shape  # noqa: E402

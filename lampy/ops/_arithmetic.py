@@ -1,0 +1,135 @@
+"""Elementwise arithmetic: add, subtract, multiply, divide, negative, power."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._unbroadcast import accumulate, unbroadcast
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import broadcast_error, param_of, value_of, values_of
+
+_add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
+
+
+def add(x1: Any, x2: Any) -> Variable:
+    """Elementwise ``x1 + x2`` with numpy broadcasting.
+
+    Gradient:
+        ``dx1 = g``, ``dx2 = g`` (each summed over its broadcast axes).
+    """
+    a, b = values_of(x1, x2)
+    try:
+        value = _add(a, b)
+    except ValueError:
+        raise broadcast_error("add", a, b) from None
+    return op(
+        "add",
+        value,
+        param_of(x1, lambda g, out: accumulate(out, g)),
+        param_of(x2, lambda g, out: accumulate(out, g)),
+    )
+
+
+def subtract(x1: Any, x2: Any) -> Variable:
+    """Elementwise ``x1 - x2`` with numpy broadcasting.
+
+    Gradient:
+        ``dx1 = g``, ``dx2 = -g``.
+    """
+    a, b = values_of(x1, x2)
+    try:
+        value = _subtract(a, b)
+    except ValueError:
+        raise broadcast_error("subtract", a, b) from None
+    return op(
+        "subtract",
+        value,
+        param_of(x1, lambda g, out: accumulate(out, g)),
+        param_of(x2, lambda g, out: _subtract(out, unbroadcast(g, out.shape), out=out)),
+    )
+
+
+def multiply(x1: Any, x2: Any) -> Variable:
+    """Elementwise ``x1 * x2`` with numpy broadcasting.
+
+    Gradient:
+        ``dx1 = g * x2``, ``dx2 = g * x1``.
+    """
+    a, b = values_of(x1, x2)
+    try:
+        value = _multiply(a, b)
+    except ValueError:
+        raise broadcast_error("multiply", a, b) from None
+    return op(
+        "multiply",
+        value,
+        param_of(x1, lambda g, out: accumulate(out, g * b)),
+        param_of(x2, lambda g, out: accumulate(out, g * a)),
+    )
+
+
+def divide(x1: Any, x2: Any) -> Variable:
+    """Elementwise true division ``x1 / x2`` with numpy broadcasting.
+
+    Gradient:
+        ``dx1 = g / x2``, ``dx2 = -g * x1 / x2**2 = -g * (x1 / x2) / x2``.
+    """
+    a, b = values_of(x1, x2)
+    try:
+        value = _divide(a, b)
+    except ValueError:
+        raise broadcast_error("divide", a, b) from None
+    return op(
+        "divide",
+        value,
+        param_of(x1, lambda g, out: accumulate(out, g / b)),
+        param_of(x2, lambda g, out: _subtract(out, unbroadcast(g * value / b, out.shape), out=out)),
+    )
+
+
+def negative(x: Any) -> Variable:
+    """Elementwise ``-x``.
+
+    Gradient:
+        ``dx = -g``.
+    """
+    a = value_of(x)
+    return op("negative", np.negative(a), param_of(x, lambda g, out: _subtract(out, g, out=out)))
+
+
+def power(x1: Any, x2: Any) -> Variable:
+    """Elementwise ``x1 ** x2`` with numpy broadcasting (numpy's ``power`` rules).
+
+    Gradient:
+        ``dx1 = g * x2 * x1**(x2 - 1)``, taken as 0 where ``x2 == 0``;
+        ``dx2 = g * x1**x2 * log(x1)``, taken as 0 where ``x1 == 0`` and ``x2 >= 0``
+        (PyTorch's convention). A negative base gives nan for ``dx2``, as the real
+        logarithm is undefined there.
+    """
+    a, b = values_of(x1, x2)
+    try:
+        value = np.power(a, b)
+    except ValueError:
+        raise broadcast_error("power", a, b) from None
+
+    def d_base(g: np.ndarray, out: np.ndarray) -> None:
+        if type(b) is not np.ndarray and b == 2:
+            accumulate(out, g * (2 * a))
+            return
+        d = b * np.power(a, b - 1)
+        d = np.where(b == 0, 0, d) if np.any(np.equal(b, 0)) else d
+        accumulate(out, g * d)
+
+    def d_exponent(g: np.ndarray, out: np.ndarray) -> None:
+        d = value * np.log(a)
+        zero_base = np.equal(a, 0)
+        if np.any(zero_base):
+            d = np.where(zero_base & (np.asarray(b) >= 0), 0, d)
+        accumulate(out, g * d)
+
+    return op("power", value, param_of(x1, d_base), param_of(x2, d_exponent))
+
+
+__all__ = ["add", "divide", "multiply", "negative", "power", "subtract", "value_of"]
