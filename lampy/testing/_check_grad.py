@@ -134,10 +134,10 @@ def check_grad(
         bad &= ~(np.isneginf(an64) & np.isneginf(nu))
         if np.any(bad):
             excess = np.where(bad, np.nan_to_num(err - bound, nan=np.inf), -np.inf)
-            worst = np.unravel_index(int(np.argmax(excess)), a.shape) if a.ndim else ()
+            worst = tuple(int(k) for k in np.unravel_index(int(np.argmax(excess)), a.shape))
             raise AssertionError(
                 f"check_grad: gradient of input {i} (shape {a.shape}, {a.dtype}) is wrong at "
-                f"index {worst}: lampy {an64[worst]!r}, numerical {nu[worst]!r}, abs error "
-                f"{err[worst]!r} > atol {at} + rtol {rt} * |numerical|; "
+                f"index {worst}: lampy {float(an64[worst])!r}, numerical {float(nu[worst])!r}, "
+                f"abs error {float(err[worst]):.3g} > atol {at} + rtol {rt} * |numerical|; "
                 f"{int(np.sum(bad))} of {a.size} elements fail."
             )
