@@ -1,0 +1,42 @@
+"""Shared test setup: hypothesis profiles and the no-leak guard every test runs under."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import lampy
+from lampy._scope import current_or_none
+from lampy.autograd._grad_mode import is_grad_enabled
+
+# CI runs derandomized with a bounded number of examples; locally "dev" explores more.
+settings.register_profile(
+    "ci",
+    derandomize=True,
+    max_examples=40,
+    deadline=None,
+    print_blob=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.register_profile("dev", max_examples=60, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
+
+
+@pytest.fixture(autouse=True)
+def _no_scope_left_open() -> Iterator[None]:
+    """Every test must close the scopes it opens and leave grad mode on."""
+    assert current_or_none() is None, "a scope was already open before the test"
+    yield
+    leaked = current_or_none()
+    assert leaked is None, f"the test left a lampy.Scope open: {leaked!r}"
+    assert is_grad_enabled(), "the test left lampy.no_grad() active"
+
+
+@pytest.fixture
+def scope() -> Iterator[lampy.Scope]:
+    """An open scope for the duration of one test."""
+    with lampy.Scope() as s:
+        yield s
