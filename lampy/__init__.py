@@ -33,7 +33,7 @@ from lampy.ops import negative as negative
 from lampy.ops import power as power
 from lampy.ops import reshape as reshape
 from lampy.ops import subtract as subtract
-from lampy.ops import sum as sum  # noqa: A004 - numpy's name
+from lampy.ops import sum as sum
 from lampy.ops import tanh as tanh
 from lampy.ops import transpose as transpose
 

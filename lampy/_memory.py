@@ -22,7 +22,7 @@ def grad_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     return _zeros(shape, dtype)
 
 
-def own_value(value: Any) -> np.ndarray:
+def own_value(value: Any) -> Any:
     """Take ``value`` as the value of a Variable: an ndarray, made read-only."""
     if type(value) is not _ndarray:
         value = _asarray(value)

@@ -103,7 +103,7 @@ def _propagate(
 
     node_grads: dict[Variable, np.ndarray] = {}
     ready: list[Variable] = []
-    for root, seed in zip(roots, seeds):
+    for root, seed in zip(roots, seeds, strict=True):
         if root.op is None:  # the root is itself a leaf
             _add_to_leaf(root, seed)
             if root not in pending:

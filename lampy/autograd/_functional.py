@@ -29,8 +29,10 @@ def _to_numpy(obj: Any) -> Any:
     if isinstance(obj, Variable):
         return obj.value.copy()
     if isinstance(obj, tuple):
-        return type(obj)(*map(_to_numpy, obj)) if hasattr(obj, "_fields") else tuple(
-            map(_to_numpy, obj)
+        return (
+            type(obj)(*map(_to_numpy, obj))
+            if hasattr(obj, "_fields")
+            else tuple(map(_to_numpy, obj))
         )
     if isinstance(obj, list):
         return [_to_numpy(o) for o in obj]
@@ -119,5 +121,3 @@ def value_and_grad(
         return ((value, aux) if has_aux else value), grads
 
     return value_and_grad_f
-
-

@@ -13,7 +13,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 GRAD_ENABLED: ContextVar[bool] = ContextVar("lampy_grad_enabled", default=True)
 
 
-class no_grad:  # noqa: N801 - named like torch.no_grad, used as a context manager
+class no_grad:
     """Context manager (and decorator) in which ops record no graph.
 
     Inside it every op result is a constant: no closures are kept, so no memory is

@@ -16,8 +16,11 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, DTypeLike
 
-Backward = Callable[[np.ndarray, np.ndarray], None]
-"""A zip-backward closure ``(g, out) -> None``: adds the input's gradient into ``out``."""
+Backward = Callable[[np.ndarray, np.ndarray], object]
+"""A zip-backward closure ``(g, out)``: adds the input's gradient into ``out``.
+
+It should return None; whatever it returns is ignored.
+"""
 
 Param = tuple["Variable", Backward]
 """An op param: an input Variable paired with its zip-backward closure."""
@@ -119,7 +122,7 @@ class Variable:
 
     def numpy(self) -> np.ndarray:
         """A writable copy of the value, owned by the caller."""
-        return self.value.copy()
+        return np.array(self.value, copy=True)
 
     def zip_backward(self, fn: Backward) -> Param:
         """Pair this Variable with its zip-backward closure, as an op's param.
@@ -265,10 +268,10 @@ class Variable:
         return _indexing.getitem(self, index)
 
     # Comparisons give plain boolean arrays (they have no gradient).
-    def __eq__(self, other: object) -> Any:  # type: ignore[override]
+    def __eq__(self, other: object) -> Any:
         return self.value == _raw(other)
 
-    def __ne__(self, other: object) -> Any:  # type: ignore[override]
+    def __ne__(self, other: object) -> Any:
         return self.value != _raw(other)
 
     def __lt__(self, other: Any) -> np.ndarray:
@@ -285,21 +288,23 @@ class Variable:
 
     # numpy-style methods
     @property
-    def T(self) -> Variable:  # noqa: N802 - numpy's name
+    def T(self) -> Variable:
         """The transpose (axes reversed), as ``numpy.ndarray.T``."""
         return _shape.transpose(self)
 
     def reshape(self, *shape: Any, order: str = "C") -> Variable:
         """Same as :func:`lampy.reshape`; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
+        new: Any = shape
         if len(shape) == 1 and not isinstance(shape[0], int):
-            shape = shape[0]
-        return _shape.reshape(self, shape, order=order)
+            new = shape[0]
+        return _shape.reshape(self, new, order=order)
 
     def transpose(self, *axes: Any) -> Variable:
         """Same as :func:`lampy.transpose`; accepts ``v.transpose(1, 0)`` and a tuple."""
+        perm: Any = axes
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
-            axes = axes[0]
-        return _shape.transpose(self, axes or None)
+            perm = axes[0]
+        return _shape.transpose(self, perm or None)
 
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
         """Same as :func:`lampy.sum`."""
@@ -343,9 +348,9 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     Example:
         >>> import numpy as np, lampy
         >>> def cube(x):
-        ...     value = x.value ** 3
-        ...     return lampy.op("cube", value,
-        ...                     x.zip_backward(lambda g, out: np.add(out, g * 3 * x.value**2, out=out)))
+        ...     a = x.value
+        ...     d_x = lambda g, out: np.add(out, g * 3 * a**2, out=out)
+        ...     return lampy.op("cube", a**3, x.zip_backward(d_x))
         >>> with lampy.Scope():
         ...     x = lampy.param(2.0)
         ...     cube(x).backward()
@@ -355,7 +360,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     scope = _CURRENT.get()
     if scope is None:
         raise no_scope(f"op '{name}'")
-    value = _own(value)
+    arr: np.ndarray = _own(value)
     if GRAD_ENABLED.get():
         kept = []
         for p in params:
@@ -366,12 +371,12 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 if inp._value is None:
                     raise inp._released_error(f"op '{name}'")
                 kept.append(p)
-        if kept and value.dtype.kind == "f":
-            var = _new_variable(value, Op(name, tuple(kept)), True, scope, name)
+        if kept and arr.dtype.kind == "f":
+            var = _new_variable(arr, Op(name, tuple(kept)), True, scope, name)
         else:
-            var = _new_variable(value, Op(name, ()), False, scope, name)
+            var = _new_variable(arr, Op(name, ()), False, scope, name)
     else:
-        var = _new_variable(value, None, False, scope, name)
+        var = _new_variable(arr, None, False, scope, name)
     scope._owned.append(var)
     return var
 

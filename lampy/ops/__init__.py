@@ -12,6 +12,6 @@ from lampy.ops._hyperbolic import tanh as tanh
 from lampy.ops._indexing import getitem as getitem
 from lampy.ops._linalg import matmul as matmul
 from lampy.ops._reductions import mean as mean
-from lampy.ops._reductions import sum as sum  # noqa: A004 - numpy's name
+from lampy.ops._reductions import sum as sum
 from lampy.ops._shape import reshape as reshape
 from lampy.ops._shape import transpose as transpose

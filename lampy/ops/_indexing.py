@@ -46,7 +46,9 @@ def getitem(x: Any, index: Any) -> Variable:
     try:
         value = a[idx]
     except IndexError as e:
-        raise ShapeError(f"getitem: index {index!r} does not fit shape {np.shape(a)}: {e}") from None
+        raise ShapeError(
+            f"getitem: index {index!r} does not fit shape {np.shape(a)}: {e}"
+        ) from None
     except (TypeError, ValueError) as e:
         raise LampyError(f"getitem: invalid index {index!r} for shape {np.shape(a)}: {e}") from None
     if not advanced:

@@ -43,14 +43,12 @@ def matmul(x1: Any, x2: Any) -> Variable:
         ) from None
 
     if a_nd == 2 and b_nd == 2:  # the common case, without promotion
-
-        def d_a(g: np.ndarray, out: np.ndarray) -> None:
-            _add(out, _matmul(g, b.T), out=out)
-
-        def d_b(g: np.ndarray, out: np.ndarray) -> None:
-            _add(out, _matmul(a.T, g), out=out)
-
-        return op("matmul", value, param_of(x1, d_a), param_of(x2, d_b))
+        return op(
+            "matmul",
+            value,
+            param_of(x1, lambda g, out: _add(out, _matmul(g, b.T), out=out)),
+            param_of(x2, lambda g, out: _add(out, _matmul(a.T, g), out=out)),
+        )
 
     # Promote 1-d operands as numpy does, and put their axes back into g.
     a2 = a[None, :] if a_nd == 1 else a

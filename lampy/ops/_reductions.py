@@ -48,7 +48,7 @@ def _check_dtype(name: str, dtype: Any) -> None:
         )
 
 
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:  # noqa: A001 - numpy's name
+def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
     """Sum of elements over ``axis`` (None: all; an int or a tuple; negatives allowed).
 
     Gradient:
@@ -85,7 +85,6 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         _add(out, _expand(g, axes, keepdims) / n, out=out)
 
     return op("mean", value, param_of(x, d_x))
-
 
 
 __all__ = ["mean", "normalize_axis", "sum"]

@@ -23,7 +23,7 @@ def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
     if order not in ("C", "F"):
         raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
     try:
-        value = np.reshape(x, shape, order=order)
+        value = np.reshape(x, shape, order=order)  # type: ignore[call-overload]
     except ValueError:
         raise ShapeError(
             f"reshape: cannot reshape an array of shape {np.shape(x)} ({np.size(x)} "
@@ -32,7 +32,7 @@ def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
     in_shape = np.shape(x)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g.reshape(in_shape, order=order), out=out)
+        _add(out, g.reshape(in_shape, order=order), out=out)  # type: ignore[call-overload]
 
     return op("reshape", value, param_of(a, d_a))
 

@@ -107,11 +107,9 @@ def check_grad(
         w = rng.uniform(0.5, 1.5, size=out.shape) * rng.choice([-1.0, 1.0], size=out.shape)
         if out.needs_grad:
             backward(out, [np.asarray(w, dtype=out.dtype)])
-        analytic = [
-            np.zeros(p.shape, p.dtype) if p.grad is None else p.grad.copy() for p in ps
-        ]
+        analytic = [np.zeros(p.shape, p.dtype) if p.grad is None else p.grad.copy() for p in ps]
     numeric = numerical_grad(f, *inputs, eps=eps, cotangent=w)
-    for i, (a, an, nu) in enumerate(zip(inputs, analytic, numeric)):
+    for i, (a, an, nu) in enumerate(zip(inputs, analytic, numeric, strict=True)):
         if an.dtype != a.dtype:
             raise AssertionError(
                 f"check_grad: the gradient of input {i} has dtype {an.dtype}, but the input "

@@ -32,7 +32,9 @@ def shapes(
     min_dims: int = 0, max_dims: int = 4, min_side: int = 0, max_side: int = 5
 ) -> st.SearchStrategy[tuple[int, ...]]:
     """Array shapes, 0-d and empty ones included by default."""
-    return hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side)
+    return hnp.array_shapes(
+        min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=max_side
+    )
 
 
 def arrays(
@@ -64,9 +66,13 @@ def arrays(
     def build(draw: st.DrawFn) -> np.ndarray:
         dt = draw(dtype_st)
         shp = draw(shape_st) if isinstance(shape_st, st.SearchStrategy) else shape_st
+        lo, hi = min_value, max_value
+        if dt == np.float32:  # bounds rounded inwards to float32
+            lo = _inward(lo, np.float32(np.inf))
+            hi = _inward(hi, np.float32(-np.inf))
         elements = st.floats(
-            min_value=min_value,
-            max_value=max_value,
+            min_value=lo,
+            max_value=hi,
             allow_nan=False,
             allow_infinity=False,
             exclude_min=exclude_min,
@@ -78,6 +84,13 @@ def arrays(
         return draw(hnp.arrays(dt, shp, elements=elements))
 
     return build()
+
+
+def _inward(bound: float, direction: np.float32) -> float:
+    b32 = np.float32(bound)
+    if (direction > 0 and b32 < bound) or (direction < 0 and b32 > bound):
+        b32 = np.nextafter(b32, direction)
+    return float(b32)
 
 
 def broadcastable_shapes(
@@ -100,9 +113,7 @@ def axes(ndim: int, *, allow_none: bool = True, allow_tuple: bool = True) -> st.
         if allow_tuple:
             options.append(
                 st.lists(st.integers(0, ndim - 1), unique=True, max_size=ndim).flatmap(
-                    lambda axs: st.tuples(
-                        *[st.sampled_from([a, a - ndim]) for a in axs]
-                    )
+                    lambda axs: st.tuples(*[st.sampled_from([a, a - ndim]) for a in axs])
                 )
             )
     if not options:
@@ -117,7 +128,9 @@ def basic_indices(shape: tuple[int, ...]) -> st.SearchStrategy[Any]:
 
 def integer_array_indices(shape: tuple[int, ...]) -> st.SearchStrategy[Any]:
     """Tuples of integer arrays (repeats included) indexing ``shape``; needs every side > 0."""
-    return hnp.integer_array_indices(shape, result_shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=4))
+    return hnp.integer_array_indices(
+        shape, result_shape=hnp.array_shapes(min_dims=0, max_dims=2, max_side=4)
+    )
 
 
 def index_expressions(shape: tuple[int, ...]) -> st.SearchStrategy[Any]:
@@ -131,13 +144,19 @@ def index_expressions(shape: tuple[int, ...]) -> st.SearchStrategy[Any]:
         if all(n > 0 for n in shape):
             options.append(integer_array_indices(shape))
             options.append(
-                hnp.arrays(np.intp, st.integers(0, 5), elements=st.integers(-shape[0], shape[0] - 1))
+                hnp.arrays(
+                    np.intp, st.integers(0, 5), elements=st.integers(-shape[0], shape[0] - 1)
+                )
             )
             if len(shape) >= 2:
                 options.append(
                     st.tuples(
                         st.sampled_from([slice(None), slice(None, None, -1), 0]),
-                        hnp.arrays(np.intp, st.integers(0, 4), elements=st.integers(-shape[1], shape[1] - 1)),
+                        hnp.arrays(
+                            np.intp,
+                            st.integers(0, 4),
+                            elements=st.integers(-shape[1], shape[1] - 1),
+                        ),
                     )
                 )
     return st.one_of(*options)

@@ -1,0 +1,73 @@
+"""Every op in the table: forward value against numpy, gradient against finite differences."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import lampy
+from lampy.testing import check_grad
+from lampy.testing import strategies as ls
+
+from .op_table import BINARY_ELEMENTWISE, OPS, OpSpec
+
+DTYPES = [np.dtype(np.float64), np.dtype(np.float32)]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("spec", OPS, ids=repr)
+@given(data=st.data())
+def test_forward_matches_numpy(spec: OpSpec, dtype: np.dtype, data: st.DataObject) -> None:
+    """The op's value equals numpy's, with numpy's result dtype and shape."""
+    arrays, kwargs = data.draw(spec.inputs(dtype), label="inputs")
+    expected = np.asarray(spec.ref(*arrays, **kwargs))
+    with lampy.Scope():
+        out = spec.fn(*[lampy.param(a) for a in arrays], **kwargs)
+        assert out.shape == expected.shape
+        assert out.dtype == expected.dtype
+        rtol = 1e-5 if dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(out.value, expected, rtol=rtol, atol=rtol)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("spec", OPS, ids=repr)
+@given(data=st.data())
+def test_gradient_matches_finite_differences(
+    spec: OpSpec, dtype: np.dtype, data: st.DataObject
+) -> None:
+    """The op's gradient w.r.t. every input matches float64 central differences, in the
+    input's dtype."""
+    arrays, kwargs = data.draw(spec.inputs(dtype), label="inputs")
+    check_grad(
+        lambda *vs: spec.fn(*vs, **kwargs), *arrays, atol=spec.grad_atol, rtol=spec.grad_rtol
+    )
+
+
+@pytest.mark.parametrize("spec", BINARY_ELEMENTWISE, ids=repr)
+@given(data=st.data(), left=st.booleans(), dtype=ls.float_dtypes())
+def test_binary_with_constant_operand(
+    spec: OpSpec, data: st.DataObject, left: bool, dtype: np.dtype
+) -> None:
+    """A binary op with a numpy array or Python number as one operand differentiates the
+    other operand, keeps its dtype, and matches numpy."""
+    arrays, _ = data.draw(spec.inputs(dtype), label="inputs")
+    a, b = arrays
+    as_scalar = data.draw(st.booleans(), label="scalar")
+    if left:
+        const = float(a.reshape(-1)[0]) if as_scalar and a.size else a
+        check_grad(lambda v: spec.fn(const, v), b)
+        expected = np.asarray(spec.ref(np.asarray(const, b.dtype) if as_scalar else const, b))
+        with lampy.Scope():
+            out = spec.fn(const, lampy.param(b))
+            np.testing.assert_allclose(out.value, expected, rtol=1e-5)
+            assert out.dtype == expected.dtype
+    else:
+        const = float(b.reshape(-1)[0]) if as_scalar and b.size else b
+        check_grad(lambda v: spec.fn(v, const), a)
+        expected = np.asarray(spec.ref(a, np.asarray(const, a.dtype) if as_scalar else const))
+        with lampy.Scope():
+            out = spec.fn(lampy.param(a), const)
+            np.testing.assert_allclose(out.value, expected, rtol=1e-5)
+            assert out.dtype == expected.dtype
