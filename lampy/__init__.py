@@ -3,6 +3,7 @@
 The public API is re-exported here; implementation modules start with ``_``.
 """
 
+from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
 from lampy._errors import LampyError as LampyError
 from lampy._errors import NoScopeError as NoScopeError

@@ -26,6 +26,13 @@ class ShapeError(LampyError, ValueError):
     """Shapes of an op's inputs do not fit together."""
 
 
+class BadIndexError(LampyError, IndexError):
+    """An index does not fit the indexed Variable (out of range, wrong kind or dtype).
+
+    An ``IndexError``, as in numpy, so iteration protocols that stop on it keep working.
+    """
+
+
 class DTypeError(LampyError, TypeError):
     """An input has a dtype the op cannot take (for example an integer param)."""
 

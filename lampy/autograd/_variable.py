@@ -59,7 +59,7 @@ class Variable:
     op: Op | None = attrs.field(alias="op")
     needs_grad: bool = attrs.field(alias="needs_grad")
     _scope: Scope | None = attrs.field(alias="_scope")
-    _label: str = attrs.field(alias="_label")
+    _label: Any = attrs.field(alias="_label")  # op name; (name, shape, dtype) once released
     _grad: np.ndarray | None = attrs.field(default=None, alias="_grad")
 
     # Numpy defers to our reflected operators: ``ndarray * Variable`` calls __rmul__.
@@ -160,9 +160,8 @@ class Variable:
 
     def _release(self) -> None:
         v = self._value
-        if v is not None:
-            desc = f"'{self._label}', shape {v.shape}, dtype {v.dtype}"
-            object.__setattr__(self, "_label", desc)
+        if v is not None:  # remembered for error messages, formatted only when needed
+            object.__setattr__(self, "_label", (self._label, v.shape, v.dtype))
         object.__setattr__(self, "_value", None)
         object.__setattr__(self, "_grad", None)
         object.__setattr__(self, "op", None)
@@ -177,14 +176,21 @@ class Variable:
         v, g = self._value, self._grad
         return (0 if v is None else v.nbytes) + (0 if g is None else g.nbytes)
 
+    def _description(self) -> str:
+        label = self._label
+        if isinstance(label, tuple):
+            name, shape, dtype = label
+            return f"'{name}', shape {shape}, dtype {dtype}"
+        return f"'{label}'"
+
     def _released_error(self, use: str) -> ReleasedError:
-        return released(self._label, use)
+        return released(self._description(), use)
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
         v = self._value
         if v is None:
-            return f"Variable(<released>, made by {self._label})"
+            return f"Variable(<released>, made by {self._description()})"
         how = "param" if self.needs_grad and self.op is None else self._label
         body = np.array2string(v, separator=", ", prefix="Variable(", threshold=20)
         return f"Variable({body}, dtype={v.dtype}, {how}, needs_grad={self.needs_grad})"

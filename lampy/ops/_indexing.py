@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyError, ShapeError
+from lampy._errors import BadIndexError
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 
@@ -23,7 +23,7 @@ def _plain_index(index: Any) -> tuple[Any, bool]:
         if isinstance(item, (list, np.ndarray)):
             item = np.asarray(item)
             if item.dtype.kind not in "iub":
-                raise IndexError(
+                raise BadIndexError(
                     f"getitem: index arrays must hold integers or booleans, got dtype "
                     f"{item.dtype}; cast with `.astype(int)`."
                 )
@@ -45,12 +45,12 @@ def getitem(x: Any, index: Any) -> Variable:
     idx, advanced = _plain_index(index)
     try:
         value = a[idx]
-    except IndexError as e:
-        raise ShapeError(
-            f"getitem: index {index!r} does not fit shape {np.shape(a)}: {e}"
+    except (IndexError, TypeError, ValueError) as e:
+        raise BadIndexError(
+            f"getitem: index {index!r} does not fit an array of shape {np.shape(a)}: {e}. "
+            "Valid indices are ints, slices, ..., None, boolean masks and integer arrays, "
+            "within the bounds of each axis."
         ) from None
-    except (TypeError, ValueError) as e:
-        raise LampyError(f"getitem: invalid index {index!r} for shape {np.shape(a)}: {e}") from None
     if not advanced:
         value = value.copy() if value.base is not None and value.size * 4 < np.size(a) else value
 
