@@ -108,7 +108,13 @@ class Scope:
         token = self._token
         self._token = None
         self._state = _CLOSED
+        inner = _CURRENT.get()
         try:
+            if inner is not self:
+                raise LampyError(
+                    "Scope.__exit__: a scope nested inside this one is still open; scopes "
+                    "must close innermost first. Use each Scope in its own `with` block."
+                )
             if token is not None:
                 _CURRENT.reset(token)
         finally:

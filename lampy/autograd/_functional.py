@@ -8,6 +8,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyError
+from lampy._memory import grad_buffer
 from lampy._scope import Scope
 from lampy.autograd._backprop import backward
 from lampy.autograd._variable import Variable, param
@@ -73,7 +74,7 @@ def _evaluate(
         grads = []
         for p in params:
             g = p.grad
-            grads.append(np.zeros(p.shape, p.dtype) if g is None else g)
+            grads.append(grad_buffer(p.shape, p.dtype) if g is None else g)
         value = out.value.copy()
         aux = _to_numpy(aux)
     result = grads[0] if isinstance(argnums, int) else tuple(grads)

@@ -373,6 +373,8 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             if p is None:
                 continue
             inp = p[0]
+            if type(inp) is not Variable or len(p) != 2:
+                raise _bad_param(name, p)
             if inp.needs_grad:
                 if inp._value is None:
                     raise inp._released_error(f"op '{name}'")
@@ -385,6 +387,13 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         var = _new_variable(arr, None, False, scope, name)
     scope._owned.append(var)
     return var
+
+
+def _bad_param(name: str, p: Any) -> TypeError:
+    return TypeError(
+        f"op '{name}': each param must be the pair `input.zip_backward(closure)` with a "
+        f"Variable input, got {type(p).__name__} {p!r:.80}."
+    )
 
 
 def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool) -> Variable:
