@@ -1,209 +1,37 @@
-"""The declarative op table: every op with its numpy reference and input domain.
+"""The declarative op table: every family's entries, collected.
 
-Each entry draws, with hypothesis, the inputs of one call (arrays and keyword
-arguments). ``test_op_table.py`` feeds every entry to the same forward test (against
-numpy) and gradient test (against float64 central differences).
+Each family keeps its entries in ``table_<family>.py``; add a family here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
-
-import attrs
-import numpy as np
-from hypothesis import strategies as st
-from hypothesis.extra import numpy as hnp
-
-import lampy
-from lampy.testing import strategies as ls
-
-Inputs = tuple[list[np.ndarray], dict[str, Any]]
-
-
-@attrs.frozen
-class OpSpec:
-    """One op: how to call it, its numpy reference, and how to draw valid inputs."""
-
-    name: str
-    fn: Callable[..., Any]
-    ref: Callable[..., Any]
-    inputs: Callable[[np.dtype[Any]], st.SearchStrategy[Inputs]]
-    grad_rtol: float | None = None
-    grad_atol: float | None = None
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-def unary(
-    lo: float = -5.0, hi: float = 5.0, avoid: tuple[float, ...] = (), margin: float = 1e-3
-) -> Callable[[np.dtype[Any]], st.SearchStrategy[Inputs]]:
-    def draw(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-        return ls.arrays(
-            ls.shapes(max_dims=3), dtype, min_value=lo, max_value=hi, avoid=avoid, margin=margin
-        ).map(lambda a: ([a], {}))
-
-    return draw
-
-
-def binary(
-    lo1: float = -5.0,
-    hi1: float = 5.0,
-    lo2: float = -5.0,
-    hi2: float = 5.0,
-    avoid2: tuple[float, ...] = (),
-    margin: float = 1e-3,
-) -> Callable[[np.dtype[Any]], st.SearchStrategy[Inputs]]:
-    """Two arrays of mutually broadcastable shapes (either may broadcast to the other)."""
-
-    def draw(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-        @st.composite
-        def build(d: st.DrawFn) -> Inputs:
-            s1, s2 = d(ls.broadcastable_shapes(2, max_dims=3, max_side=3))
-            a = d(ls.arrays(s1, dtype, min_value=lo1, max_value=hi1))
-            b = d(ls.arrays(s2, dtype, min_value=lo2, max_value=hi2, avoid=avoid2, margin=margin))
-            return [a, b], {}
-
-        return build()
-
-    return draw
-
-
-def reduction(lo: float = -5.0, hi: float = 5.0, nonempty: bool = False) -> Callable[..., Any]:
-    def draw(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-        @st.composite
-        def build(d: st.DrawFn) -> Inputs:
-            shape = d(ls.shapes(max_dims=4, min_side=1 if nonempty else 0, max_side=3))
-            a = d(ls.arrays(shape, dtype, min_value=lo, max_value=hi))
-            axis = d(ls.axes(len(shape)))
-            if nonempty and axis == ():
-                axis = None
-            return [a], {"axis": axis, "keepdims": d(st.booleans())}
-
-        return build()
-
-    return draw
-
-
-@st.composite
-def _matmul_shapes(d: st.DrawFn) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    n, k, m = d(st.integers(0, 3)), d(st.integers(0, 3)), d(st.integers(0, 3))
-    kind = d(st.sampled_from(["mm", "vm", "mv", "vv", "batched"]))
-    if kind == "vv":
-        return (k,), (k,)
-    if kind == "vm":
-        batch = d(hnp.array_shapes(min_dims=0, max_dims=2, max_side=2))
-        return (k,), (*batch, k, m)
-    if kind == "mv":
-        batch = d(hnp.array_shapes(min_dims=0, max_dims=2, max_side=2))
-        return (*batch, n, k), (k,)
-    if kind == "mm":
-        return (n, k), (k, m)
-    b1, b2 = d(ls.broadcastable_shapes(2, max_dims=2, max_side=2))
-    return (*b1, n, k), (*b2, k, m)
-
-
-def matmul_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-    @st.composite
-    def build(d: st.DrawFn) -> Inputs:
-        s1, s2 = d(_matmul_shapes())
-        return [
-            d(ls.arrays(s1, dtype, min_value=-3, max_value=3)),
-            d(ls.arrays(s2, dtype, min_value=-3, max_value=3)),
-        ], {}
-
-    return build()
-
-
-def reshape_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-    @st.composite
-    def build(d: st.DrawFn) -> Inputs:
-        shape = d(ls.shapes(max_dims=4, max_side=4))
-        a = d(ls.arrays(shape, dtype))
-        size = a.size
-        options: list[Any] = [(size,), (-1,), shape[::-1]]
-        if size > 0:
-            options += [(1, size, 1), (size, -1)]
-            divisors = [k for k in range(1, size + 1) if size % k == 0]
-            k = d(st.sampled_from(divisors))
-            options += [(k, size // k), (-1, k)]
-        else:
-            options += [(0, 3), (2, 0, 1)]
-        new = d(st.sampled_from(options))
-        return [a], {"shape": new, "order": d(st.sampled_from(["C", "F"]))}
-
-    return build()
-
-
-def transpose_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-    @st.composite
-    def build(d: st.DrawFn) -> Inputs:
-        shape = d(ls.shapes(max_dims=4, max_side=3))
-        a = d(ls.arrays(shape, dtype))
-        axes = d(st.none() | st.permutations(range(len(shape))).map(tuple))
-        if axes is not None and d(st.booleans()):
-            axes = tuple(ax - len(shape) for ax in axes)  # negative spellings
-        return [a], {"axes": axes}
-
-    return build()
-
-
-def getitem_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-    @st.composite
-    def build(d: st.DrawFn) -> Inputs:
-        shape = d(ls.shapes(min_dims=1, max_dims=3, max_side=4))
-        a = d(ls.arrays(shape, dtype))
-        return [a], {"index": d(ls.index_expressions(shape))}
-
-    return build()
-
-
-def integer_exponent_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
-    """Any base (negative ones too) with a constant small integer exponent array."""
-
-    @st.composite
-    def build(d: st.DrawFn) -> Inputs:
-        s1, s2 = d(ls.broadcastable_shapes(2, max_dims=3, max_side=3))
-        a = d(ls.arrays(s1, dtype, min_value=-3, max_value=3, avoid=(0.0,), margin=0.1))
-        b = d(hnp.arrays(dtype, s2, elements=st.integers(-3, 3).map(float)))
-        return [a], {"exponent": b}
-
-    return build()
-
-
-def _power_const_exponent(x: Any, *, exponent: np.ndarray) -> Any:
-    return np.power(x, exponent) if isinstance(x, np.ndarray) else lampy.power(x, exponent)
-
-
-def _ref_getitem(a: np.ndarray, index: Any) -> np.ndarray:
-    return a[index]
-
+from . import (
+    table_binary,
+    table_core,
+    table_indexing,
+    table_linalg,
+    table_products,
+    table_reductions,
+    table_shape,
+    table_unary,
+)
+from .spec import OpSpec
 
 OPS: list[OpSpec] = [
-    OpSpec("add", lampy.add, np.add, binary()),
-    OpSpec("subtract", lampy.subtract, np.subtract, binary()),
-    OpSpec("multiply", lampy.multiply, np.multiply, binary()),
-    OpSpec("divide", lampy.divide, np.divide, binary(avoid2=(0.0,), margin=0.3)),
-    OpSpec("negative", lampy.negative, np.negative, unary()),
-    OpSpec("power", lampy.power, np.power, binary(0.2, 3.0, -3.0, 3.0)),
-    OpSpec(
-        "power_integer_exponent",
-        _power_const_exponent,
-        _power_const_exponent,
-        integer_exponent_inputs,
-    ),
-    OpSpec("exp", lampy.exp, np.exp, unary(-4, 4)),
-    OpSpec("log", lampy.log, np.log, unary(0.1, 10)),
-    OpSpec("tanh", lampy.tanh, np.tanh, unary(-3, 3)),
-    OpSpec("sum", lampy.sum, np.sum, reduction()),
-    OpSpec("mean", lampy.mean, np.mean, reduction(nonempty=True)),
-    OpSpec("matmul", lampy.matmul, np.matmul, matmul_inputs),
-    OpSpec("reshape", lampy.reshape, np.reshape, reshape_inputs),
-    OpSpec("transpose", lampy.transpose, np.transpose, transpose_inputs),
-    OpSpec("getitem", lampy.getitem, _ref_getitem, getitem_inputs),
+    *table_core.OPS,
+    *table_unary.OPS,
+    *table_binary.OPS,
+    *table_reductions.OPS,
+    *table_products.OPS,
+    *table_linalg.OPS,
+    *table_shape.OPS,
+    *table_indexing.OPS,
 ]
 
-BINARY_ELEMENTWISE = [
-    s for s in OPS if s.name in {"add", "subtract", "multiply", "divide", "power"}
+BINARY_ELEMENTWISE: list[OpSpec] = [
+    *table_core.BINARY_ELEMENTWISE,
+    *getattr(table_binary, "BINARY_ELEMENTWISE", []),
 ]
+
+names = [spec.name for spec in OPS]
+assert len(names) == len(set(names)), "op table names must be unique"
