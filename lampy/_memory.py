@@ -1,7 +1,7 @@
 """The one place where lampy allocates gradient buffers and takes ownership of values.
 
-Every gradient buffer is allocated by :func:`grad_buffer`, and every forward value
-enters the graph through :func:`own_value` (called by ``lampy.op``, ``lampy.param`` and
+Every gradient buffer is allocated by ``grad_buffer``, and every forward value
+enters the graph through ``own_value`` (called by ``lampy.op``, ``lampy.param`` and
 ``lampy.const``). An allocation policy (per-scope accounting, buffer reuse, memory
 budgets) changes here without touching any op.
 """

@@ -28,13 +28,13 @@ class Scope:
     the block exits, normally or by an exception, the scope releases them all: their
     values, gradient buffers and ops are dropped at once, so their memory is back
     before the ``with`` statement returns. Later use of a released Variable raises
-    :class:`lampy.ReleasedError`. Move what must outlive the block to the parent scope
-    with :meth:`keep`.
+    [lampy.ReleasedError][]. Move what must outlive the block to the parent scope
+    with [keep][].
 
-    The current scope is tracked with a :class:`contextvars.ContextVar`, so each
+    The current scope is tracked with a ``contextvars.ContextVar``, so each
     thread and each asyncio task has its own stack of scopes.
 
-    Example:
+    Examples:
         >>> import lampy
         >>> with lampy.Scope() as outer:
         ...     w = lampy.param([1.0, 2.0])

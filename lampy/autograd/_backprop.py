@@ -183,7 +183,7 @@ def backward(
 
     Every node is visited once, after all its consumers, so shared subexpressions get
     exact gradients. Gradients of params accumulate across calls until
-    :meth:`Variable.zero_grad`. Gradient buffers of intermediate Variables are freed as
+    [Variable.zero_grad][]. Gradient buffers of intermediate Variables are freed as
     soon as they are consumed, unless the Variable is named in ``retain``.
 
     Args:
@@ -210,7 +210,7 @@ def backward_iter(root: Variable, grad: Any = None) -> Iterator[tuple[Variable, 
     contribution on; from then on nothing else is added to it in this pass, so an
     optimizer step or a gradient all-reduce for that param can start while backprop
     goes on. The gradient yielded is the param's ``.grad`` buffer (which, as with
-    :func:`backward`, accumulates across calls until ``zero_grad()``).
+    [backward][], accumulates across calls until ``zero_grad()``).
 
     Params are yielded in the order their gradients become final. Stopping the
     iteration early leaves the remaining gradients incomplete.

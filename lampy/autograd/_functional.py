@@ -94,7 +94,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..
         argnums: Which positional argument(s) to differentiate with respect to. An int
             gives one array; a tuple gives a tuple of arrays.
 
-    Example:
+    Examples:
         >>> import numpy as np, lampy
         >>> df = lampy.grad(lambda x: (x * x).sum())
         >>> df(np.array([1.0, 2.0]))
@@ -110,7 +110,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..
 def value_and_grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
 ) -> Callable[..., Any]:
-    """Like :func:`grad`, but the function returns ``(value, gradient)``.
+    """Like [grad][], but the function returns ``(value, gradient)``.
 
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the function returns
     ``((value, aux), gradient)``; Variables inside ``aux`` come back as numpy arrays.

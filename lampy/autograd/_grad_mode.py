@@ -1,4 +1,4 @@
-"""Whether ops record a graph: switched off by :class:`no_grad`."""
+"""Whether ops record a graph: switched off by [no_grad][]."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ class no_grad:
     held for backpropagation. Like the current scope, the setting is per thread and
     per asyncio task.
 
-    Example:
+    Examples:
         >>> import lampy
         >>> with lampy.Scope():
         ...     w = lampy.param([1.0, 2.0])
@@ -56,5 +56,5 @@ class no_grad:
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops record a graph here (False inside :class:`no_grad`)."""
+    """Whether ops record a graph here (False inside [no_grad][])."""
     return GRAD_ENABLED.get()

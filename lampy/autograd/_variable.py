@@ -46,12 +46,12 @@ class Op:
 class Variable:
     """An immutable node of the graph: a value, how it was computed, and its gradient.
 
-    Variables are made by :func:`param`, :func:`const` and ops (:func:`op`), never by
+    Variables are made by [param][], [const][] and ops ([op][lampy.op]), never by
     calling the class, and belong to the scope that was current when they were made.
 
     Attributes:
-        op: The :class:`Op` that computed this Variable, or None for a leaf (a param or a
-            constant) and for results computed under :class:`lampy.no_grad`.
+        op: The [Op][] that computed this Variable, or None for a leaf (a param or a
+            constant) and for results computed under [lampy.no_grad][].
         needs_grad: Whether gradients flow to this Variable.
     """
 
@@ -79,7 +79,7 @@ class Variable:
         """The accumulated gradient buffer, or None if no gradient reached it yet.
 
         Params (leaves that need a gradient) accumulate here across backward calls
-        until :meth:`zero_grad`. Op results hold a gradient only if they were named in
+        until [zero_grad][]. Op results hold a gradient only if they were named in
         ``retain=`` of a backward call.
         """
         if self._value is None:
@@ -133,12 +133,12 @@ class Variable:
                 the op's value. It returns None.
 
         Returns:
-            The ``(self, fn)`` pair to pass to :func:`lampy.op`.
+            The ``(self, fn)`` pair to pass to [lampy.op][].
         """
         return (self, fn)
 
     def backward(self, grad: ArrayLike | None = None, *, retain: Any = ()) -> None:
-        """Backpropagate from this Variable; see :func:`lampy.backward`."""
+        """Backpropagate from this Variable; see [lampy.backward][]."""
         from lampy.autograd._backprop import backward
 
         backward(self, None if grad is None else [grad], retain=retain)
@@ -299,25 +299,25 @@ class Variable:
         return _shape.transpose(self)
 
     def reshape(self, *shape: Any, order: str = "C") -> Variable:
-        """Same as :func:`lampy.reshape`; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
+        """Same as [lampy.reshape][]; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
         new: Any = shape
         if len(shape) == 1 and not isinstance(shape[0], int):
             new = shape[0]
         return _shape.reshape(self, new, order=order)
 
     def transpose(self, *axes: Any) -> Variable:
-        """Same as :func:`lampy.transpose`; accepts ``v.transpose(1, 0)`` and a tuple."""
+        """Same as [lampy.transpose][]; accepts ``v.transpose(1, 0)`` and a tuple."""
         perm: Any = axes
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
             perm = axes[0]
         return _shape.transpose(self, perm or None)
 
     def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
-        """Same as :func:`lampy.sum`."""
+        """Same as [lampy.sum][]."""
         return _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
     def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
-        """Same as :func:`lampy.mean`."""
+        """Same as [lampy.mean][]."""
         return _reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
 
@@ -344,14 +344,15 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             (inputs that are not Variables) are skipped.
 
     Returns:
-        The output Variable. It needs a gradient if some param's input does, grad mode
-        is on and the value has a floating dtype; otherwise no closures are recorded.
+        The output Variable. It needs a gradient if some param's input does, grad
+            mode is on and the value has a floating dtype; otherwise no closures are
+            recorded.
 
     Raises:
         NoScopeError: if no scope is active.
         ReleasedError: if an input was released.
 
-    Example:
+    Examples:
         >>> import numpy as np, lampy
         >>> def cube(x):
         ...     a = x.value

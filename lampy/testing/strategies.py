@@ -51,10 +51,12 @@ def arrays(
     """Finite float arrays with values in ``[min_value, max_value]``.
 
     Args:
-        shape: A shape or a strategy of shapes (default: :func:`shapes`).
+        shape: A shape or a strategy of shapes (default: [shapes][]).
         dtype: A float dtype or a strategy of dtypes.
-        min_value, max_value: Bounds of the values.
-        exclude_min, exclude_max: Exclude the bounds themselves.
+        min_value: Lower bound of the values.
+        max_value: Upper bound of the values.
+        exclude_min: Exclude ``min_value`` itself.
+        exclude_max: Exclude ``max_value`` itself.
         avoid: Points (kinks, poles) the values keep at least ``margin`` away from, so
             finite differences do not straddle them.
         margin: Distance kept from the points in ``avoid``.
