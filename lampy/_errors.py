@@ -22,7 +22,15 @@ class ReleasedError(LampyError, RuntimeError):
     """A Variable was used after the Scope that owned it exited."""
 
 
-class ShapeError(LampyError, ValueError):
+class LampyValueError(LampyError, ValueError):
+    """An argument has the right type but a value lampy cannot take."""
+
+
+class LampyTypeError(LampyError, TypeError):
+    """An argument has a type lampy cannot take."""
+
+
+class ShapeError(LampyValueError):
     """Shapes of an op's inputs do not fit together."""
 
 
@@ -33,7 +41,7 @@ class BadIndexError(LampyError, IndexError):
     """
 
 
-class DTypeError(LampyError, TypeError):
+class DTypeError(LampyTypeError):
     """An input has a dtype the op cannot take (for example an integer param)."""
 
 

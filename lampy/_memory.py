@@ -23,10 +23,18 @@ def grad_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
 
 
 def own_value(value: Any) -> Any:
-    """Take ``value`` as the value of a Variable: an ndarray, made read-only."""
+    """Take ``value`` as the value of a Variable: an ndarray, made read-only.
+
+    A view of memory that is still writable through another array (for example a
+    reshape of the caller's own array) is copied, so nothing outside the graph can
+    change the value.
+    """
     if type(value) is not _ndarray:
         value = _asarray(value)
         if type(value) is not _ndarray:  # an ndarray subclass: take a plain view
             value = value.view(_ndarray)
+    base = value.base
+    if base is not None and getattr(getattr(base, "flags", None), "writeable", True):
+        value = value.copy()
     value.flags.writeable = False
     return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from contextvars import ContextVar, Token
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -136,8 +137,9 @@ class Scope:
     def keep(self, obj: T) -> T:
         """Move the Variables in ``obj`` to the parent scope and return ``obj``.
 
-        ``obj`` may be a Variable or any nesting of tuples, lists, dicts and attrs
-        records holding Variables; the same structure is returned. When this scope
+        ``obj`` may be a Variable or any nesting of tuples, lists, dicts, sets, attrs
+        records and dataclasses holding Variables; the same object is returned. Other
+        objects are not looked into. When this scope
         exits, each kept Variable keeps its value (and its gradient, if it has one) and
         is detached from the released graph: it becomes a leaf of the parent scope. A
         param stays a param; a kept op result becomes a constant.
@@ -186,11 +188,13 @@ class Scope:
 
 
 def _walk(obj: Any, visit: Any) -> None:
+    """Call ``visit`` on every Variable in a nest of tuples, lists, dicts, sets, attrs
+    records and dataclasses."""
     from lampy.autograd._variable import Variable
 
     if isinstance(obj, Variable):
         visit(obj)
-    elif isinstance(obj, (tuple, list)):
+    elif isinstance(obj, (tuple, list, set, frozenset)):
         for item in obj:
             _walk(item, visit)
     elif isinstance(obj, dict):
@@ -199,6 +203,9 @@ def _walk(obj: Any, visit: Any) -> None:
     elif attrs.has(type(obj)):
         for field in attrs.fields(type(obj)):
             _walk(getattr(obj, field.name), visit)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for dc_field in dataclasses.fields(obj):
+            _walk(getattr(obj, dc_field.name), visit)
 
 
 def current_or_none() -> Scope | None:

@@ -127,29 +127,16 @@ ON_PURPOSE: list[Any] = [
         _with_scope(lambda: lampy.backward([1.0])),
         TypeError,
         id="backward-non-variable-root",
-        marks=pytest.mark.xfail(
-            raises=TypeError,
-            reason=f"{_NOT_LAMPY} (lampy/autograd/_backprop.py _as_roots)",
-            strict=True,
-        ),
     ),
     pytest.param(
         _with_scope(lambda: np.asarray(lampy.param([1.0, 2.0]))),
         TypeError,
         id="numpy-conversion-of-param",
-        marks=pytest.mark.xfail(
-            raises=TypeError,
-            reason=f"{_NOT_LAMPY} (lampy/autograd/_variable.py Variable.__array__)",
-            strict=True,
-        ),
     ),
     pytest.param(
         _with_scope(lambda: lampy.param(np.ones(6)).reshape(6, order="K")),
         ValueError,
         id="reshape-order",
-        marks=pytest.mark.xfail(
-            raises=ValueError, reason=f"{_NOT_LAMPY} (lampy/ops/_shape.py reshape)", strict=True
-        ),
     ),
     pytest.param(
         _with_scope(lambda: lampy.param(np.ones(6)).sum(axis="0")),

@@ -6,6 +6,9 @@ from lampy.autograd._functional import grad as grad
 from lampy.autograd._functional import value_and_grad as value_and_grad
 from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
+from lampy.autograd._unbroadcast import Contribution as Contribution
+from lampy.autograd._unbroadcast import accumulate as accumulate
+from lampy.autograd._unbroadcast import contribution as contribution
 from lampy.autograd._unbroadcast import unbroadcast as unbroadcast
 from lampy.autograd._variable import Backward as Backward
 from lampy.autograd._variable import Op as Op

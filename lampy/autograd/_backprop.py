@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 
 from lampy import _memory
-from lampy._errors import DTypeError, LampyError, ShapeError
+from lampy._errors import DTypeError, LampyError, LampyTypeError, ShapeError
+from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable
 
 _grad_buffer = _memory.grad_buffer
@@ -55,7 +56,6 @@ def _seed(root: Variable, grad: Any) -> np.ndarray:
             "need a gradient: nothing it was computed from is a param (or it was computed "
             "under lampy.no_grad()). Make the inputs with lampy.param(...)."
         )
-    buf = _grad_buffer(value.shape, value.dtype)
     if grad is None:
         if value.size != 1:
             raise ShapeError(
@@ -63,6 +63,7 @@ def _seed(root: Variable, grad: Any) -> np.ndarray:
                 "implicitly only for a scalar (one element). Pass `grad=` with an array "
                 f"of shape {value.shape}, or reduce the root first (e.g. `.sum()`)."
             )
+        buf = _grad_buffer(value.shape, value.dtype)
         buf.fill(1)
         return buf
     if isinstance(grad, Variable):
@@ -82,36 +83,46 @@ def _seed(root: Variable, grad: Any) -> np.ndarray:
             f"backward: grad has shape {grad.shape} but the root has shape {value.shape}; "
             "they must be equal."
         )
-    buf += grad
-    return buf
+    return np.array(grad, dtype=value.dtype, copy=True)
 
 
 def _propagate(
-    roots: Sequence[Variable], grads: Sequence[Any] | None, retain: Iterable[Variable]
+    roots: Sequence[Variable],
+    grads: Sequence[Any] | None,
+    retain: Iterable[Variable],
+    targets: set[Variable] | None = None,
 ) -> Iterator[Variable]:
-    """Run backprop, yielding each leaf as soon as its gradient is final."""
+    """Run backprop, yielding each leaf as soon as its gradient is final.
+
+    With ``targets``, only those leaves receive gradients; other leaves are untouched.
+    """
     if grads is not None and len(grads) != len(roots):
         raise LampyError(
             f"backward: {len(roots)} roots but {len(grads)} grads; pass one grad per root "
             "(None seeds 1 for a scalar root)."
         )
+    # Every seed is checked before any buffer is touched: a bad call changes nothing.
     seeds = [_seed(r, None if grads is None else grads[i]) for i, r in enumerate(roots)]
     keep = set(retain)
     for v in keep:
         v.value  # noqa: B018 - raises ReleasedError for a released Variable
     order, pending = _topological(roots)
+    if targets is not None:
+        pending = {leaf: n for leaf, n in pending.items() if leaf in targets}
 
     node_grads: dict[Variable, np.ndarray] = {}
     ready: list[Variable] = []
     for root, seed in zip(roots, seeds, strict=True):
         if root.op is None:  # the root is itself a leaf
-            _add_to_leaf(root, seed)
-            if root not in pending:
-                ready.append(root)
+            if targets is None or root in targets:
+                _add_to_leaf(root, seed)
+                if root not in pending:
+                    ready.append(root)
         elif root in node_grads:
             node_grads[root] += seed
         else:
             node_grads[root] = seed
+    del seeds, seed  # from here on node_grads alone holds them, so they are freed when used
     yield from ready
     ready.clear()
 
@@ -128,24 +139,36 @@ def _propagate(
                 if keep and node in keep:
                     _add_to_leaf(node, g)
                 for inp, fn in op.params:
-                    if inp.op is None:
+                    if inp.op is None:  # a leaf: its buffer is its .grad
+                        if targets is not None and inp not in targets:
+                            continue
                         buf = inp._grad
-                        if buf is None:
+                        if buf is not None:
+                            fn(g, buf)
+                        elif type(fn) is Contribution:
+                            value = inp._value
+                            inp._set_grad(fn.first(g, value.shape, value.dtype))  # type: ignore[union-attr]
+                        else:
                             value = inp._value
                             buf = _grad_buffer(value.shape, value.dtype)  # type: ignore[union-attr]
                             inp._set_grad(buf)
-                        fn(g, buf)
+                            fn(g, buf)
                         left = pending[inp] - 1
                         pending[inp] = left
                         if left == 0:
                             ready.append(inp)
                     else:
                         buf = get_grad(inp)
-                        if buf is None:
+                        if buf is not None:
+                            fn(g, buf)
+                        elif type(fn) is Contribution:
+                            value = inp._value
+                            node_grads[inp] = fn.first(g, value.shape, value.dtype)  # type: ignore[union-attr]
+                        else:
                             value = inp._value
                             buf = _grad_buffer(value.shape, value.dtype)  # type: ignore[union-attr]
                             node_grads[inp] = buf
-                        fn(g, buf)
+                            fn(g, buf)
                 del g
                 if ready:
                     break
@@ -169,7 +192,10 @@ def _as_roots(roots: Variable | Sequence[Variable]) -> list[Variable]:
     out = list(roots)
     for r in out:
         if not isinstance(r, Variable):
-            raise TypeError(f"backward: roots must be Variables, got {type(r).__name__}")
+            raise LampyTypeError(
+                f"backward: roots must be Variables, got {type(r).__name__}; pass a "
+                "Variable or a list of Variables."
+            )
     return out
 
 
@@ -199,6 +225,8 @@ def backward(
         LampyError: a root does not need a gradient.
         ReleasedError: a root was released.
     """
+    if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
+        grads = [grads]  # backward(root, g): one root, one grad
     for _ in _propagate(_as_roots(roots), grads, retain):
         pass
 

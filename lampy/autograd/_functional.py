@@ -7,20 +7,23 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyError
+from lampy._errors import DTypeError, LampyTypeError, LampyValueError
 from lampy._memory import grad_buffer
 from lampy._scope import Scope
-from lampy.autograd._backprop import backward
+from lampy.autograd._backprop import _propagate
+from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._variable import Variable, param
 
 
-def _argnums(argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
+def _argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    if not nums:
+        raise LampyValueError(f"{name}: argnums is empty; name at least one argument.")
     for n in nums:
-        if not -nargs <= n < nargs:
-            raise LampyError(
-                f"grad: argnums {argnums!r} is out of range for a call with {nargs} "
-                "positional arguments."
+        if not isinstance(n, int) or not -nargs <= n < nargs:
+            raise LampyValueError(
+                f"{name}: argnums {argnums!r} does not fit a call with {nargs} positional "
+                "arguments."
             )
     return tuple(n % nargs for n in nums)
 
@@ -43,56 +46,82 @@ def _to_numpy(obj: Any) -> Any:
 
 
 def _evaluate(
-    f: Callable[..., Any], argnums: int | Sequence[int], has_aux: bool, args: tuple[Any, ...]
+    name: str,
+    f: Callable[..., Any],
+    argnums: int | Sequence[int],
+    has_aux: bool,
+    args: tuple[Any, ...],
 ) -> tuple[np.ndarray, Any, Any]:
-    nums = _argnums(argnums, len(args))
-    with Scope():
-        call_args = list(args)
-        params: list[Variable] = []
-        for n in nums:
-            p = param(args[n])
-            call_args[n] = p
-            params.append(p)
-        out = f(*call_args)
-        aux = None
-        if has_aux:
-            if not (isinstance(out, tuple) and len(out) == 2):
-                raise LampyError(
-                    "value_and_grad(has_aux=True): f must return a pair (output, aux), got "
-                    f"{type(out).__name__}."
+    nums = _argnums(name, argnums, len(args))
+    token = GRAD_ENABLED.set(True)  # differentiate even when called under no_grad
+    try:
+        with Scope():
+            call_args = list(args)
+            params: dict[int, Variable] = {}
+            for n in dict.fromkeys(nums):  # one param per distinct argument
+                a = np.asarray(args[n].value if isinstance(args[n], Variable) else args[n])
+                if a.dtype.kind != "f":
+                    raise DTypeError(
+                        f"{name}: argument {n} has dtype {a.dtype}; only floating arguments "
+                        "can be differentiated. Pass e.g. `x.astype(float)` or a float literal."
+                    )
+                params[n] = call_args[n] = param(a)
+            out = f(*call_args)
+            aux = None
+            if has_aux:
+                if not (isinstance(out, tuple) and len(out) == 2):
+                    raise LampyTypeError(
+                        f"{name}(has_aux=True): f must return a pair (output, aux), got "
+                        f"{type(out).__name__}."
+                    )
+                out, aux = out
+            if not isinstance(out, Variable) or out.size != 1:
+                shape = getattr(out, "shape", None)
+                raise LampyTypeError(
+                    f"{name}: f must return a scalar Variable (one element), got "
+                    f"{type(out).__name__}{'' if shape is None else f' of shape {shape}'}. "
+                    "Reduce it first, e.g. with `.sum()`."
                 )
-            out, aux = out
-        if not isinstance(out, Variable) or out.size != 1:
-            shape = getattr(out, "shape", None)
-            raise LampyError(
-                "grad: f must return a scalar Variable (one element), got "
-                f"{type(out).__name__}{'' if shape is None else f' of shape {shape}'}. "
-                "Reduce it first, e.g. with `.sum()`."
-            )
-        if out.needs_grad:
-            backward(out)
-        grads = []
-        for p in params:
-            g = p.grad
-            grads.append(grad_buffer(p.shape, p.dtype) if g is None else g)
-        value = out.value.copy()
-        aux = _to_numpy(aux)
-    result = grads[0] if isinstance(argnums, int) else tuple(grads)
-    return value, aux, result
+            if out.needs_grad:
+                # Only this call's params receive gradients: params of enclosing scopes
+                # that f closes over are left as they are.
+                targets = set(params.values())
+                for _ in _propagate([out], None, (), targets):
+                    pass
+            grads = {}
+            for n, p in params.items():
+                g = p.grad
+                grads[n] = grad_buffer(p.shape, p.dtype) if g is None else g
+            value = out.value.copy()
+            aux = _to_numpy(aux)
+    finally:
+        GRAD_ENABLED.reset(token)
+    if isinstance(argnums, int):
+        return value, aux, grads[nums[0]]
+    # A repeated index gets its own copy, so every returned array is owned separately.
+    result = []
+    for i, n in enumerate(nums):
+        result.append(grads[n] if nums.index(n) == i else grads[n].copy())
+    return value, aux, tuple(result)
 
 
-def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..., Any]:
+def grad(
+    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """Return a function computing the gradient of ``f`` with numpy arrays in and out.
 
     ``f`` takes arrays (the arguments at ``argnums`` arrive as params) and returns a
-    scalar Variable. Each call runs ``f`` in a child scope, backpropagates, and returns
+    scalar Variable. Each call runs ``f`` in a child scope with grad mode on (also under
+    [no_grad][lampy.no_grad]), backpropagates into that call's params only, and returns
     the gradients as plain numpy arrays owned by the caller; everything else is
     released before it returns. A scope need not be active.
 
     Args:
         f: The function to differentiate.
         argnums: Which positional argument(s) to differentiate with respect to. An int
-            gives one array; a tuple gives a tuple of arrays.
+            gives one array; a tuple gives a tuple of arrays (an index may repeat).
+        has_aux: If True, ``f`` returns ``(output, aux)`` and the function returns
+            ``(gradient, aux)``, with Variables in ``aux`` turned into numpy arrays.
 
     Examples:
         >>> import numpy as np, lampy
@@ -102,7 +131,8 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..
     """
 
     def grad_f(*args: Any) -> Any:
-        return _evaluate(f, argnums, False, args)[2]
+        _, aux, grads = _evaluate("grad", f, argnums, has_aux, args)
+        return (grads, aux) if has_aux else grads
 
     return grad_f
 
@@ -110,7 +140,7 @@ def grad(f: Callable[..., Any], argnums: int | Sequence[int] = 0) -> Callable[..
 def value_and_grad(
     f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
 ) -> Callable[..., Any]:
-    """Like [grad][], but the function returns ``(value, gradient)``.
+    """Like [grad][lampy.grad], but the function returns ``(value, gradient)``.
 
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the function returns
     ``((value, aux), gradient)``; Variables inside ``aux`` come back as numpy arrays.
@@ -118,7 +148,7 @@ def value_and_grad(
     """
 
     def value_and_grad_f(*args: Any) -> Any:
-        value, aux, grads = _evaluate(f, argnums, has_aux, args)
+        value, aux, grads = _evaluate("value_and_grad", f, argnums, has_aux, args)
         return ((value, aux) if has_aux else value), grads
 
     return value_and_grad_f

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import numpy as np
 
 _add = np.add
@@ -33,3 +36,62 @@ def accumulate(out: np.ndarray, g: np.ndarray) -> None:
     if g.shape != out.shape:
         g = unbroadcast(g, out.shape)
     _add(out, g, out=out)
+
+
+class Contribution:
+    """A zip-backward closure given as the gradient it contributes: ``fn(g) -> array``.
+
+    Calling it as ``closure(g, out)`` adds ``unbroadcast(fn(g), out.shape)`` into
+    ``out``, like any closure. Knowing the contribution itself also lets the engine
+    skip the zero-filled buffer for an input's first contribution: the contribution
+    becomes the buffer (cast to the input's dtype, copied unless ``fresh``), which saves
+    two passes over memory per input for cheap elementwise ops.
+
+    Attributes:
+        fn: ``fn(g)`` returns the input's gradient given the output's gradient ``g``,
+            with the input's shape or broadcastable down to it (as numpy broadcasting
+            made the output from the input).
+        fresh: Whether ``fn`` always returns a new array that nothing else references
+            (so it may be kept as the buffer without a copy). False when it may return
+            ``g`` itself or a view.
+    """
+
+    __slots__ = ("fn", "fresh")
+
+    def __init__(self, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> None:
+        self.fn = fn
+        self.fresh = fresh
+
+    def __call__(self, g: np.ndarray, out: np.ndarray) -> None:
+        accumulate(out, self.fn(g))
+
+    def first(self, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
+        """The input's gradient buffer from this first contribution alone."""
+        d = self.fn(g)
+        if type(d) is not np.ndarray:  # a numpy scalar from 0-d arithmetic
+            return np.array(d, dtype=dtype)
+        fresh = self.fresh
+        if d.shape != shape:
+            d = unbroadcast(d, shape)  # sums over some axis, so the result is new
+            fresh = True
+        if d.dtype != dtype:
+            return d.astype(dtype)
+        if not fresh or not d.flags.writeable:
+            return d.copy()
+        return d
+
+
+def contribution(fn: Callable[[np.ndarray], Any], *, fresh: bool = True) -> Contribution:
+    """Make a zip-backward closure from the gradient it contributes.
+
+    ``x.zip_backward(lampy.contribution(lambda g: g * cos(a)))`` is equivalent to
+    ``x.zip_backward(lambda g, out: np.add(out, g * cos(a), out=out))`` but lets the
+    engine use the result directly as the input's first gradient buffer.
+
+    Args:
+        fn: ``fn(g)``: the input's gradient, of the input's shape or broadcastable down
+            to it (it is summed over broadcast axes).
+        fresh: Set False if ``fn`` may return ``g`` itself or a view of an array that
+            is used elsewhere; the engine then copies it before keeping it.
+    """
+    return Contribution(fn, fresh)

@@ -9,8 +9,16 @@ import attrs
 import numpy as np
 
 from lampy import _memory
-from lampy._errors import DTypeError, LampyError, ReleasedError, no_scope, not_float, released
-from lampy._scope import _CURRENT, Scope
+from lampy._errors import (
+    DTypeError,
+    LampyError,
+    LampyTypeError,
+    ReleasedError,
+    no_scope,
+    not_float,
+    released,
+)
+from lampy._scope import _CURRENT, _OPEN, Scope
 from lampy.autograd._grad_mode import GRAD_ENABLED
 
 if TYPE_CHECKING:
@@ -217,7 +225,7 @@ class Variable:
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if self.needs_grad:
-            raise TypeError(
+            raise LampyTypeError(
                 "numpy cannot use a Variable that needs a gradient as an array: the gradient "
                 "would be silently lost. Use lampy's ops (lampy.exp, lampy.sum...) on it, or "
                 "take `v.value` explicitly if you mean to leave the graph."
@@ -275,10 +283,10 @@ class Variable:
 
     # Comparisons give plain boolean arrays (they have no gradient).
     def __eq__(self, other: object) -> Any:
-        return self.value == _raw(other)
+        return np.asarray(self.value == _raw(other))
 
     def __ne__(self, other: object) -> Any:
-        return self.value != _raw(other)
+        return np.asarray(self.value != _raw(other))
 
     def __lt__(self, other: Any) -> np.ndarray:
         return np.asarray(self.value < _raw(other))
@@ -312,13 +320,26 @@ class Variable:
             perm = axes[0]
         return _shape.transpose(self, perm or None)
 
-    def sum(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
-        """Same as [lampy.sum][]."""
+    def sum(
+        self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False
+    ) -> Variable:
+        """Same as [lampy.sum][] (``out`` must be None: Variables are immutable)."""
+        _no_out("sum", out)
         return _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
-    def mean(self, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
-        """Same as [lampy.mean][]."""
+    def mean(
+        self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False
+    ) -> Variable:
+        """Same as [lampy.mean][] (``out`` must be None: Variables are immutable)."""
+        _no_out("mean", out)
         return _reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
+
+
+def _no_out(name: str, out: Any) -> None:
+    if out is not None:
+        raise LampyTypeError(
+            f"{name}: out= is not supported, Variables are immutable; use the returned Variable."
+        )
 
 
 def _raw(x: Any) -> Any:
@@ -365,8 +386,8 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         12.0
     """
     scope = _CURRENT.get()
-    if scope is None:
-        raise no_scope(f"op '{name}'")
+    if scope is None or scope._state != _OPEN:
+        raise _scope_error(scope, f"op '{name}'")
     arr: np.ndarray = _own(value)
     if GRAD_ENABLED.get():
         kept = []
@@ -390,8 +411,18 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     return var
 
 
-def _bad_param(name: str, p: Any) -> TypeError:
-    return TypeError(
+def _scope_error(scope: Scope | None, what: str) -> LampyError:
+    if scope is None:
+        return no_scope(what)
+    return LampyError(
+        f"{what}: the current scope has already exited (this code runs in a context copied "
+        "while it was open, such as an asyncio task or contextvars.copy_context()). Open a "
+        "scope where the Variables are made: `with lampy.Scope(): ...`."
+    )
+
+
+def _bad_param(name: str, p: Any) -> LampyTypeError:
+    return LampyTypeError(
         f"op '{name}': each param must be the pair `input.zip_backward(closure)` with a "
         f"Variable input, got {type(p).__name__} {p!r:.80}."
     )
@@ -399,8 +430,8 @@ def _bad_param(name: str, p: Any) -> TypeError:
 
 def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool) -> Variable:
     scope = _CURRENT.get()
-    if scope is None:
-        raise no_scope(f"lampy.{what}()")
+    if scope is None or scope._state != _OPEN:
+        raise _scope_error(scope, f"lampy.{what}()")
     if type(x) is Variable:
         x = x.value
     try:

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import accumulate, unbroadcast
+from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import broadcast_error, param_of, value_of, values_of
 
@@ -27,8 +27,8 @@ def add(x1: Any, x2: Any) -> Variable:
     return op(
         "add",
         value,
-        param_of(x1, lambda g, out: accumulate(out, g)),
-        param_of(x2, lambda g, out: accumulate(out, g)),
+        param_of(x1, contribution(lambda g: g, fresh=False)),
+        param_of(x2, contribution(lambda g: g, fresh=False)),
     )
 
 
@@ -46,8 +46,8 @@ def subtract(x1: Any, x2: Any) -> Variable:
     return op(
         "subtract",
         value,
-        param_of(x1, lambda g, out: accumulate(out, g)),
-        param_of(x2, lambda g, out: _subtract(out, unbroadcast(g, out.shape), out=out)),
+        param_of(x1, contribution(lambda g: g, fresh=False)),
+        param_of(x2, contribution(lambda g: -g)),
     )
 
 
@@ -65,8 +65,8 @@ def multiply(x1: Any, x2: Any) -> Variable:
     return op(
         "multiply",
         value,
-        param_of(x1, lambda g, out: accumulate(out, g * b)),
-        param_of(x2, lambda g, out: accumulate(out, g * a)),
+        param_of(x1, contribution(lambda g: g * b)),
+        param_of(x2, contribution(lambda g: g * a)),
     )
 
 
@@ -84,8 +84,8 @@ def divide(x1: Any, x2: Any) -> Variable:
     return op(
         "divide",
         value,
-        param_of(x1, lambda g, out: accumulate(out, g / b)),
-        param_of(x2, lambda g, out: _subtract(out, unbroadcast(g * value / b, out.shape), out=out)),
+        param_of(x1, contribution(lambda g: g / b)),
+        param_of(x2, contribution(lambda g: -g * value / b)),
     )
 
 
@@ -96,7 +96,7 @@ def negative(x: Any) -> Variable:
         ``dx = -g``.
     """
     a = value_of(x)
-    return op("negative", np.negative(a), param_of(x, lambda g, out: _subtract(out, g, out=out)))
+    return op("negative", np.negative(a), param_of(x, contribution(lambda g: -g)))
 
 
 def power(x1: Any, x2: Any) -> Variable:
@@ -114,22 +114,24 @@ def power(x1: Any, x2: Any) -> Variable:
     except ValueError:
         raise broadcast_error("power", a, b) from None
 
-    def d_base(g: np.ndarray, out: np.ndarray) -> None:
+    def d_base(g: np.ndarray) -> Any:
         if type(b) is not np.ndarray and b == 2:
-            accumulate(out, g * (2 * a))
-            return
+            return g * (2 * a)
         d = b * np.power(a, b - 1)
-        d = np.where(b == 0, 0, d) if np.any(np.equal(b, 0)) else d
-        accumulate(out, g * d)
+        if np.any(np.equal(b, 0)):
+            d = np.where(b == 0, 0, d)
+        return g * d
 
-    def d_exponent(g: np.ndarray, out: np.ndarray) -> None:
+    def d_exponent(g: np.ndarray) -> Any:
         d = value * np.log(a)
         zero_base = np.equal(a, 0)
         if np.any(zero_base):
             d = np.where(zero_base & (np.asarray(b) >= 0), 0, d)
-        accumulate(out, g * d)
+        return g * d
 
-    return op("power", value, param_of(x1, d_base), param_of(x2, d_exponent))
+    return op(
+        "power", value, param_of(x1, contribution(d_base)), param_of(x2, contribution(d_exponent))
+    )
 
 
-__all__ = ["add", "divide", "multiply", "negative", "power", "subtract", "value_of"]
+__all__ = ["add", "divide", "multiply", "negative", "power", "subtract"]

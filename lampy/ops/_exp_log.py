@@ -1,15 +1,21 @@
-"""Exponentials and logarithms."""
+"""Exponentials and logarithms: exp, exp2, expm1, log, log2, log10, log1p."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
+from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 
 _add, _multiply, _divide = np.add, np.multiply, np.divide
+
+# Python floats, so that float32 gradients stay float32 (numpy scalars would promote).
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
 
 
 def exp(x: Any) -> Variable:
@@ -19,7 +25,27 @@ def exp(x: Any) -> Variable:
         ``dx = g * exp(x)`` (reuses the forward value).
     """
     value = np.exp(value_of(x))
-    return op("exp", value, param_of(x, lambda g, out: _add(out, g * value, out=out)))
+    return op("exp", value, param_of(x, contribution(lambda g: g * value)))
+
+
+def exp2(x: Any) -> Variable:
+    """Elementwise ``2**x``.
+
+    Gradient:
+        ``dx = g * 2**x * ln(2)`` (reuses the forward value).
+    """
+    value = np.exp2(value_of(x))
+    return op("exp2", value, param_of(x, contribution(lambda g: g * (value * _LN2))))
+
+
+def expm1(x: Any) -> Variable:
+    """Elementwise ``exp(x) - 1``, accurate for small ``x``.
+
+    Gradient:
+        ``dx = g * exp(x) = g * (expm1(x) + 1)`` (reuses the forward value).
+    """
+    value = np.expm1(value_of(x))
+    return op("expm1", value, param_of(x, contribution(lambda g: g * (value + 1))))
 
 
 def log(x: Any) -> Variable:
@@ -30,7 +56,40 @@ def log(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.log(a)
-    return op("log", value, param_of(x, lambda g, out: _add(out, _divide(g, a), out=out)))
+    return op("log", value, param_of(x, contribution(lambda g: _divide(g, a))))
 
 
-__all__ = ["exp", "log"]
+def log2(x: Any) -> Variable:
+    """Elementwise base-2 logarithm. ``log2(0) = -inf`` and ``log2(-1) = nan`` as in numpy.
+
+    Gradient:
+        ``dx = g / (x * ln(2))``; infinite at ``x = 0``.
+    """
+    a = value_of(x)
+    value = np.log2(a)
+    return op("log2", value, param_of(x, contribution(lambda g: g / (a * _LN2))))
+
+
+def log10(x: Any) -> Variable:
+    """Elementwise base-10 logarithm. ``log10(0) = -inf`` and ``log10(-1) = nan`` as in numpy.
+
+    Gradient:
+        ``dx = g / (x * ln(10))``; infinite at ``x = 0``.
+    """
+    a = value_of(x)
+    value = np.log10(a)
+    return op("log10", value, param_of(x, contribution(lambda g: g / (a * _LN10))))
+
+
+def log1p(x: Any) -> Variable:
+    """Elementwise ``log(1 + x)``, accurate for small ``x``. ``log1p(-1) = -inf``.
+
+    Gradient:
+        ``dx = g / (1 + x)``; infinite at ``x = -1``.
+    """
+    a = value_of(x)
+    value = np.log1p(a)
+    return op("log1p", value, param_of(x, contribution(lambda g: g / (a + 1))))
+
+
+__all__ = ["exp", "exp2", "expm1", "log", "log10", "log1p", "log2"]

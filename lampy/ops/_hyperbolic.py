@@ -1,4 +1,4 @@
-"""Hyperbolic functions."""
+"""Hyperbolic functions and their inverses: sinh, cosh, tanh, arcsinh, arccosh, arctanh."""
 
 from __future__ import annotations
 
@@ -6,10 +6,33 @@ from typing import Any
 
 import numpy as np
 
+from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 
-_add = np.add
+_add, _sqrt = np.add, np.sqrt
+
+
+def sinh(x: Any) -> Variable:
+    """Elementwise hyperbolic sine.
+
+    Gradient:
+        ``dx = g * cosh(x)``.
+    """
+    a = value_of(x)
+    value = np.sinh(a)
+    return op("sinh", value, param_of(x, contribution(lambda g: g * np.cosh(a))))
+
+
+def cosh(x: Any) -> Variable:
+    """Elementwise hyperbolic cosine.
+
+    Gradient:
+        ``dx = g * sinh(x)``.
+    """
+    a = value_of(x)
+    value = np.cosh(a)
+    return op("cosh", value, param_of(x, contribution(lambda g: g * np.sinh(a))))
 
 
 def tanh(x: Any) -> Variable:
@@ -26,4 +49,47 @@ def tanh(x: Any) -> Variable:
     return op("tanh", value, param_of(x, d_x))
 
 
-__all__ = ["tanh"]
+def arcsinh(x: Any) -> Variable:
+    """Elementwise inverse hyperbolic sine.
+
+    Gradient:
+        ``dx = g / sqrt(x**2 + 1)``.
+    """
+    a = value_of(x)
+    value = np.arcsinh(a)
+    return op("arcsinh", value, param_of(x, contribution(lambda g: g / _sqrt(a * a + 1))))
+
+
+def arccosh(x: Any) -> Variable:
+    """Elementwise inverse hyperbolic cosine, defined for ``x >= 1`` (nan below, as numpy).
+
+    Gradient:
+        ``dx = g / sqrt((x - 1) * (x + 1))`` (factored for accuracy near 1); infinite at
+        ``x = 1``, nan for ``x < 1``.
+    """
+    a = value_of(x)
+    value = np.arccosh(a)
+
+    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, g / _sqrt((a - 1) * (a + 1)), out=out)
+
+    return op("arccosh", value, param_of(x, d_x))
+
+
+def arctanh(x: Any) -> Variable:
+    """Elementwise inverse hyperbolic tangent, defined on ``[-1, 1]`` (``±inf`` at ``±1``).
+
+    Gradient:
+        ``dx = g / ((1 - x) * (1 + x))`` (``1 - x**2`` factored for accuracy near ±1);
+        infinite at ``x = ±1``.
+    """
+    a = value_of(x)
+    value = np.arctanh(a)
+
+    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, g / ((1 - a) * (1 + a)), out=out)
+
+    return op("arctanh", value, param_of(x, d_x))
+
+
+__all__ = ["arccosh", "arcsinh", "arctanh", "cosh", "sinh", "tanh"]

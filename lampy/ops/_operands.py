@@ -14,10 +14,21 @@ _PY_NUMBERS = (int, float)
 
 
 def value_of(x: Any) -> Any:
-    """The numpy value of an op argument: a Variable's value, or ``x`` as an array."""
+    """The numpy value of an op argument: a Variable's value, or ``x`` as a constant.
+
+    A writable numpy array is copied (into a read-only array), as ``lampy.const`` does:
+    closures keep what they need for backward, so a later change to the caller's array
+    must not reach the gradient. A read-only array is used as it is, without a copy.
+    Python and numpy scalars are returned unchanged.
+    """
     if type(x) is Variable:
         return x.value
-    if type(x) is _ndarray:
+    if isinstance(x, _ndarray):
+        if type(x) is not _ndarray:  # a subclass (matrix, masked array...): plain data
+            x = np.asarray(x).view(_ndarray)
+        if x.flags.writeable:
+            x = x.copy()
+            x.flags.writeable = False
         return x
     if isinstance(x, (bool, int, float, complex, np.generic)):
         return x

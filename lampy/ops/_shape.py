@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import ShapeError
+from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 
@@ -21,7 +21,7 @@ def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
     """
     x = value_of(a)
     if order not in ("C", "F"):
-        raise ValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
+        raise LampyValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
     try:
         value = np.reshape(x, shape, order=order)  # type: ignore[call-overload]
     except ValueError:

@@ -45,7 +45,7 @@ def numerical_grad(
     Returns:
         One float64 array per input, of that input's shape.
     """
-    points = [np.array(a, dtype=np.float64) for a in arrays]
+    points = [np.array(a, dtype=np.float64, order="C") for a in arrays]
     grads = []
     with Scope(), no_grad():
 

@@ -303,12 +303,6 @@ def test_intermediate_buffers_are_freed_as_soon_as_consumed(scope: lampy.Scope) 
         assert alive_when_called[name] == [], (name, alive_when_called[name])
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: _propagate keeps the list `seeds`, so the root's gradient buffer stays alive "
-    "for the whole pass (lampy/autograd/_backprop.py _propagate)",
-    strict=True,
-)
 def test_root_gradient_buffer_is_freed_once_consumed(scope: lampy.Scope) -> None:
     """The root's gradient buffer is freed as soon as the root's closures ran."""
     root_refs: list[weakref.ref[np.ndarray]] = []

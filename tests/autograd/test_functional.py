@@ -55,12 +55,6 @@ def test_grad_with_a_tuple_argnums(argnums: tuple[int, ...], indices: tuple[int,
         np.testing.assert_array_equal(g, expected[i])
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: _evaluate makes one param per entry of argnums and the last one replaces the "
-    "others in the call, so a repeated index gets zeros (lampy/autograd/_functional.py _evaluate)",
-    strict=True,
-)
 def test_grad_with_a_repeated_argnum_gives_the_gradient_each_time() -> None:
     """argnums=(0, 0) gives the gradient of argument 0 twice (as JAX does)."""
     g0, g1 = lampy.grad(f_xy, argnums=(0, 0))(X, Y)
@@ -323,12 +317,6 @@ def test_grad_can_be_called_repeatedly() -> None:
         np.testing.assert_array_equal(df(X), 2 * X)
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: _evaluate runs f under the caller's grad mode, so inside lampy.no_grad() nothing "
-    "is recorded and grad silently returns zeros (lampy/autograd/_functional.py _evaluate)",
-    strict=True,
-)
 def test_grad_called_under_no_grad_still_differentiates() -> None:
     """grad is a function transform: called inside lampy.no_grad() it still gives the gradient."""
     with lampy.no_grad():
@@ -336,13 +324,6 @@ def test_grad_called_under_no_grad_still_differentiates() -> None:
     np.testing.assert_array_equal(g, 2 * X)
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: _evaluate calls backward(out), which accumulates into every param reached, "
-    "including params of enclosing scopes that f closes over (lampy/autograd/_functional.py "
-    "_evaluate)",
-    strict=True,
-)
 def test_grad_leaves_gradients_of_closed_over_params_alone() -> None:
     """grad has no side effects: a param of an outer scope used inside f keeps its gradient."""
     with lampy.Scope():

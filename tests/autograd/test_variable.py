@@ -312,13 +312,6 @@ def test_value_of_a_kept_variable_is_read_only() -> None:
         pytest.param(lambda a: lampy.getitem(a, (slice(None), slice(None))), id="getitem"),
     ],
 )
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: own_value only flips the writeable flag of the value; when an op's value is a "
-    "view of a writable numpy array the caller passed in, the Variable changes when that array "
-    "does (lampy/_memory.py own_value)",
-    strict=True,
-)
 def test_value_does_not_change_when_a_numpy_input_is_modified(
     scope: lampy.Scope, op: Callable[[np.ndarray], lampy.Variable]
 ) -> None:
@@ -453,32 +446,19 @@ def test_numpy_matrix_on_the_left_of_matmul_gives_the_right_gradient(scope: lamp
     np.testing.assert_allclose(x.grad, a.T @ g, rtol=1e-14)
 
 
-_CAPTURED = pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: a plain numpy operand is captured by reference in the backward closures "
-    "(value_of returns the caller's array as is), so changing it between forward and backward "
-    "silently changes the gradient (lampy/ops/_operands.py value_of)",
-    strict=True,
-)
-
-
 @pytest.mark.parametrize(
     "fn",
     [
         pytest.param(lambda arr, x: arr + x, id="arr+x"),
         pytest.param(lambda arr, x: x - arr, id="x-arr"),
         pytest.param(lambda arr, x: arr / x, id="arr/x"),
-        pytest.param(lambda arr, x: arr * x, id="arr*x", marks=_CAPTURED),
-        pytest.param(lambda arr, x: x * arr, id="x*arr", marks=_CAPTURED),
-        pytest.param(lambda arr, x: x / arr, id="x/arr", marks=_CAPTURED),
-        pytest.param(lambda arr, x: arr**x, id="arr**x", marks=_CAPTURED),
-        pytest.param(lambda arr, x: x**arr, id="x**arr", marks=_CAPTURED),
-        pytest.param(
-            lambda arr, x: arr.reshape(2, 2) @ x.reshape(2, 2), id="arr@x", marks=_CAPTURED
-        ),
-        pytest.param(
-            lambda arr, x: x.reshape(2, 2) @ arr.reshape(2, 2), id="x@arr", marks=_CAPTURED
-        ),
+        pytest.param(lambda arr, x: arr * x, id="arr*x"),
+        pytest.param(lambda arr, x: x * arr, id="x*arr"),
+        pytest.param(lambda arr, x: x / arr, id="x/arr"),
+        pytest.param(lambda arr, x: arr**x, id="arr**x"),
+        pytest.param(lambda arr, x: x**arr, id="x**arr"),
+        pytest.param(lambda arr, x: arr.reshape(2, 2) @ x.reshape(2, 2), id="arr@x"),
+        pytest.param(lambda arr, x: x.reshape(2, 2) @ arr.reshape(2, 2), id="x@arr"),
     ],
 )
 def test_numpy_operand_changed_after_the_forward_pass_does_not_change_the_gradient(
@@ -620,12 +600,6 @@ def test_ordering_comparisons_of_0d_variables_return_numpy_arrays(
 
 
 @pytest.mark.parametrize("cmp", COMPARISONS[:2])
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: Variable.__eq__/__ne__ return `self.value == other` unwrapped, which numpy "
-    "gives as a numpy.bool_ scalar for 0-d values (lampy/autograd/_variable.py __eq__, __ne__)",
-    strict=True,
-)
 def test_equality_of_0d_variables_returns_numpy_arrays(
     scope: lampy.Scope, cmp: Callable[[Any, Any], Any]
 ) -> None:

@@ -196,36 +196,17 @@ def test_f_must_return_a_variable() -> None:
 # --------------------------------------------------------------------- numerical_grad
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: numerical_grad perturbs `p.reshape(-1)`, a copy when the float64 copy of the "
-    "input keeps Fortran order (np.array's default order='K'), so the numerical gradient of a "
-    "transposed input is all zeros (lampy/testing/_check_grad.py numerical_grad)",
-    strict=True,
-)
 def test_numerical_grad_of_a_transposed_input() -> None:
     """numerical_grad is right for a Fortran-ordered (transposed) input array."""
     (g,) = numerical_grad(lambda a: a * a, X.T)
     np.testing.assert_allclose(g, 2 * X.T, rtol=1e-7, atol=1e-8)
 
 
-@pytest.mark.xfail(
-    raises=AssertionError,
-    reason="BUG: same cause as test_numerical_grad_of_a_transposed_input; check_grad then "
-    "reports a correct gradient as wrong (lampy/testing/_check_grad.py numerical_grad)",
-    strict=True,
-)
 def test_check_grad_accepts_a_transposed_input() -> None:
     """check_grad accepts a correct gradient when an input is a transposed array."""
     check_grad(lambda x, y: x @ y, X, X.T)
 
 
-@pytest.mark.xfail(
-    raises=pytest.fail.Exception,
-    reason="BUG: same cause as test_numerical_grad_of_a_transposed_input; both gradients are "
-    "zero, so a missing gradient passes silently (lampy/testing/_check_grad.py numerical_grad)",
-    strict=True,
-)
 def test_check_grad_catches_a_missing_gradient_for_a_transposed_input() -> None:
     """check_grad catches a missing gradient when the input is a transposed array."""
     with pytest.raises(AssertionError, match="input 0"):

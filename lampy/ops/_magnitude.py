@@ -1,0 +1,167 @@
+"""Sign-preserving and magnitude ops: positive, abs (absolute), clip."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import shape_mismatch
+from lampy.autograd._unbroadcast import accumulate
+from lampy.autograd._unbroadcast import contribution
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import param_of, value_of
+
+_add, _where, _sign, _isfinite = np.add, np.where, np.sign, np.isfinite
+
+
+class _NoValue:
+    """Marks a keyword argument that was not passed (numpy's ``np._NoValue``)."""
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+_NO_VALUE: Any = _NoValue()
+
+
+def positive(x: Any) -> Variable:
+    """Elementwise ``+x``: a copy of the value.
+
+    Gradient:
+        ``dx = g``.
+    """
+    value = np.positive(value_of(x))
+    return op("positive", value, param_of(x, contribution(lambda g: g, fresh=False)))
+
+
+def abs(x: Any) -> Variable:
+    """Elementwise absolute value.
+
+    Gradient:
+        ``dx = g * sign(x)``; 0 at ``x = 0`` (the subgradient PyTorch and JAX pick).
+    """
+    a = value_of(x)
+    value = np.absolute(a)
+    return op("abs", value, param_of(x, contribution(lambda g: g * _sign(a))))
+
+
+absolute = abs
+"""Alias of :func:`abs`, as :func:`numpy.absolute`."""
+
+
+def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
+    """``out += unbroadcast(where(mask, g, 0), out.shape)``, in place.
+
+    ``g * mask`` is several times faster than ``where`` (or a ``where=`` ufunc) on an
+    irregular mask; ``where`` is kept for an inf or nan ``g``, whose product with a False
+    would give nan instead of the 0 the convention promises.
+    """
+    masked = g * mask if _isfinite(g).all() else _where(mask, g, 0)
+    accumulate(out, masked)
+
+
+def clip(
+    a: Any,
+    a_min: Any = _NO_VALUE,
+    a_max: Any = _NO_VALUE,
+    *,
+    min: Any = _NO_VALUE,
+    max: Any = _NO_VALUE,
+) -> Variable:
+    """Limit the values of ``a`` to ``[a_min, a_max]``, as :func:`numpy.clip`.
+
+    Equivalent to ``minimum(maximum(a, a_min), a_max)``: where ``a_min > a_max`` the
+    result is ``a_max``. Bounds broadcast with ``a`` and may be None (no bound), numbers,
+    arrays or Variables (which then get gradients too).
+
+    Args:
+        a: The values to clip.
+        a_min: The lower bound, or None for none. With ``a_max``, numpy's positional
+            spelling: pass both or neither.
+        a_max: The upper bound, or None for none.
+        min: The lower bound as numpy 2's keyword, when neither ``a_min`` nor ``a_max``
+            is given; missing means None.
+        max: The upper bound as numpy 2's keyword, likewise.
+
+    Returns:
+        The clipped values, of numpy's result shape and dtype.
+
+    Raises:
+        ShapeError: if ``a`` and the bounds do not broadcast together.
+        TypeError: if only one of ``a_min`` and ``a_max`` is given positionally.
+        ValueError: if ``min`` or ``max`` is given along with ``a_min`` and ``a_max``.
+
+    Gradient:
+        Each output element takes its gradient from the one operand it is equal to, ties
+        going first to ``a``, then to the bound that ``a`` crossed:
+
+        * ``da = g`` where ``a_min <= a <= a_max`` (the closed interval, as PyTorch);
+        * ``da_min = g`` where ``a < a_min <= a_max``;
+        * ``da_max = g`` where ``a_max < maximum(a, a_min)`` (``a`` above ``a_max``, or
+          an empty interval ``a_min > a_max``).
+
+        So at ``a == a_min`` or ``a == a_max`` the gradient goes to ``a``. The one place
+        this differs from PyTorch: below a degenerate interval (``a < a_min == a_max``),
+        PyTorch gives no operand a gradient and lampy gives it to ``a_min``. A nan in
+        ``a`` or a bound gives that element no gradient at all. An operand that takes
+        no gradient at an element gets exactly 0 there, even where ``g`` is inf or nan.
+    """
+    if a_min is _NO_VALUE and a_max is _NO_VALUE:
+        a_min = None if min is _NO_VALUE else min
+        a_max = None if max is _NO_VALUE else max
+    elif a_min is _NO_VALUE or a_max is _NO_VALUE:
+        missing = "a_min" if a_min is _NO_VALUE else "a_max"
+        raise TypeError(
+            f"clip: missing the positional argument '{missing}'. Pass both bounds "
+            "positionally (None for no bound), or use the keywords min= and/or max=."
+        )
+    elif min is not _NO_VALUE or max is not _NO_VALUE:
+        raise ValueError(
+            "clip: min= or max= was given along with the positional bounds a_min and "
+            "a_max. Pass each bound once, either positionally or as a keyword."
+        )
+    x = value_of(a)
+    lo = None if a_min is None else value_of(a_min)
+    hi = None if a_max is None else value_of(a_max)
+    if lo is None and hi is None:  # numpy >= 2.1 copies; older numpy refuses
+        value = np.array(x, copy=True)
+    else:
+        try:
+            value = np.clip(x, lo, hi)
+        except ValueError:
+            given = [v for v in (x, lo, hi) if v is not None]
+            raise shape_mismatch(
+                "clip",
+                *[np.asarray(v) for v in given],
+                detail="The bounds must broadcast with the input: numpy broadcasting needs "
+                "each set of trailing dimensions to be equal or 1.",
+            ) from None
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        if lo is None and hi is None:
+            accumulate(out, g)
+        elif hi is None:
+            _masked_add(out, g, x >= lo)
+        elif lo is None:
+            _masked_add(out, g, x <= hi)
+        else:
+            _masked_add(out, g, (x >= lo) & (x <= hi))
+
+    def d_min(g: np.ndarray, out: np.ndarray) -> None:
+        mask = x < lo
+        _masked_add(out, g, mask if hi is None else mask & (lo <= hi))
+
+    def d_max(g: np.ndarray, out: np.ndarray) -> None:
+        _masked_add(out, g, hi < (x if lo is None else np.maximum(x, lo)))
+
+    return op(
+        "clip",
+        value,
+        param_of(a, d_a),
+        None if lo is None else param_of(a_min, d_min),
+        None if hi is None else param_of(a_max, d_max),
+    )
+
+
+__all__ = ["abs", "absolute", "clip", "positive"]

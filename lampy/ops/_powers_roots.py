@@ -1,0 +1,67 @@
+"""Powers and roots of one argument: sqrt, cbrt, square, reciprocal."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._unbroadcast import contribution
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import param_of, value_of
+
+_add, _subtract, _divide = np.add, np.subtract, np.divide
+
+
+def sqrt(x: Any) -> Variable:
+    """Elementwise non-negative square root; ``sqrt(-1) = nan`` as in numpy.
+
+    Gradient:
+        ``dx = g / (2 * sqrt(x))`` (reuses the forward value); ``inf`` at ``x = 0``
+        (for ``g > 0``), as numpy's ``1 / 0``; nan for ``x < 0``.
+    """
+    value = np.sqrt(value_of(x))
+    return op("sqrt", value, param_of(x, contribution(lambda g: g / (value * 2))))
+
+
+def cbrt(x: Any) -> Variable:
+    """Elementwise real cube root (negative for negative ``x``).
+
+    Gradient:
+        ``dx = g / (3 * cbrt(x)**2)`` (reuses the forward value); infinite at ``x = 0``.
+    """
+    value = np.cbrt(value_of(x))
+
+    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, g / (value * value * 3), out=out)
+
+    return op("cbrt", value, param_of(x, d_x))
+
+
+def square(x: Any) -> Variable:
+    """Elementwise ``x * x``.
+
+    Gradient:
+        ``dx = 2 * g * x``.
+    """
+    a = value_of(x)
+    value = np.square(a)
+    return op("square", value, param_of(x, contribution(lambda g: g * (a * 2))))
+
+
+def reciprocal(x: Any) -> Variable:
+    """Elementwise ``1 / x`` (numpy's: integer inputs give integer results).
+
+    Gradient:
+        ``dx = -g / x**2 = -g * reciprocal(x)**2`` (reuses the forward value); infinite
+        at ``x = 0``.
+    """
+    value = np.reciprocal(value_of(x))
+
+    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+        _subtract(out, g * (value * value), out=out)
+
+    return op("reciprocal", value, param_of(x, d_x))
+
+
+__all__ = ["cbrt", "reciprocal", "sqrt", "square"]

@@ -1,0 +1,76 @@
+"""Piecewise-constant ops: sign, floor, ceil, round (around), trunc.
+
+Their derivative is 0 wherever it exists and undefined at the jumps. As in PyTorch, the
+gradient is taken as exactly 0 everywhere: the result of a float input still needs a
+gradient (so the graph stays connected and ``backward`` works through it), and its
+closure adds nothing, so an input reached only through these ops gets a zero gradient.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import param_of, value_of
+
+
+def _zero(g: np.ndarray, out: np.ndarray) -> None:
+    """The gradient of a piecewise-constant op: 0, so nothing is added to ``out``."""
+
+
+def sign(x: Any) -> Variable:
+    """Elementwise sign: -1, 0 or 1 (0 for ``±0``, nan for nan), as numpy.
+
+    Gradient:
+        ``dx = 0`` everywhere, at ``x = 0`` too.
+    """
+    return op("sign", np.sign(value_of(x)), param_of(x, _zero))
+
+
+def floor(x: Any) -> Variable:
+    """Elementwise floor: the largest integer not above ``x``.
+
+    Gradient:
+        ``dx = 0`` everywhere, at integers too.
+    """
+    return op("floor", np.floor(value_of(x)), param_of(x, _zero))
+
+
+def ceil(x: Any) -> Variable:
+    """Elementwise ceiling: the smallest integer not below ``x``.
+
+    Gradient:
+        ``dx = 0`` everywhere, at integers too.
+    """
+    return op("ceil", np.ceil(value_of(x)), param_of(x, _zero))
+
+
+def trunc(x: Any) -> Variable:
+    """Elementwise truncation towards zero.
+
+    Gradient:
+        ``dx = 0`` everywhere, at integers too.
+    """
+    return op("trunc", np.trunc(value_of(x)), param_of(x, _zero))
+
+
+def round(a: Any, decimals: int = 0) -> Variable:
+    """Round to ``decimals`` decimal places, halves to even, as :func:`numpy.round`.
+
+    Args:
+        a: The input.
+        decimals: Number of decimal places; negative values round to tens, hundreds...
+
+    Gradient:
+        ``da = 0`` everywhere, at the rounding jumps (halves) too.
+    """
+    return op("round", np.round(value_of(a), decimals), param_of(a, _zero))
+
+
+around = round
+"""Alias of :func:`round`, as :func:`numpy.around`."""
+
+
+__all__ = ["around", "ceil", "floor", "round", "sign", "trunc"]
