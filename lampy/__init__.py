@@ -14,10 +14,10 @@ from lampy._errors import ShapeError as ShapeError
 from lampy._scope import Scope as Scope
 from lampy.autograd import Op as Op
 from lampy.autograd import Variable as Variable
-from lampy.autograd import contribution as contribution
 from lampy.autograd import backward as backward
 from lampy.autograd import backward_iter as backward_iter
 from lampy.autograd import const as const
+from lampy.autograd import contribution as contribution
 from lampy.autograd import grad as grad
 from lampy.autograd import is_grad_enabled as is_grad_enabled
 from lampy.autograd import no_grad as no_grad
@@ -25,8 +25,9 @@ from lampy.autograd import op as op
 from lampy.autograd import param as param
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad
+
 # ops: generated from lampy.ops (re-exported as lampy.<name>)
-from lampy.ops import abs as abs  # noqa: A004 - numpy's name
+from lampy.ops import abs as abs
 from lampy.ops import absolute as absolute
 from lampy.ops import add as add
 from lampy.ops import allclose as allclose
@@ -63,9 +64,9 @@ from lampy.ops import isnan as isnan
 from lampy.ops import less as less
 from lampy.ops import less_equal as less_equal
 from lampy.ops import log as log
-from lampy.ops import log10 as log10
 from lampy.ops import log1p as log1p
 from lampy.ops import log2 as log2
+from lampy.ops import log10 as log10
 from lampy.ops import logaddexp as logaddexp
 from lampy.ops import logaddexp2 as logaddexp2
 from lampy.ops import logical_and as logical_and
@@ -83,7 +84,7 @@ from lampy.ops import positive as positive
 from lampy.ops import power as power
 from lampy.ops import reciprocal as reciprocal
 from lampy.ops import reshape as reshape
-from lampy.ops import round as round  # noqa: A004 - numpy's name
+from lampy.ops import round as round
 from lampy.ops import sign as sign
 from lampy.ops import signbit as signbit
 from lampy.ops import sin as sin
@@ -91,12 +92,13 @@ from lampy.ops import sinh as sinh
 from lampy.ops import sqrt as sqrt
 from lampy.ops import square as square
 from lampy.ops import subtract as subtract
-from lampy.ops import sum as sum  # noqa: A004 - numpy's name
+from lampy.ops import sum as sum
 from lampy.ops import tan as tan
 from lampy.ops import tanh as tanh
 from lampy.ops import transpose as transpose
 from lampy.ops import trunc as trunc
 from lampy.ops import where as where
+
 # end of ops
 
 __version__ = "0.1.0.dev0"
