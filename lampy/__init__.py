@@ -40,12 +40,18 @@ from lampy.ops import arctan2 as arctan2
 from lampy.ops import arctanh as arctanh
 from lampy.ops import around as around
 from lampy.ops import array_equal as array_equal
+from lampy.ops import astype as astype
 from lampy.ops import cbrt as cbrt
 from lampy.ops import ceil as ceil
 from lampy.ops import clip as clip
+from lampy.ops import copy as copy
 from lampy.ops import cos as cos
 from lampy.ops import cosh as cosh
+from lampy.ops import diag as diag
+from lampy.ops import diagonal as diagonal
 from lampy.ops import divide as divide
+from lampy.ops import dot as dot
+from lampy.ops import einsum as einsum
 from lampy.ops import equal as equal
 from lampy.ops import exp as exp
 from lampy.ops import exp2 as exp2
@@ -57,10 +63,12 @@ from lampy.ops import getitem as getitem
 from lampy.ops import greater as greater
 from lampy.ops import greater_equal as greater_equal
 from lampy.ops import hypot as hypot
+from lampy.ops import inner as inner
 from lampy.ops import isclose as isclose
 from lampy.ops import isfinite as isfinite
 from lampy.ops import isinf as isinf
 from lampy.ops import isnan as isnan
+from lampy.ops import kron as kron
 from lampy.ops import less as less
 from lampy.ops import less_equal as less_equal
 from lampy.ops import log as log
@@ -80,6 +88,7 @@ from lampy.ops import minimum as minimum
 from lampy.ops import multiply as multiply
 from lampy.ops import negative as negative
 from lampy.ops import not_equal as not_equal
+from lampy.ops import outer as outer
 from lampy.ops import positive as positive
 from lampy.ops import power as power
 from lampy.ops import reciprocal as reciprocal
@@ -95,8 +104,13 @@ from lampy.ops import subtract as subtract
 from lampy.ops import sum as sum
 from lampy.ops import tan as tan
 from lampy.ops import tanh as tanh
+from lampy.ops import tensordot as tensordot
+from lampy.ops import trace as trace
 from lampy.ops import transpose as transpose
+from lampy.ops import tril as tril
+from lampy.ops import triu as triu
 from lampy.ops import trunc as trunc
+from lampy.ops import vdot as vdot
 from lampy.ops import where as where
 
 # end of ops

@@ -10,6 +10,8 @@ from lampy.ops._binary_math import arctan2 as arctan2
 from lampy.ops._binary_math import hypot as hypot
 from lampy.ops._binary_math import logaddexp as logaddexp
 from lampy.ops._binary_math import logaddexp2 as logaddexp2
+from lampy.ops._cast import astype as astype
+from lampy.ops._cast import copy as copy
 from lampy.ops._comparison import allclose as allclose
 from lampy.ops._comparison import array_equal as array_equal
 from lampy.ops._comparison import equal as equal
@@ -27,6 +29,12 @@ from lampy.ops._comparison import logical_or as logical_or
 from lampy.ops._comparison import logical_xor as logical_xor
 from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
+from lampy.ops._diagonal import diag as diag
+from lampy.ops._diagonal import diagonal as diagonal
+from lampy.ops._diagonal import trace as trace
+from lampy.ops._diagonal import tril as tril
+from lampy.ops._diagonal import triu as triu
+from lampy.ops._einsum import einsum as einsum
 from lampy.ops._exp_log import exp as exp
 from lampy.ops._exp_log import exp2 as exp2
 from lampy.ops._exp_log import expm1 as expm1
@@ -45,7 +53,13 @@ from lampy.ops._hyperbolic import cosh as cosh
 from lampy.ops._hyperbolic import sinh as sinh
 from lampy.ops._hyperbolic import tanh as tanh
 from lampy.ops._indexing import getitem as getitem
+from lampy.ops._linalg import dot as dot
+from lampy.ops._linalg import inner as inner
+from lampy.ops._linalg import kron as kron
 from lampy.ops._linalg import matmul as matmul
+from lampy.ops._linalg import outer as outer
+from lampy.ops._linalg import tensordot as tensordot
+from lampy.ops._linalg import vdot as vdot
 from lampy.ops._magnitude import abs as abs
 from lampy.ops._magnitude import absolute as absolute
 from lampy.ops._magnitude import clip as clip

@@ -1,17 +1,109 @@
-"""Linear algebra: matmul."""
+"""Products: matmul, dot, vdot, inner, outer, tensordot, kron (numpy's semantics).
+
+Every product here is a tensor contraction, so its gradients are contractions of ``g``
+with the other operand (Giles 2008, "An extended collection of matrix derivative
+results for forward and reverse mode algorithmic differentiation"). A Python number
+next to a float32 array stays float32, as in lampy's elementwise ops.
+"""
 
 from __future__ import annotations
 
+import math
+import operator
 from typing import Any
 
 import numpy as np
 
-from lampy._errors import shape_mismatch
+from lampy._errors import LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import param_of, values_of
 
-_matmul, _add = np.matmul, np.add
+_matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
+
+
+def _rows(x: np.ndarray) -> int:
+    """The number of rows of ``x`` with all but its last axis folded together."""
+    return math.prod(x.shape[:-1])
+
+
+def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -> Variable:
+    """Record ``value = matmul(a, b)`` (also dot where it agrees with matmul)."""
+    a_nd, b_nd = np.ndim(a), np.ndim(b)
+    if a_nd == 2 and b_nd == 2:  # the common case, without promotion
+        return op(
+            name,
+            value,
+            param_of(x1, lambda g, out: _add(out, _matmul(g, b.T), out=out)),
+            param_of(x2, lambda g, out: _add(out, _matmul(a.T, g), out=out)),
+        )
+
+    # Promote 1-d operands as numpy does, and put their axes back into g.
+    a2 = a[None, :] if a_nd == 1 else a
+    b2 = b[:, None] if b_nd == 1 else b
+    k, m = a2.shape[-1], b2.shape[-1]
+
+    def g2(g: np.ndarray) -> np.ndarray:
+        if a_nd == 1:
+            g = np.expand_dims(g, -2 if b_nd > 1 else -1)
+        if b_nd == 1:
+            g = np.expand_dims(g, -1)
+        return g
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        gg = g2(g)
+        if b2.ndim == 2:  # b has no batch: one product over a's folded batch
+            d = _matmul(gg.reshape(_rows(gg), m), b2.T).reshape((*gg.shape[:-1], k))
+        elif a2.ndim == 2:  # a has no batch: contract g and b over batch and last axes
+            axes = [*range(gg.ndim - 2), gg.ndim - 1]
+            d = _tensordot(gg, b2, axes=(axes, axes))
+        else:
+            d = _matmul(gg, np.swapaxes(b2, -1, -2))
+        _add(out, unbroadcast(d, a2.shape).reshape(out.shape), out=out)
+
+    def d_b(g: np.ndarray, out: np.ndarray) -> None:
+        gg = g2(g)
+        if b2.ndim == 2:  # b has no batch: fold a's batch into its rows
+            d = _matmul(a2.reshape(_rows(a2), k).T, gg.reshape(_rows(gg), m))
+        elif a2.ndim == 2:
+            d = _matmul(a2.T, gg)
+        else:
+            d = _matmul(np.swapaxes(a2, -1, -2), gg)
+        _add(out, unbroadcast(d, b2.shape).reshape(out.shape), out=out)
+
+    return op(name, value, param_of(x1, d_a), param_of(x2, d_b))
+
+
+def _tensordot_op(
+    name: str, x1: Any, x2: Any, a: Any, b: Any, value: Any, ia: list[int], ib: list[int]
+) -> Variable:
+    """Record ``value``, the sum over ``a``'s axes ``ia`` paired with ``b``'s axes ``ib``,
+    with the free axes of ``a`` and then of ``b`` as its axes (``numpy.tensordot``)."""
+    fa = [i for i in range(np.ndim(a)) if i not in ia]
+    fb = [i for i in range(np.ndim(b)) if i not in ib]
+    g_a = list(range(len(fa)))  # the axes of g that come from a, then those from b
+    g_b = list(range(len(fa), len(fa) + len(fb)))
+    # Contracting g with b leaves a's free axes, then a's summed axes in the order in
+    # which their partners appear in b; contracting a with g leaves b's summed axes in
+    # the order of their partners in a, then b's free axes. Undo those orders.
+    by_b = sorted(range(len(ib)), key=lambda j: ib[j])
+    by_a = sorted(range(len(ia)), key=lambda j: ia[j])
+    to_a = tuple(np.argsort(fa + [ia[j] for j in by_b]).tolist())
+    to_b = tuple(np.argsort([ib[j] for j in by_a] + fb).tolist())
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, _tensordot(g, b, axes=(g_b, fb)).transpose(to_a), out=out)
+
+    def d_b(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, _tensordot(a, g, axes=(fa, g_a)).transpose(to_b), out=out)
+
+    return op(name, value, param_of(x1, d_a), param_of(x2, d_b))
+
+
+def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail: str) -> None:
+    sa, sb = np.shape(a), np.shape(b)
+    if any(sa[i] != sb[j] for i, j in zip(ia, ib, strict=True)):
+        raise shape_mismatch(name, np.asarray(a), np.asarray(b), detail=detail)
 
 
 def matmul(x1: Any, x2: Any) -> Variable:
@@ -22,9 +114,8 @@ def matmul(x1: Any, x2: Any) -> Variable:
         ``dx1 = g @ x2^T`` and ``dx2 = x1^T @ g`` (transposing the last two axes),
         summed over broadcast batch axes.
     """
-    a, b = value_of(x1), value_of(x2)
-    a_nd, b_nd = np.ndim(a), np.ndim(b)
-    if a_nd == 0 or b_nd == 0:
+    a, b = values_of(x1, x2)
+    if np.ndim(a) == 0 or np.ndim(b) == 0:
         raise shape_mismatch(
             "matmul",
             np.asarray(a),
@@ -41,35 +132,178 @@ def matmul(x1: Any, x2: Any) -> Variable:
             detail="The last axis of x1 must equal the second-to-last of x2 (the only axis "
             "of a 1-d operand), and leading (batch) axes must broadcast.",
         ) from None
+    return _matmul_op("matmul", x1, x2, a, b, value)
 
-    if a_nd == 2 and b_nd == 2:  # the common case, without promotion
-        return op(
-            "matmul",
-            value,
-            param_of(x1, lambda g, out: _add(out, _matmul(g, b.T), out=out)),
-            param_of(x2, lambda g, out: _add(out, _matmul(a.T, g), out=out)),
+
+def dot(a: Any, b: Any) -> Variable:
+    """``numpy.dot``: the product of 0-d operands is ``a * b``; otherwise the sum over
+    the last axis of ``a`` and the second-to-last axis of ``b`` (its only axis if 1-d),
+    with the remaining axes of ``a`` then of ``b`` as the result's axes. Unlike
+    :func:`matmul`, leading axes of both operands are kept, not broadcast.
+
+    Gradient:
+        ``da = tensordot(g, b)`` over ``b``'s free axes and ``db = tensordot(a, g)``
+        over ``a``'s free axes, transposed back to each operand's axis order (for
+        matrices, ``da = g @ b^T``, ``db = a^T @ g``).
+    """
+    x, y = values_of(a, b)
+    na, nb = np.ndim(x), np.ndim(y)
+    ia = [na - 1] if na and nb else []
+    ib = [max(nb - 2, 0)] if na and nb else []
+    _check_pairs(
+        "dot",
+        x,
+        y,
+        ia,
+        ib,
+        "The last axis of a must equal the second-to-last axis of b (its only axis if b is 1-d).",
+    )
+    value = np.dot(x, y)
+    if na and nb and (na == 1 or nb <= 2):  # where dot and matmul agree
+        return _matmul_op("dot", a, b, x, y, value)
+    return _tensordot_op("dot", a, b, x, y, value, ia, ib)
+
+
+def vdot(a: Any, b: Any) -> Variable:
+    """``numpy.vdot`` for real arrays: the dot product of ``a`` and ``b`` flattened (they
+    must have the same number of elements); a 0-d result.
+
+    Gradient:
+        ``da = g * b`` and ``db = g * a``, each reshaped to the other's shape.
+    """
+    x, y = values_of(a, b)
+    if np.size(x) != np.size(y):
+        raise shape_mismatch(
+            "vdot",
+            np.asarray(x),
+            np.asarray(y),
+            detail="vdot flattens both operands, so they must have the same number of elements.",
         )
+    value = np.vdot(x, y)
+    sa, sb = np.shape(x), np.shape(y)
+    return op(
+        "vdot",
+        value,
+        param_of(a, lambda g, out: _add(out, g * np.reshape(y, sa), out=out)),
+        param_of(b, lambda g, out: _add(out, g * np.reshape(x, sb), out=out)),
+    )
 
-    # Promote 1-d operands as numpy does, and put their axes back into g.
-    a2 = a[None, :] if a_nd == 1 else a
-    b2 = b[:, None] if b_nd == 1 else b
 
-    def g2(g: np.ndarray) -> np.ndarray:
-        if a_nd == 1:
-            g = np.expand_dims(g, -2 if b_nd > 1 else -1)
-        if b_nd == 1:
-            g = np.expand_dims(g, -1)
-        return g
+def inner(a: Any, b: Any) -> Variable:
+    """``numpy.inner``: the sum over the last axes of ``a`` and ``b`` (``a * b`` if either
+    is 0-d); the result has the other axes of ``a`` then of ``b``.
+
+    Gradient:
+        ``da = tensordot(g, b)`` and ``db = tensordot(g, a)`` over the other operand's
+        leading axes.
+    """
+    x, y = values_of(a, b)
+    na, nb = np.ndim(x), np.ndim(y)
+    ia = [na - 1] if na and nb else []
+    ib = [nb - 1] if na and nb else []
+    _check_pairs("inner", x, y, ia, ib, "The last axes of a and b must have the same length.")
+    return _tensordot_op("inner", a, b, x, y, np.inner(x, y), ia, ib)
+
+
+def outer(a: Any, b: Any) -> Variable:
+    """``numpy.outer``: ``out[i, j] = a.ravel()[i] * b.ravel()[j]``, a 2-d result.
+
+    Gradient:
+        ``da = (g @ b.ravel()).reshape(a.shape)``, ``db = (a.ravel() @ g).reshape(b.shape)``.
+    """
+    x, y = values_of(a, b)
+    value = np.outer(x, y)
+    xf, yf = np.ravel(x), np.ravel(y)
+    sa, sb = np.shape(x), np.shape(y)
+    return op(
+        "outer",
+        value,
+        param_of(a, lambda g, out: _add(out, _matmul(g, yf).reshape(sa), out=out)),
+        param_of(b, lambda g, out: _add(out, _matmul(xf, g).reshape(sb), out=out)),
+    )
+
+
+def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
+    """``axes`` as in ``numpy.tensordot``: N (a's last N with b's first N) or two lists."""
+    try:
+        iter(axes)
+    except TypeError:
+        n = operator.index(axes)
+        ia, ib = list(range(-n, 0)), list(range(n))
+    else:
+        try:
+            axes_a, axes_b = axes
+        except (TypeError, ValueError):
+            raise LampyValueError(
+                f"tensordot: axes must be an int or a pair of axis sequences, got {axes!r}."
+            ) from None
+        ia = [operator.index(i) for i in axes_a] if np.ndim(axes_a) else [operator.index(axes_a)]
+        ib = [operator.index(i) for i in axes_b] if np.ndim(axes_b) else [operator.index(axes_b)]
+    if len(ia) != len(ib):
+        raise ShapeError(
+            f"tensordot: axes {axes!r} pair {len(ia)} axes of a with {len(ib)} axes of b; "
+            "give the same number of axes for each."
+        )
+    for which, ax, nd in (("a", ia, na), ("b", ib, nb)):
+        for i in ax:
+            if not -nd <= i < nd:
+                raise ShapeError(
+                    f"tensordot: axis {i} is out of bounds for operand {which} with {nd} "
+                    f"dimensions (axes={axes!r})."
+                )
+        ax[:] = [i % nd for i in ax]
+        if len(set(ax)) != len(ax):
+            raise ShapeError(f"tensordot: axes {axes!r} repeat an axis of operand {which}.")
+    return ia, ib
+
+
+def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
+    """``numpy.tensordot``: the sum of products over the axes ``axes`` pairs up.
+
+    Args:
+        a, b: The operands.
+        axes: An int N (the last N axes of ``a`` with the first N of ``b``) or a pair of
+            sequences (or ints) of axes of ``a`` and of ``b``, of equal lengths.
+
+    Gradient:
+        ``da = tensordot(g, b)`` over ``b``'s free axes, ``db = tensordot(a, g)`` over
+        ``a``'s free axes, each transposed back to the operand's axis order.
+    """
+    x, y = values_of(a, b)
+    ia, ib = _tensordot_axes(axes, np.ndim(x), np.ndim(y))
+    _check_pairs(
+        "tensordot", x, y, ia, ib, f"The summed axes {ia} of a and {ib} of b must match in length."
+    )
+    value = _tensordot(x, y, axes=(ia, ib))
+    return _tensordot_op("tensordot", a, b, x, y, value, ia, ib)
+
+
+def kron(a: Any, b: Any) -> Variable:
+    """``numpy.kron``: the Kronecker product, blocks ``a[i, j] * b`` (the operand with
+    fewer axes gets leading length-1 axes).
+
+    Gradient:
+        With ``g`` viewed as ``(a0, b0, a1, b1, ...)``, ``da`` contracts it with ``b``
+        over the ``b`` axes and ``db`` contracts it with ``a`` over the ``a`` axes.
+    """
+    x, y = values_of(a, b)
+    value = np.kron(x, y)
+    nd = max(np.ndim(x), np.ndim(y))
+    sa = (1,) * (nd - np.ndim(x)) + np.shape(x)
+    sb = (1,) * (nd - np.ndim(y)) + np.shape(y)
+    paired = tuple(n for pair in zip(sa, sb, strict=True) for n in pair)
+    x_nd, y_nd = np.reshape(x, sa), np.reshape(y, sb)
+    even, odd, every = list(range(0, 2 * nd, 2)), list(range(1, 2 * nd, 2)), list(range(nd))
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
-        d = _matmul(g2(g), np.swapaxes(b2, -1, -2))
-        _add(out, unbroadcast(d, a2.shape).reshape(out.shape), out=out)
+        d = _tensordot(g.reshape(paired), y_nd, axes=(odd, every))
+        _add(out, d.reshape(out.shape), out=out)
 
     def d_b(g: np.ndarray, out: np.ndarray) -> None:
-        d = _matmul(np.swapaxes(a2, -1, -2), g2(g))
-        _add(out, unbroadcast(d, b2.shape).reshape(out.shape), out=out)
+        d = _tensordot(g.reshape(paired), x_nd, axes=(even, every))
+        _add(out, d.reshape(out.shape), out=out)
 
-    return op("matmul", value, param_of(x1, d_a), param_of(x2, d_b))
+    return op("kron", value, param_of(a, d_a), param_of(b, d_b))
 
 
-__all__ = ["matmul"]
+__all__ = ["dot", "inner", "kron", "matmul", "outer", "tensordot", "vdot"]

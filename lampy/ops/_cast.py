@@ -1,0 +1,39 @@
+"""Casting between dtypes: astype, and copy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._unbroadcast import contribution
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import param_of, value_of
+
+
+def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
+    """``x`` cast to ``dtype`` (numpy 2's ``numpy.astype``).
+
+    Casting to a float dtype keeps the gradient; casting to an integer or boolean dtype
+    gives a constant (no gradient), as with any non-float result.
+
+    Gradient:
+        ``dx = g`` cast back to ``x``'s dtype.
+    """
+    a = value_of(x)
+    value = np.asarray(a).astype(dtype, copy=True)
+    del copy  # a Variable's value is never shared writable memory, so a copy is always taken
+    return op("astype", value, param_of(x, contribution(lambda g: g, fresh=False)))
+
+
+def copy(a: Any) -> Variable:
+    """A new Variable with the same value (numpy's ``copy``).
+
+    Gradient:
+        ``da = g``.
+    """
+    x = value_of(a)
+    return op("copy", np.array(x, copy=True), param_of(a, contribution(lambda g: g, fresh=False)))
+
+
+__all__ = ["astype", "copy"]
