@@ -334,6 +334,51 @@ class Variable:
         _no_out("mean", out)
         return _reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
+    @property
+    def mT(self) -> Variable:
+        """The matrix transpose (last two axes swapped), as ``numpy.ndarray.mT``."""
+        nd = self.ndim
+        if nd < 2:
+            raise _errors.ShapeError(
+                f"mT: needs at least 2 dimensions, got shape {self.shape}; use .T for 1-d."
+            )
+        return _shape.transpose(self, (*range(nd - 2), nd - 1, nd - 2))
+
+    def __abs__(self) -> Variable:
+        return _magnitude.abs(self)
+
+    def astype(self, dtype: Any, copy: bool = True) -> Variable:
+        """Same as [lampy.astype][]: a float dtype keeps the gradient, others give a constant."""
+        return _cast.astype(self, dtype, copy=copy)
+
+    def copy(self) -> Variable:
+        """Same as [lampy.copy][]."""
+        return _cast.copy(self)
+
+    def tolist(self) -> Any:
+        """The value as nested Python lists."""
+        return self.value.tolist()
+
+    def clip(self, min: Any = None, max: Any = None) -> Variable:
+        """Same as [lampy.clip][] with ``min`` and ``max`` bounds."""
+        return _magnitude.clip(self, min=min, max=max)
+
+    def round(self, decimals: int = 0) -> Variable:
+        """Same as [lampy.round][] (zero gradient)."""
+        return _rounding.round(self, decimals)
+
+    def dot(self, b: Any) -> Variable:
+        """Same as [lampy.dot][]."""
+        return _linalg.dot(self, b)
+
+    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Variable:
+        """Same as [lampy.trace][]."""
+        return _diagonal.trace(self, offset, axis1, axis2, dtype)
+
+    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
+        """Same as [lampy.diagonal][]."""
+        return _diagonal.diagonal(self, offset, axis1, axis2)
+
 
 def _no_out(name: str, out: Any) -> None:
     if out is not None:
@@ -500,5 +545,15 @@ __all__ = ["Backward", "LampyError", "Op", "Param", "Variable", "const", "op", "
 
 # The operator methods above call into the op library, which itself builds on this
 # module; it is imported last so that its modules can import the names defined here.
+from lampy import _errors  # noqa: E402
 from lampy.ops import _arithmetic as _arith  # noqa: E402
-from lampy.ops import _indexing, _linalg, _reductions, _shape  # noqa: E402
+from lampy.ops import (  # noqa: E402
+    _cast,
+    _diagonal,
+    _indexing,
+    _linalg,
+    _magnitude,
+    _reductions,
+    _rounding,
+    _shape,
+)

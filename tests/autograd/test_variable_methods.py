@@ -1,0 +1,77 @@
+"""Variable's numpy-style methods and properties match numpy's ndarray methods."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import lampy
+from lampy.testing import check_grad
+
+A = np.arange(1.0, 7.0).reshape(2, 3) / 3.0
+
+
+@pytest.mark.parametrize(
+    ("method", "ref"),
+    [
+        (lambda v: v.mT, lambda a: np.swapaxes(a, -1, -2)),
+        (lambda v: abs(v - 1.0), lambda a: np.abs(a - 1.0)),
+        (lambda v: v.clip(0.5, 1.5), lambda a: a.clip(0.5, 1.5)),
+        (lambda v: v.round(1), lambda a: a.round(1)),
+        (lambda v: v.dot(v.T), lambda a: a.dot(a.T)),
+        (lambda v: v.trace(), lambda a: a.trace()),
+        (lambda v: v.diagonal(), lambda a: a.diagonal()),
+        (lambda v: v.astype(np.float32), lambda a: a.astype(np.float32)),
+        (lambda v: v.copy(), lambda a: a.copy()),
+        (lambda v: v.sum(axis=0), lambda a: a.sum(axis=0)),
+        (lambda v: v.mean(1, keepdims=True), lambda a: a.mean(1, keepdims=True)),
+    ],
+)
+def test_method_matches_numpy(method: object, ref: object) -> None:
+    """Each method gives numpy's value and dtype, and a correct gradient."""
+    expected = np.asarray(ref(A))  # type: ignore[operator]
+    with lampy.Scope():
+        out = method(lampy.param(A))  # type: ignore[operator]
+        np.testing.assert_allclose(out.value, expected, rtol=1e-6)
+        assert out.dtype == expected.dtype
+    if expected.dtype == np.float64:
+        check_grad(method, A)  # type: ignore[arg-type]
+
+
+def test_numpy_functions_dispatch_to_methods() -> None:
+    """np.sum, np.mean, np.reshape and np.transpose work on Variables through methods."""
+    with lampy.Scope():
+        x = lampy.param(A)
+        assert isinstance(np.sum(x), lampy.Variable)
+        assert isinstance(np.mean(x, axis=0), lampy.Variable)
+        assert np.reshape(x, (3, 2)).shape == (3, 2)
+        assert np.transpose(x).shape == (3, 2)
+
+
+def test_out_argument_is_refused() -> None:
+    """out= cannot be honoured on an immutable Variable and says so."""
+    with lampy.Scope():
+        x = lampy.param(A)
+        with pytest.raises(TypeError, match="out= is not supported"):
+            x.sum(out=np.zeros(()))
+
+
+def test_mt_needs_two_dimensions() -> None:
+    """.mT of a 1-d Variable is a ShapeError, as numpy raises for ndarray.mT."""
+    with lampy.Scope():
+        with pytest.raises(ValueError, match="mT: needs at least 2 dimensions"):
+            lampy.param([1.0, 2.0]).mT
+
+
+def test_tolist() -> None:
+    """tolist gives nested Python lists of the value."""
+    with lampy.Scope():
+        assert lampy.param(A).tolist() == A.tolist()
+
+
+def test_astype_to_integer_is_a_constant() -> None:
+    """Casting to an integer dtype gives a constant integer Variable."""
+    with lampy.Scope():
+        y = lampy.param(A * 3).astype(np.int64)
+        assert y.dtype == np.int64
+        assert not y.needs_grad
