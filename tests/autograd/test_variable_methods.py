@@ -58,9 +58,8 @@ def test_out_argument_is_refused() -> None:
 
 def test_mt_needs_two_dimensions() -> None:
     """.mT of a 1-d Variable is a ShapeError, as numpy raises for ndarray.mT."""
-    with lampy.Scope():
-        with pytest.raises(ValueError, match="mT: needs at least 2 dimensions"):
-            lampy.param([1.0, 2.0]).mT
+    with lampy.Scope(), pytest.raises(ValueError, match="mT: needs at least 2 dimensions"):
+        lampy.param([1.0, 2.0]).mT
 
 
 def test_tolist() -> None:
