@@ -1,8 +1,10 @@
 """lampy: reverse-mode automatic differentiation on numpy, with scopes that own memory.
 
-The public API is re-exported here; implementation modules start with ``_``.
+The public API is re-exported here; implementation modules start with ``_``. Ops are
+re-exported from [lampy.ops][] under numpy's names.
 """
 
+from lampy import linalg as linalg
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
 from lampy._errors import LampyError as LampyError
@@ -25,8 +27,7 @@ from lampy.autograd import op as op
 from lampy.autograd import param as param
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad
-
-# ops: generated from lampy.ops (re-exported as lampy.<name>)
+from lampy.linalg import norm as norm
 from lampy.ops import abs as abs
 from lampy.ops import absolute as absolute
 from lampy.ops import add as add
@@ -112,7 +113,5 @@ from lampy.ops import triu as triu
 from lampy.ops import trunc as trunc
 from lampy.ops import vdot as vdot
 from lampy.ops import where as where
-
-# end of ops
 
 __version__ = "0.1.0.dev0"

@@ -1,0 +1,29 @@
+"""Linear algebra with gradients, mirroring ``numpy.linalg``.
+
+Every function takes Variables, arrays or nested lists, is batched over leading axes
+where numpy's is, keeps float32 as float32, and returns Variables (constant numpy
+values where numpy's result has no gradient: ``slogdet``'s sign, ``lstsq``'s residuals,
+rank and singular values, ``matrix_rank``).
+"""
+
+from numpy.linalg import LinAlgError as LinAlgError
+
+from lampy.linalg._common import EighResult as EighResult
+from lampy.linalg._common import QRResult as QRResult
+from lampy.linalg._common import SlogdetResult as SlogdetResult
+from lampy.linalg._common import SVDResult as SVDResult
+from lampy.linalg._decompositions import cholesky as cholesky
+from lampy.linalg._decompositions import qr as qr
+from lampy.linalg._determinant import det as det
+from lampy.linalg._determinant import slogdet as slogdet
+from lampy.linalg._eigen import eigh as eigh
+from lampy.linalg._eigen import eigvalsh as eigvalsh
+from lampy.linalg._inverse import inv as inv
+from lampy.linalg._inverse import lstsq as lstsq
+from lampy.linalg._inverse import matrix_power as matrix_power
+from lampy.linalg._inverse import multi_dot as multi_dot
+from lampy.linalg._inverse import pinv as pinv
+from lampy.linalg._inverse import solve as solve
+from lampy.linalg._norms import matrix_rank as matrix_rank
+from lampy.linalg._norms import norm as norm
+from lampy.linalg._svd import svd as svd

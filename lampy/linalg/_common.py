@@ -1,0 +1,159 @@
+"""Shared pieces of lampy.linalg: shape checks, batched transposes, result records."""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from lampy._errors import ShapeError
+from lampy.autograd._grad_mode import is_grad_enabled
+from lampy.autograd._variable import Variable
+from lampy.ops._operands import needs_grad, value_of
+
+_swapaxes = np.swapaxes
+
+
+class SlogdetResult(NamedTuple):
+    """What :func:`lampy.linalg.slogdet` returns, as ``numpy.linalg.slogdet`` does."""
+
+    sign: np.ndarray
+    """The sign of the determinant (a constant numpy array: it has no gradient)."""
+    logabsdet: Variable
+    """The natural logarithm of the absolute value of the determinant."""
+
+
+class EighResult(NamedTuple):
+    """What :func:`lampy.linalg.eigh` returns, as ``numpy.linalg.eigh`` does."""
+
+    eigenvalues: Variable
+    """The eigenvalues in ascending order, shape ``(..., M)``."""
+    eigenvectors: Variable
+    """The normalised eigenvectors as columns, shape ``(..., M, M)``."""
+
+
+class QRResult(NamedTuple):
+    """What :func:`lampy.linalg.qr` returns, as ``numpy.linalg.qr`` does."""
+
+    Q: Variable
+    """The matrix with orthonormal columns."""
+    R: Variable
+    """The upper-triangular matrix."""
+
+
+class SVDResult(NamedTuple):
+    """What :func:`lampy.linalg.svd` returns, as ``numpy.linalg.svd`` does."""
+
+    U: Variable
+    """The left singular vectors as columns."""
+    S: Variable
+    """The singular values in descending order."""
+    Vh: Variable
+    """The right singular vectors as rows (the transpose of ``V``)."""
+
+
+def mT(a: np.ndarray) -> np.ndarray:
+    """The batched matrix transpose: the last two axes swapped."""
+    return _swapaxes(a, -1, -2)
+
+
+def sym(a: np.ndarray) -> Any:
+    """The symmetric part ``(a + a^T) / 2`` of a stack of square matrices."""
+    return 0.5 * (a + mT(a))
+
+
+def wants_grad(x: Any) -> bool:
+    """Whether an op on ``x`` will record a gradient (so a decomposition's extra factors
+    are worth computing)."""
+    return needs_grad(x) and is_grad_enabled()
+
+
+def matrix_value(name: str, x: Any, *, square: bool = False) -> np.ndarray:
+    """``x``'s value as an array of at least 2 dimensions (square in the last two if
+    ``square``), or a ShapeError naming the op, raised before anything is recorded."""
+    a = np.asarray(value_of(x))
+    if a.ndim < 2:
+        raise ShapeError(
+            f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got "
+            f"an array of shape {a.shape}. Reshape it, e.g. `x.reshape(1, -1)` for a row."
+        )
+    if square and a.shape[-1] != a.shape[-2]:
+        raise ShapeError(
+            f"{name}: the last two dimensions must be square (a stack of M x M matrices), "
+            f"got shape {a.shape}."
+        )
+    return a
+
+
+def inverse_gaps(w: np.ndarray) -> Any:
+    """``F[..., i, j] = 1 / (w_j - w_i)`` off the diagonal and 0 on it.
+
+    Repeated values give infinities: derivatives of eigenvectors and singular vectors do
+    not exist there (PyTorch behaves the same way).
+    """
+    d = w[..., None, :] - w[..., :, None]
+    n = w.shape[-1]
+    idx = np.arange(n)
+    d[..., idx, idx] = 1
+    f = np.divide(1, d)
+    f[..., idx, idx] = 0
+    return f
+
+
+class Lazy:
+    """A value computed on first use and then kept (shared by the closures of one call)."""
+
+    __slots__ = ("_fn", "_value")
+
+    def __init__(self, fn: Any) -> None:
+        self._fn = fn
+        self._value: Any = None
+
+    def __call__(self) -> Any:
+        if self._value is None:
+            self._value = self._fn()
+            self._fn = None
+        return self._value
+
+
+class SharedBackward:
+    """A function of ``g`` computed once for the several closures of one op.
+
+    The engine calls an op's closures one after another with the same ``g``; the first
+    computes ``fn(g)`` and leaves it for the others, the last takes it away.
+    """
+
+    __slots__ = ("_fn", "_g", "_left", "_users", "_value")
+
+    def __init__(self, fn: Any, users: int) -> None:
+        self._fn = fn
+        self._users = users
+        self._g: Any = None
+        self._value: Any = None
+        self._left = 0
+
+    def __call__(self, g: np.ndarray) -> Any:
+        if self._g is g and self._left > 0:
+            value = self._value
+        else:
+            value = self._fn(g)
+            self._g, self._value, self._left = g, value, self._users
+        self._left -= 1
+        if self._left == 0:
+            self._g = self._value = None
+        return value
+
+
+__all__ = [
+    "EighResult",
+    "QRResult",
+    "SVDResult",
+    "SlogdetResult",
+    "Lazy",
+    "SharedBackward",
+    "inverse_gaps",
+    "matrix_value",
+    "mT",
+    "sym",
+    "wants_grad",
+]

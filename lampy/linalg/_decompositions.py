@@ -1,0 +1,148 @@
+"""Triangular factorisations: cholesky, qr."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import Variable, op
+from lampy.linalg._common import Lazy, QRResult, matrix_value, mT, wants_grad
+from lampy.ops._operands import param_of
+
+_add = np.add
+
+
+def cholesky(a: Any, /, *, upper: bool = False) -> Variable:
+    """Cholesky factor of a symmetric positive-definite matrix, batched
+    (``numpy.linalg.cholesky``): lower ``L`` with ``a = L L^T``, or upper ``U = L^T``.
+
+    Only the lower triangle of ``a`` is read (the upper one with ``upper=True``).
+    Raises ``numpy.linalg.LinAlgError`` if ``a`` is not positive definite.
+
+    Gradient:
+        Symmetric, as PyTorch's: ``da = L^{-T} sym(Phi(L^T gL)) L^{-1}`` with
+        ``gL = tril(g)`` (``tril(g^T)`` for ``upper``), ``Phi`` the lower triangle with
+        the diagonal halved and ``sym(X) = (X + X^T) / 2`` (Murray 2016,
+        Differentiation of the Cholesky decomposition). It is the gradient along
+        symmetric perturbations, split equally between ``a[i, j]`` and ``a[j, i]``.
+    """
+    arr = matrix_value("cholesky", a, square=True)
+    if not upper:
+        value = np.linalg.cholesky(arr)
+    else:
+        try:
+            value = np.linalg.cholesky(arr, upper=True)
+        except TypeError:  # numpy < 2 has no `upper`: factor the transpose instead
+            value = np.ascontiguousarray(mT(np.linalg.cholesky(mT(arr))))
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        low = mT(value) if upper else value
+        gl = np.tril(mT(g) if upper else g)
+        phi = np.tril(mT(low) @ gl)
+        n = phi.shape[-1]
+        idx = np.arange(n)
+        phi[..., idx, idx] *= 0.5
+        linv = np.linalg.inv(low)
+        _add(out, mT(linv) @ (0.5 * (phi + mT(phi))) @ linv, out=out)
+
+    return op("cholesky", value, param_of(a, d_a))
+
+
+def _copyltu(m: np.ndarray) -> Any:
+    """The symmetric matrix with ``m``'s lower triangle: ``tril(m) + tril(m, -1)^T``."""
+    return np.tril(m) + mT(np.tril(m, -1))
+
+
+def _qr_backward(
+    q: np.ndarray, r: np.ndarray, rinv: Lazy, gq: np.ndarray | None, gr: np.ndarray | None
+) -> Any:
+    """Gradient of a reduced QR, ``a = q r`` with ``q`` (M, K), ``r`` (K, N), for one or
+    both cotangents. For M >= N: ``(gQ + Q copyltu(M)) R^{-T}``, ``M = R gR^T - gQ^T Q``
+    (Walter & Lehmann 2018; Seeger et al. 2017). For M < N, ``a = [X | Y]`` with ``X``
+    square: ``X = Q U`` gets the square rule with ``gQ + Y gV^T``, and ``Y = Q V`` gets
+    ``Q gV``, ``[U | V] = R``."""
+    k, n = r.shape[-2:]
+    gv = None
+    if k < n:
+        gv = None if gr is None else gr[..., k:]
+        if gv is not None:
+            y = q @ r[..., k:]
+            extra = y @ mT(gv)
+            gq = extra if gq is None else gq + extra
+        gr = None if gr is None else gr[..., :k]
+        r = r[..., :k]
+    m = 0 if gr is None else r @ mT(gr)
+    if gq is not None:
+        m = m - mT(gq) @ q
+    b = q @ _copyltu(np.asarray(m))
+    if gq is not None:
+        b = b + gq
+    gx = b @ mT(rinv())
+    if k < n:
+        gy = np.zeros((*gx.shape[:-1], n - k), gx.dtype) if gv is None else q @ gv
+        return np.concatenate([gx, gy], axis=-1)
+    return gx
+
+
+def qr(a: Any, mode: str = "reduced") -> Any:
+    """QR decomposition by Householder reflections, batched (``numpy.linalg.qr``).
+
+    Args:
+        a: A matrix ``(..., M, N)``.
+        mode: ``'reduced'`` (``Q`` is ``(M, K)``, ``R`` is ``(K, N)``, ``K = min(M, N)``),
+            ``'complete'`` (``Q`` is ``(M, M)``, ``R`` is ``(M, N)``) or ``'r'`` (``R``
+            alone). ``'raw'`` is not supported (its Householder reflectors have no
+            gradient); use ``numpy.linalg.qr(x.value, mode='raw')``.
+
+    Returns:
+        ``QRResult(Q, R)`` of Variables, or the Variable ``R`` for ``mode='r'``.
+
+    Gradient:
+        For ``a`` of full rank, and for ``M < N`` with a nonsingular leading ``M x M``
+        block (elsewhere the factors jump with the signs Householder picks), following
+        Walter & Lehmann 2018 (Algorithmic differentiation of linear algebra functions
+        with application in optimum experimental design) and Seeger et al. 2017:
+        with ``M = R gR^T - gQ^T Q``,
+        ``da = (gQ + Q copyltu(M)) R^{-T}`` for ``M >= N``, where
+        ``copyltu(M) = tril(M) + tril(M, -1)^T``. For ``M < N``, ``a = [X | Y]``
+        splits into a square QR of ``X`` and ``Y = Q V``, as PyTorch does. For
+        ``mode='complete'`` with ``M > N``, the extra columns ``Q2`` of ``Q`` are any
+        basis of the complement; their cotangent is folded into the first columns as
+        ``gQ1 - Q2 gQ2^T Q1``, which is exact for functions that depend on ``Q2`` only
+        through its span (PyTorch refuses this case). The zero rows of ``R`` get no
+        gradient.
+    """
+    arr = matrix_value("qr", a)
+    if mode not in ("reduced", "complete", "r"):
+        if mode == "raw":
+            raise ValueError(
+                "qr: mode='raw' is not supported (its Householder reflectors have no "
+                "gradient); use numpy.linalg.qr(x.value, mode='raw') for the raw factors."
+            )
+        raise ValueError(f"qr: unrecognized mode {mode!r}; use 'reduced', 'complete' or 'r'.")
+    m, n = arr.shape[-2:]
+    k = min(m, n)
+    if mode == "r" and not wants_grad(a):
+        return op("qr", np.linalg.qr(arr, mode="r"))
+    q, r = np.linalg.qr(arr, mode="complete" if mode == "complete" else "reduced")
+    q1, r1 = q[..., :k], r[..., :k, :]
+    rinv = Lazy(lambda: np.linalg.inv(r1[..., :k]))
+
+    def d_q(g: np.ndarray, out: np.ndarray) -> None:
+        gq = g
+        if q.shape[-1] > k:  # 'complete' with M > N: fold the complement's cotangent
+            q2 = q[..., k:]
+            gq = g[..., :k] - q2 @ (mT(g[..., k:]) @ q1)
+        _add(out, _qr_backward(q1, r1, rinv, gq, None), out=out)
+
+    def d_r(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, _qr_backward(q1, r1, rinv, None, g[..., :k, :]), out=out)
+
+    rv = op("qr", r, param_of(a, d_r))
+    if mode == "r":
+        return rv
+    return QRResult(op("qr", q, param_of(a, d_q)), rv)
+
+
+__all__ = ["cholesky", "qr"]

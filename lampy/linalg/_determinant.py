@@ -1,0 +1,90 @@
+"""Determinants: det, slogdet."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import Variable, op
+from lampy.linalg._common import SlogdetResult, matrix_value, mT
+from lampy.ops._operands import param_of
+
+_add = np.add
+
+
+def _excluding_products(s: np.ndarray) -> Any:
+    """``out[..., i] = prod_{j != i} s[..., j]``, without dividing (zeros allowed)."""
+    ones = np.ones_like(s[..., :1])
+    before = np.cumprod(np.concatenate([ones, s[..., :-1]], axis=-1), axis=-1)
+    after = np.cumprod(np.concatenate([ones, s[..., :0:-1]], axis=-1), axis=-1)[..., ::-1]
+    return before * after
+
+
+def _cofactor(a: np.ndarray, det: np.ndarray) -> Any:
+    """The cofactor matrix ``det(a) a^{-T}``, also for (nearly) singular matrices.
+
+    Matrices whose ``|det|`` is tiny next to Hadamard's bound (the product of the column
+    norms) go through the SVD ``a = U S V^T``: ``det(U) det(V) U diag(prod_{j != i}
+    s_j) V^T``, exact at singular matrices; the others through the inverse.
+    """
+    n = a.shape[-1]
+    if a.size == 0:
+        return np.zeros_like(a)
+    near = np.abs(det) <= 1e-8 * np.prod(np.linalg.norm(a, axis=-2), axis=-1)
+    if not near.any():
+        return det[..., None, None] * mT(np.linalg.inv(a))
+    flat, d, near = a.reshape(-1, n, n), np.reshape(det, -1), np.reshape(near, -1)
+    out = np.empty_like(flat)
+    if not near.all():
+        far = ~near
+        out[far] = d[far, None, None] * mT(np.linalg.inv(flat[far]))
+    u, s, vh = np.linalg.svd(flat[near])
+    signs = np.linalg.det(u) * np.linalg.det(vh)
+    out[near] = (u * (signs[:, None] * _excluding_products(s))[:, None, :]) @ vh
+    return out.reshape(a.shape)
+
+
+def det(a: Any) -> Variable:
+    """Determinant of a square matrix, batched over leading axes (``numpy.linalg.det``).
+
+    Gradient:
+        ``da = g * det(a) * a^{-T}``, the cofactor matrix. For a (nearly) singular
+        ``a`` it is computed from the SVD as ``U diag(prod_{j != i} s_j) V^T`` (times
+        ``det(U) det(V)``), so the gradient stays finite and exact there.
+    """
+    arr = matrix_value("det", a, square=True)
+    value = np.linalg.det(arr)
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, np.asarray(g)[..., None, None] * _cofactor(arr, np.asarray(value)), out=out)
+
+    return op("det", value, param_of(a, d_a))
+
+
+def slogdet(a: Any) -> SlogdetResult:
+    """Sign and natural log of the absolute determinant, batched (``numpy.linalg.slogdet``).
+
+    Returns:
+        ``SlogdetResult(sign, logabsdet)``: ``sign`` is a constant numpy array (1, -1,
+        or 0 for a singular matrix), ``logabsdet`` a Variable (``-inf`` when singular).
+
+    Gradient:
+        ``da = g * a^{-T}`` (for ``logabsdet``; the sign has none). For a singular
+        matrix the gradient is not finite.
+    """
+    arr = matrix_value("slogdet", a, square=True)
+    sign, logabsdet = np.linalg.slogdet(arr)
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        try:
+            inv_t = mT(np.linalg.inv(arr))
+        except np.linalg.LinAlgError:  # singular: 1/s is infinite in some direction
+            u, s, vh = np.linalg.svd(arr)
+            inv_t = (u / s[..., None, :]) @ vh
+        _add(out, np.asarray(g)[..., None, None] * inv_t, out=out)
+
+    return SlogdetResult(np.asarray(sign), op("slogdet", logabsdet, param_of(a, d_a)))
+
+
+__all__ = ["det", "slogdet"]

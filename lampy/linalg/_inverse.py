@@ -1,0 +1,370 @@
+"""Inverses and linear systems: inv, pinv, solve, lstsq, matrix_power, multi_dot."""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import ShapeError
+from lampy.autograd._unbroadcast import unbroadcast
+from lampy.autograd._variable import Variable, op
+from lampy.linalg._common import Lazy, SharedBackward, matrix_value, mT, sym
+from lampy.ops._linalg import matmul
+from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.ops._shape import reshape
+
+_add, _subtract, _matmul = np.add, np.subtract, np.matmul
+_NOVALUE: Any = getattr(np, "_NoValue", object())
+
+
+def inv(a: Any) -> Variable:
+    """Inverse of a square matrix, batched over leading axes (``numpy.linalg.inv``).
+
+    Raises ``numpy.linalg.LinAlgError`` for a singular matrix, as numpy does.
+
+    Gradient:
+        ``da = -X^T g X^T`` with ``X = inv(a)`` (Giles 2008, Extended collection of
+        matrix derivative results).
+    """
+    arr = matrix_value("inv", a, square=True)
+    x = np.linalg.inv(arr)
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        xt = mT(x)
+        _subtract(out, xt @ g @ xt, out=out)
+
+    return op("inv", x, param_of(a, d_a))
+
+
+def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row: bool) -> Any:
+    """Gradient of ``p = pinv(a)`` for a locally constant rank (Golub & Pereyra 1973):
+    ``-P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A)``; the second term
+    vanishes for full row rank (``row``), the third for full column rank (``col``)."""
+    pt, gpt = mT(p), mT(gp)
+    ga = -(pt @ gp @ pt)
+    if not row:
+        u = gpt @ (p @ pt)
+        ga += u - a @ (p @ u)
+    if not col:
+        v = pt @ (p @ gpt)
+        ga += v - v @ (p @ a)
+    return ga
+
+
+def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Variable:
+    """Moore-Penrose pseudo-inverse through the SVD, batched (``numpy.linalg.pinv``).
+
+    Singular values at most ``rcond`` (or ``rtol``) times the largest are treated as
+    zero, with numpy's defaults: ``rcond=1e-15``, or ``max(M, N) * eps`` if
+    ``rtol=None`` is passed.
+
+    Gradient:
+        For a rank that does not change near ``a`` (Golub & Pereyra 1973, The
+        differentiation of pseudo-inverses and nonlinear least squares problems):
+        ``da = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)``, ``P = pinv(a)``.
+        The last two terms vanish for full column / row rank. With ``hermitian=True``
+        only the lower triangle is read and the gradient is symmetrised, as for
+        :func:`eigh`.
+    """
+    arr = matrix_value("pinv", a)
+    if rcond is None:
+        if rtol is _NOVALUE:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(arr.shape[-2:]) * np.finfo(arr.dtype).eps
+        else:
+            rcond = rtol
+    elif rtol is not _NOVALUE:
+        raise ValueError("pinv: `rtol` and `rcond` can't be both set.")
+    rcond = np.asarray(rcond)
+    m, n = arr.shape[-2:]
+    if arr.size == 0:
+        return op("pinv", np.empty((*arr.shape[:-2], n, m), arr.dtype), param_of(a, _zero_gradient))
+    # numpy's own computation, kept so that the rank is known to the gradient
+    u, s, vt = np.linalg.svd(arr, full_matrices=False, hermitian=hermitian)
+    cutoff = rcond[..., None] * np.amax(s, axis=-1, keepdims=True)
+    large = s > cutoff
+    s = np.divide(1, s, where=large, out=s)
+    s[~large] = 0
+    p = _matmul(mT(vt), np.multiply(s[..., None], mT(u)))
+    full = bool(np.all(large))
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        ga = _pinv_backward(arr, p, g, col=full and m >= n, row=full and m <= n)
+        _add(out, sym(ga) if hermitian else ga, out=out)
+
+    return op("pinv", p, param_of(a, d_a))
+
+
+def _zero_gradient(g: np.ndarray, out: np.ndarray) -> None:
+    """The closure of a result that does not depend on its input's values."""
+
+
+def solve(a: Any, b: Any) -> Variable:
+    """Solve ``a @ x = b`` for ``x``, batched (``numpy.linalg.solve``, numpy 2 rules).
+
+    ``b`` is one vector when ``b.ndim == 1`` (shape ``(M,)``, the solution has
+    shape ``(..., M)``); otherwise it is a stack of matrices ``(..., M, K)`` whose batch
+    axes broadcast with ``a``'s.
+
+    Gradient:
+        ``db = solve(a^T, g)``, ``da = -db x^T`` (each summed over broadcast batch axes).
+    """
+    arr = matrix_value("solve", a, square=True)
+    rhs = np.asarray(value_of(b))
+    m = arr.shape[-1]
+    vector = rhs.ndim == 1
+    if vector and rhs.shape[0] != m:
+        raise ShapeError(
+            f"solve: a has shape {arr.shape}, so the vector b must have length {m}, got "
+            f"shape {rhs.shape}."
+        )
+    if not vector:
+        if rhs.ndim < 2 or rhs.shape[-2] != m:
+            raise ShapeError(
+                f"solve: shapes {arr.shape} and {rhs.shape} do not fit together: b must be "
+                f"a vector of shape ({m},) or a stack of matrices of shape (..., {m}, K). "
+                f"(numpy 2 treats b as a vector only when b.ndim == 1; for a stack of "
+                f"vectors pass b[..., None] and take x[..., 0].)"
+            )
+        try:
+            np.broadcast_shapes(arr.shape[:-2], rhs.shape[:-2])
+        except ValueError:
+            raise ShapeError(
+                f"solve: the batch axes of a {arr.shape[:-2]} and of b {rhs.shape[:-2]} do "
+                "not broadcast together."
+            ) from None
+    x = np.linalg.solve(arr, rhs)
+    a_shape, b_shape = arr.shape, rhs.shape
+
+    def solve_t(g: np.ndarray) -> np.ndarray:
+        if vector:
+            return np.linalg.solve(mT(arr), g[..., None])[..., 0]
+        return np.linalg.solve(mT(arr), g)
+
+    shared = SharedBackward(solve_t, needs_grad(a) + needs_grad(b))
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        gb = shared(g)
+        ga = gb[..., :, None] * x[..., None, :] if vector else gb @ mT(x)
+        _subtract(out, unbroadcast(ga, a_shape), out=out)
+
+    def d_b(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, unbroadcast(shared(g), b_shape), out=out)
+
+    return op("solve", x, param_of(a, d_a), param_of(b, d_b))
+
+
+def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any, np.ndarray]:
+    """Least-squares solution of ``a @ x = b`` (``numpy.linalg.lstsq``; 2-d ``a`` only).
+
+    Returns ``(x, residuals, rank, s)`` as numpy does: ``x`` is a Variable; the squared
+    residuals, the rank of ``a`` and its singular values are constant numpy values.
+
+    Gradient:
+        ``x = P b`` with ``P = pinv(a)`` cut at ``rcond``: ``db = P^T g`` and ``da`` the
+        pseudo-inverse gradient (Golub & Pereyra 1973) contracted with ``g b^T``:
+        ``-P^T g x^T + r g^T P P^T + P^T x (g^T - g^T P A)``, ``r = b - a x``. Valid
+        where the rank does not change. For full column rank it is
+        ``da = r y^T - a y x^T``, ``db = a y`` with ``y = (a^T a)^{-1} g``, computed
+        through ``R`` of ``a = QR`` (``y = R^{-1} R^{-T} g``) rather than ``pinv(a)``.
+    """
+    arr = np.asarray(value_of(a))
+    rhs = np.asarray(value_of(b))
+    if arr.ndim != 2 or rhs.ndim not in (1, 2) or rhs.shape[0] != arr.shape[0]:
+        raise ShapeError(
+            f"lstsq: a must be a matrix (M, N) and b of shape (M,) or (M, K) with the same "
+            f"M, got shapes {arr.shape} and {rhs.shape}. numpy.linalg.lstsq is not batched."
+        )
+    x, residuals, rank, s = np.linalg.lstsq(arr, rhs, rcond=rcond)
+    m, n = arr.shape
+    cut = np.finfo(np.float64).eps * max(m, n) if rcond is None else rcond
+    vector = rhs.ndim == 1
+    b2 = rhs[:, None] if vector else rhs
+    x2 = x[:, None] if vector else x
+
+    def as_matrix(g: np.ndarray) -> np.ndarray:
+        return g[:, None] if vector else g
+
+    def as_b(gb: np.ndarray) -> np.ndarray:
+        return gb[:, 0] if vector else gb
+
+    users = needs_grad(a) + needs_grad(b)
+    if rank == n > 0:  # full column rank: y = (a^T a)^{-1} g through a = QR, stably
+        r_factor = Lazy(lambda: np.linalg.qr(arr, mode="r"))
+
+        def normal_solve(g: np.ndarray) -> np.ndarray:
+            r = r_factor()
+            return np.linalg.solve(r, np.linalg.solve(r.T, as_matrix(g)))
+
+        y_of = SharedBackward(normal_solve, users)
+
+        def d_a(g: np.ndarray, out: np.ndarray) -> None:
+            y = y_of(g)
+            _add(out, (b2 - arr @ x2) @ y.T - (arr @ y) @ x2.T, out=out)
+
+        def d_b(g: np.ndarray, out: np.ndarray) -> None:
+            _add(out, as_b(arr @ y_of(g)), out=out)
+
+    else:
+        pinv_of_a = Lazy(lambda: np.linalg.pinv(arr, rcond=cut))
+
+        def d_a(g: np.ndarray, out: np.ndarray) -> None:
+            p, g2 = pinv_of_a(), as_matrix(g)
+            pt, gt = p.T, g2.T
+            ga = (b2 - arr @ x2) @ ((gt @ p) @ pt) - (pt @ g2) @ x2.T
+            ga += (pt @ x2) @ (gt - (gt @ p) @ arr)
+            _add(out, ga, out=out)
+
+        def d_b(g: np.ndarray, out: np.ndarray) -> None:
+            _add(out, as_b(pinv_of_a().T @ as_matrix(g)), out=out)
+
+    xv = op("lstsq", x, param_of(a, d_a), param_of(b, d_b))
+    return xv, residuals, rank, s
+
+
+def matrix_power(a: Any, n: int) -> Variable:
+    """``a`` raised to the integer power ``n``, batched (``numpy.linalg.matrix_power``).
+
+    ``n = 0`` gives identities (with a zero gradient); a negative ``n`` inverts ``a``
+    first. Computed by repeated squaring, with numpy's order of products.
+
+    Gradient:
+        Reverse mode through the products: each ``C = A B`` passes ``g B^T`` to ``A``
+        and ``A^T g`` to ``B``; for negative ``n`` the result then goes through
+        :func:`inv`'s rule. Costs O(log |n|) matrix products.
+    """
+    arr = matrix_value("matrix_power", a, square=True)
+    try:
+        k = operator.index(n)
+    except TypeError as e:
+        raise TypeError(f"matrix_power: the exponent must be an integer, got {n!r}") from e
+    if k == 0:
+        value = np.empty_like(arr)
+        value[...] = np.eye(arr.shape[-2], dtype=arr.dtype)
+        return op("matrix_power", value, param_of(a, _zero_gradient))
+    base = np.linalg.inv(arr) if k < 0 else arr
+    k = abs(k)
+    # The products, as (left, right) indices into `vals`; vals[0] is the base.
+    vals: list[np.ndarray] = [base]
+    steps: list[tuple[int, int]] = []
+
+    def mul(i: int, j: int) -> int:
+        vals.append(_matmul(vals[i], vals[j]))
+        steps.append((i, j))
+        return len(vals) - 1
+
+    if k == 1:
+        result = 0
+    elif k == 2:
+        result = mul(0, 0)
+    elif k == 3:
+        result = mul(mul(0, 0), 0)
+    else:
+        z = res = -1
+        while k > 0:
+            z = 0 if z < 0 else mul(z, z)
+            k, bit = divmod(k, 2)
+            if bit:
+                res = z if res < 0 else mul(res, z)
+        result = res
+    value = vals[result].copy() if result == 0 else vals[result]
+    negative = operator.index(n) < 0
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        grads: list[Any] = [None] * len(vals)
+        grads[result] = g
+        for node in range(len(vals) - 1, 0, -1):
+            gn = grads[node]
+            if gn is None:
+                continue
+            i, j = steps[node - 1]
+            left, right = gn @ mT(vals[j]), mT(vals[i]) @ gn
+            grads[i] = left if grads[i] is None else grads[i] + left
+            grads[j] = right if grads[j] is None else grads[j] + right
+        gbase = grads[0]
+        if negative:
+            bt = mT(base)
+            _subtract(out, bt @ gbase @ bt, out=out)
+        else:
+            _add(out, gbase, out=out)
+
+    return op("matrix_power", value, param_of(a, d_a))
+
+
+def _chain_order(dims: list[int]) -> np.ndarray:
+    """numpy's optimal parenthesisation of a matrix chain (Cormen et al., 15.2)."""
+    n = len(dims) - 1
+    cost = np.zeros((n, n))
+    split = np.empty((n, n), dtype=np.intp)
+    for length in range(1, n):
+        for i in range(n - length):
+            j = i + length
+            cost[i, j] = np.inf
+            for k in range(i, j):
+                q = cost[i, k] + cost[k + 1, j] + dims[i] * dims[k + 1] * dims[j + 1]
+                if q < cost[i, j]:
+                    cost[i, j] = q
+                    split[i, j] = k
+    return split
+
+
+def multi_dot(arrays: Any) -> Variable:
+    """Product of a chain of matrices in the cheapest order (``numpy.linalg.multi_dot``).
+
+    The first array may be 1-d (a row vector) and the last 1-d (a column vector); the
+    others must be 2-d. Built from :func:`lampy.matmul` in numpy's order, so the
+    gradient is matmul's.
+
+    Gradient:
+        Through the recorded matmuls: each ``C = A B`` passes ``g B^T`` and ``A^T g``.
+    """
+    items = list(arrays)
+    if len(items) < 2:
+        raise ValueError("multi_dot: expecting at least two arrays.")
+    ndims = [np.ndim(value_of(v)) for v in items]
+    first, last = ndims[0], ndims[-1]
+    if first not in (1, 2) or last not in (1, 2) or any(d != 2 for d in ndims[1:-1]):
+        raise ShapeError(
+            f"multi_dot: the arrays must be 2-d (the first and the last may be 1-d), got "
+            f"{ndims} dimensions."
+        )
+    if first == 1:
+        items[0] = reshape(items[0], (1, -1))
+    if last == 1:
+        items[-1] = reshape(items[-1], (-1, 1))
+    shapes = [np.shape(value_of(v)) for v in items]
+    for s1, s2 in itertools.pairwise(shapes):
+        if s1[1] != s2[0]:
+            raise ShapeError(
+                f"multi_dot: shapes {[tuple(s) for s in shapes]} do not chain: each "
+                "matrix's number of columns must equal the next one's number of rows."
+            )
+    if len(items) == 2:
+        result = matmul(items[0], items[1])
+    elif len(items) == 3:
+        (a0, a1b0), (b1c0, c1) = shapes[0], shapes[2]
+        if a0 * b1c0 * (a1b0 + c1) < a1b0 * c1 * (a0 + b1c0):
+            result = matmul(matmul(items[0], items[1]), items[2])
+        else:
+            result = matmul(items[0], matmul(items[1], items[2]))
+    else:
+        split = _chain_order([s[0] for s in shapes] + [shapes[-1][1]])
+
+        def chain(i: int, j: int) -> Any:
+            if i == j:
+                return items[i]
+            return matmul(chain(i, split[i, j]), chain(split[i, j] + 1, j))
+
+        result = chain(0, len(items) - 1)
+    if first == 1 and last == 1:
+        return reshape(result, ())
+    if first == 1 or last == 1:
+        return reshape(result, (-1,))
+    return result
+
+
+__all__ = ["inv", "lstsq", "matrix_power", "multi_dot", "pinv", "solve"]

@@ -1,0 +1,117 @@
+"""Singular value decomposition: svd."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import op
+from lampy.linalg._common import Lazy, SVDResult, inverse_gaps, matrix_value, mT, sym, wants_grad
+from lampy.ops._operands import param_of
+
+_add = np.add
+
+
+def values_backward(u: np.ndarray, vh: np.ndarray, gs: np.ndarray) -> Any:
+    """``U diag(gS) V^T``: the gradient of the singular values (thin ``u``, ``vh``)."""
+    return (u * gs[..., None, :]) @ vh
+
+
+def _u_backward(u: np.ndarray, s: np.ndarray, vh: np.ndarray, f: Lazy, gu: np.ndarray) -> Any:
+    """Gradient of thin ``U`` (M, K): ``U (F * (X - X^T)) S V^T + (I - U U^T) gU S^{-1}
+    V^T`` with ``X = U^T gU``."""
+    x = mT(u) @ gu
+    inner = (x - mT(x)) * f()
+    inner *= s[..., None, :]
+    if u.shape[-2] > u.shape[-1]:
+        inner -= x / s[..., None, :]
+        return (u @ inner + gu / s[..., None, :]) @ vh
+    return u @ inner @ vh
+
+
+def _vh_backward(u: np.ndarray, s: np.ndarray, vh: np.ndarray, f: Lazy, gvh: np.ndarray) -> Any:
+    """Gradient of thin ``Vh`` (K, N): ``U S (F * (Y - Y^T)) V^T + U S^{-1} gV^T (I - V
+    V^T)`` with ``gV = gVh^T`` and ``Y = V^T gV``."""
+    y = vh @ mT(gvh)
+    inner = (y - mT(y)) * f()
+    inner *= s[..., :, None]
+    if vh.shape[-1] > vh.shape[-2]:
+        return u @ ((inner - mT(y) / s[..., :, None]) @ vh + gvh / s[..., :, None])
+    return u @ (inner @ vh)
+
+
+def svd(
+    a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+) -> Any:
+    """Singular value decomposition ``a = U diag(S) Vh``, batched (``numpy.linalg.svd``).
+
+    Args:
+        a: A matrix ``(..., M, N)``.
+        full_matrices: ``U`` is ``(M, M)`` and ``Vh`` is ``(N, N)`` if True, else
+            ``(M, K)`` and ``(K, N)`` with ``K = min(M, N)``.
+        compute_uv: If False, return the singular values ``S`` alone.
+        hermitian: ``a`` is symmetric: numpy then reads its lower triangle only.
+
+    Returns:
+        ``SVDResult(U, S, Vh)`` of Variables, or the Variable ``S``.
+
+    Gradient:
+        With ``F[i, j] = 1 / (s_j^2 - s_i^2)`` (0 on the diagonal), ``X = U^T gU``,
+        ``Y = V^T gV`` (Townsend 2016, Differentiating the singular value decomposition):
+        ``da = U (diag(gS) + (F * (X - X^T)) S + S (F * (Y - Y^T))) V^T
+        + (I - U U^T) gU S^{-1} V^T + U S^{-1} gV^T (I - V V^T)``.
+        The ``S`` part ``U diag(gS) V^T`` is valid for any ``a``; the ``U``, ``Vh`` parts
+        need distinct singular values (repeated ones give inf or nan, as in PyTorch),
+        nonzero ones when ``a`` is not square, and functions that are invariant to
+        flipping the signs of a pair ``(u_i, v_i)``. With ``full_matrices=True`` and a
+        non-square ``a``, the extra columns ``U2`` (rows ``Vh2``) are any basis of the
+        complement: their cotangent is folded into the first ones as
+        ``gU1 - U2 gU2^T U1``, exact for functions that depend on them only through
+        their span (PyTorch ignores that cotangent instead). With ``hermitian=True``
+        the gradient is symmetrised, as for :func:`eigh`.
+    """
+    arr = matrix_value("svd", a)
+    grad = wants_grad(a)
+    if not compute_uv:
+        if not grad:
+            return op("svd", np.linalg.svd(arr, compute_uv=False, hermitian=hermitian))
+        u, s, vh = np.linalg.svd(arr, full_matrices=False, hermitian=hermitian)
+
+        def d_s_only(g: np.ndarray, out: np.ndarray) -> None:
+            ga = values_backward(u, vh, g)
+            _add(out, sym(ga) if hermitian else ga, out=out)
+
+        return op("svd", s, param_of(a, d_s_only))
+
+    u_full, s, vh_full = np.linalg.svd(arr, full_matrices=full_matrices, hermitian=hermitian)
+    k = s.shape[-1]
+    u, vh = u_full[..., :k], vh_full[..., :k, :]
+    f = Lazy(lambda: inverse_gaps(s * s))
+
+    def finish(ga: np.ndarray, out: np.ndarray) -> None:
+        _add(out, sym(ga) if hermitian else ga, out=out)
+
+    def d_u(g: np.ndarray, out: np.ndarray) -> None:
+        gu = g
+        if u_full.shape[-1] > k:
+            gu = g[..., :k] - u_full[..., k:] @ (mT(g[..., k:]) @ u)
+        finish(_u_backward(u, s, vh, f, gu), out)
+
+    def d_s(g: np.ndarray, out: np.ndarray) -> None:
+        finish(values_backward(u, vh, g), out)
+
+    def d_vh(g: np.ndarray, out: np.ndarray) -> None:
+        gvh = g
+        if vh_full.shape[-2] > k:
+            gvh = g[..., :k, :] - (vh @ mT(g[..., k:, :])) @ vh_full[..., k:, :]
+        finish(_vh_backward(u, s, vh, f, gvh), out)
+
+    return SVDResult(
+        op("svd", u_full, param_of(a, d_u)),
+        op("svd", s, param_of(a, d_s)),
+        op("svd", vh_full, param_of(a, d_vh)),
+    )
+
+
+__all__ = ["svd", "values_backward"]
