@@ -261,7 +261,8 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
     """``numpy.tensordot``: the sum of products over the axes ``axes`` pairs up.
 
     Args:
-        a, b: The operands.
+        a: The first operand.
+        b: The second operand.
         axes: An int N (the last N axes of ``a`` with the first N of ``b``) or a pair of
             sequences (or ints) of axes of ``a`` and of ``b``, of equal lengths.
 

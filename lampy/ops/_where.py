@@ -21,8 +21,9 @@ def where(condition: Any, x: Any, y: Any) -> Variable:
     Args:
         condition: A boolean array, array-like or Variable; other dtypes are taken by
             truth value (nonzero is True), as numpy does. It carries no gradient.
-        x, y: The values to select from: Variables, arrays or scalars. A Python number
-            next to a float32 array stays float32.
+        x: The values taken where ``condition`` holds: a Variable, an array or a
+            scalar. A Python number next to a float32 array stays float32.
+        y: The values taken elsewhere, of the same kinds as ``x``.
 
     Returns:
         A Variable of the broadcast shape of the three and numpy's result dtype of ``x``
