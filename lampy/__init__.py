@@ -32,6 +32,8 @@ from lampy.ops import abs as abs
 from lampy.ops import absolute as absolute
 from lampy.ops import add as add
 from lampy.ops import allclose as allclose
+from lampy.ops import amax as amax
+from lampy.ops import amin as amin
 from lampy.ops import arccos as arccos
 from lampy.ops import arccosh as arccosh
 from lampy.ops import arcsin as arcsin
@@ -39,15 +41,20 @@ from lampy.ops import arcsinh as arcsinh
 from lampy.ops import arctan as arctan
 from lampy.ops import arctan2 as arctan2
 from lampy.ops import arctanh as arctanh
+from lampy.ops import argmax as argmax
+from lampy.ops import argmin as argmin
 from lampy.ops import around as around
 from lampy.ops import array_equal as array_equal
 from lampy.ops import astype as astype
+from lampy.ops import average as average
 from lampy.ops import cbrt as cbrt
 from lampy.ops import ceil as ceil
 from lampy.ops import clip as clip
 from lampy.ops import copy as copy
 from lampy.ops import cos as cos
 from lampy.ops import cosh as cosh
+from lampy.ops import cumprod as cumprod
+from lampy.ops import cumsum as cumsum
 from lampy.ops import diag as diag
 from lampy.ops import diagonal as diagonal
 from lampy.ops import divide as divide
@@ -82,16 +89,21 @@ from lampy.ops import logical_and as logical_and
 from lampy.ops import logical_not as logical_not
 from lampy.ops import logical_or as logical_or
 from lampy.ops import logical_xor as logical_xor
+from lampy.ops import logsumexp as logsumexp
 from lampy.ops import matmul as matmul
+from lampy.ops import max as max
 from lampy.ops import maximum as maximum
 from lampy.ops import mean as mean
+from lampy.ops import min as min
 from lampy.ops import minimum as minimum
 from lampy.ops import multiply as multiply
 from lampy.ops import negative as negative
+from lampy.ops import normalize_axis as normalize_axis
 from lampy.ops import not_equal as not_equal
 from lampy.ops import outer as outer
 from lampy.ops import positive as positive
 from lampy.ops import power as power
+from lampy.ops import prod as prod
 from lampy.ops import reciprocal as reciprocal
 from lampy.ops import reshape as reshape
 from lampy.ops import round as round
@@ -101,6 +113,7 @@ from lampy.ops import sin as sin
 from lampy.ops import sinh as sinh
 from lampy.ops import sqrt as sqrt
 from lampy.ops import square as square
+from lampy.ops import std as std
 from lampy.ops import subtract as subtract
 from lampy.ops import sum as sum
 from lampy.ops import tan as tan
@@ -111,6 +124,7 @@ from lampy.ops import transpose as transpose
 from lampy.ops import tril as tril
 from lampy.ops import triu as triu
 from lampy.ops import trunc as trunc
+from lampy.ops import var as var
 from lampy.ops import vdot as vdot
 from lampy.ops import where as where
 

@@ -142,21 +142,11 @@ ON_PURPOSE: list[Any] = [
         _with_scope(lambda: lampy.param(np.ones(6)).sum(axis="0")),
         TypeError,
         id="sum-axis-type",
-        marks=pytest.mark.xfail(
-            raises=TypeError,
-            reason=f"{_NOT_LAMPY} (lampy/ops/_reductions.py normalize_axis)",
-            strict=True,
-        ),
     ),
     pytest.param(
         _with_scope(lambda: lampy.param(np.ones(6)).sum(dtype=np.int64)),
         TypeError,
         id="sum-int-dtype",
-        marks=pytest.mark.xfail(
-            raises=TypeError,
-            reason=f"{_NOT_LAMPY} (lampy/ops/_reductions.py _check_dtype)",
-            strict=True,
-        ),
     ),
 ]
 

@@ -334,6 +334,81 @@ class Variable:
         _no_out("mean", out)
         return _reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
 
+    def var(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: None = None,
+        ddof: int = 0,
+        keepdims: bool = False,
+    ) -> Variable:
+        """Same as [lampy.var][]."""
+        _no_out("var", out)
+        return _reductions.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
+
+    def std(
+        self,
+        axis: Any = None,
+        dtype: Any = None,
+        out: None = None,
+        ddof: int = 0,
+        keepdims: bool = False,
+    ) -> Variable:
+        """Same as [lampy.std][]."""
+        _no_out("std", out)
+        return _reductions.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
+
+    def prod(
+        self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False
+    ) -> Variable:
+        """Same as [lampy.prod][]."""
+        _no_out("prod", out)
+        return _reductions.prod(self, axis, dtype, keepdims=keepdims)
+
+    def max(
+        self,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = True,
+    ) -> Variable:
+        """Same as [lampy.amax][]."""
+        _no_out("max", out)
+        return _extremes.amax(self, axis, keepdims=keepdims, initial=initial, where=where)
+
+    def min(
+        self,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        initial: Any = None,
+        where: Any = True,
+    ) -> Variable:
+        """Same as [lampy.amin][]."""
+        _no_out("min", out)
+        return _extremes.amin(self, axis, keepdims=keepdims, initial=initial, where=where)
+
+    def argmax(self, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
+        """Same as [lampy.argmax][]: integer indices as numpy values, not a Variable."""
+        _no_out("argmax", out)
+        return _extremes.argmax(self, axis, keepdims=keepdims)
+
+    def argmin(self, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
+        """Same as [lampy.argmin][]: integer indices as numpy values, not a Variable."""
+        _no_out("argmin", out)
+        return _extremes.argmin(self, axis, keepdims=keepdims)
+
+    def cumsum(self, axis: Any = None, dtype: Any = None, out: None = None) -> Variable:
+        """Same as [lampy.cumsum][]."""
+        _no_out("cumsum", out)
+        return _cumulative.cumsum(self, axis, dtype)
+
+    def cumprod(self, axis: Any = None, dtype: Any = None, out: None = None) -> Variable:
+        """Same as [lampy.cumprod][]."""
+        _no_out("cumprod", out)
+        return _cumulative.cumprod(self, axis, dtype)
+
     @property
     def mT(self) -> Variable:
         """The matrix transpose (last two axes swapped), as ``numpy.ndarray.mT``."""
@@ -549,6 +624,7 @@ from lampy import _errors  # noqa: E402
 from lampy.ops import _arithmetic as _arith  # noqa: E402
 from lampy.ops import (  # noqa: E402
     _cast,
+    _cumulative,
     _diagonal,
     _indexing,
     _linalg,
@@ -557,3 +633,4 @@ from lampy.ops import (  # noqa: E402
     _rounding,
     _shape,
 )
+from lampy.ops import _extreme_reductions as _extremes  # noqa: E402

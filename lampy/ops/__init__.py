@@ -29,6 +29,8 @@ from lampy.ops._comparison import logical_or as logical_or
 from lampy.ops._comparison import logical_xor as logical_xor
 from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
+from lampy.ops._cumulative import cumprod as cumprod
+from lampy.ops._cumulative import cumsum as cumsum
 from lampy.ops._diagonal import diag as diag
 from lampy.ops._diagonal import diagonal as diagonal
 from lampy.ops._diagonal import trace as trace
@@ -46,6 +48,13 @@ from lampy.ops._extrema import fmax as fmax
 from lampy.ops._extrema import fmin as fmin
 from lampy.ops._extrema import maximum as maximum
 from lampy.ops._extrema import minimum as minimum
+from lampy.ops._extreme_reductions import amax as amax
+from lampy.ops._extreme_reductions import amin as amin
+from lampy.ops._extreme_reductions import argmax as argmax
+from lampy.ops._extreme_reductions import argmin as argmin
+from lampy.ops._extreme_reductions import logsumexp as logsumexp
+from lampy.ops._extreme_reductions import max as max
+from lampy.ops._extreme_reductions import min as min
 from lampy.ops._hyperbolic import arccosh as arccosh
 from lampy.ops._hyperbolic import arcsinh as arcsinh
 from lampy.ops._hyperbolic import arctanh as arctanh
@@ -68,8 +77,13 @@ from lampy.ops._powers_roots import cbrt as cbrt
 from lampy.ops._powers_roots import reciprocal as reciprocal
 from lampy.ops._powers_roots import sqrt as sqrt
 from lampy.ops._powers_roots import square as square
+from lampy.ops._reductions import average as average
 from lampy.ops._reductions import mean as mean
+from lampy.ops._reductions import normalize_axis as normalize_axis
+from lampy.ops._reductions import prod as prod
+from lampy.ops._reductions import std as std
 from lampy.ops._reductions import sum as sum
+from lampy.ops._reductions import var as var
 from lampy.ops._rounding import around as around
 from lampy.ops._rounding import ceil as ceil
 from lampy.ops._rounding import floor as floor

@@ -1,12 +1,22 @@
-"""Reductions: sum, mean."""
+"""Reductions: sum, mean, var, std, prod, average, and the axis helpers every reduction uses.
+
+Extremes (amax, amin, argmax, argmin, logsumexp) live in ``_extreme_reductions``,
+cumulative ops (cumsum, cumprod) in ``_cumulative``.
+
+Keywords that numpy places after its ``out`` argument (``ddof``, ``keepdims``) are
+keyword-only in the new reductions, so a numpy-style positional call cannot silently
+bind ``out``'s position to them.
+"""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from lampy._errors import ShapeError
+from lampy._errors import DTypeError, LampyTypeError, ShapeError
+from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 
@@ -17,11 +27,17 @@ def normalize_axis(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
     """``axis`` (None, an int or a tuple, negatives allowed) as a sorted tuple of axes."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+    bad = LampyTypeError(f"{name}: axis must be None, an int or a tuple of ints, got {axis!r}")
+    if isinstance(axis, (int, np.integer)):
+        axes: tuple[Any, ...] = (axis,)
+    elif isinstance(axis, (tuple, list)):
+        axes = tuple(axis)
+    else:
+        raise bad
     result = []
     for ax in axes:
         if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
-            raise TypeError(f"{name}: axis must be None, an int or a tuple of ints, got {axis!r}")
+            raise bad
         if not -ndim <= ax < ndim:
             raise ShapeError(
                 f"{name}: axis {ax} is out of bounds for an array of {ndim} dimensions "
@@ -33,19 +49,39 @@ def normalize_axis(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
     return tuple(sorted(result))
 
 
-def _expand(g: np.ndarray, axes: tuple[int, ...], keepdims: bool) -> np.ndarray:
+def single_axis(name: str, axis: Any, ndim: int) -> int | None:
+    """``axis`` (None or one int, negatives allowed) as None or a non-negative int.
+
+    As in numpy, a 0-d array accepts axis 0 and -1 (it is treated as 1-d).
+    """
+    if axis is None:
+        return None
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise LampyTypeError(
+            f"{name}: axis must be None or an int (this op works along one axis), got {axis!r}"
+        )
+    return normalize_axis(name, axis, max(ndim, 1))[0]
+
+
+def expand_reduced(g: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     """Put the reduced axes back into ``g`` as length-1 axes, so it broadcasts to the input."""
     if keepdims or not axes:
         return g
     return np.expand_dims(g, axes)
 
 
-def _check_dtype(name: str, dtype: Any) -> None:
+def check_float_dtype(name: str, dtype: Any) -> None:
+    """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients."""
     if dtype is not None and np.dtype(dtype).kind not in "fc":
-        raise TypeError(
+        raise DTypeError(
             f"{name}: dtype={np.dtype(dtype)} would truncate; lampy reductions take a float "
             "dtype (or None)."
         )
+
+
+def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
+    """Number of elements in each reduced slice."""
+    return math.prod(shape[ax] for ax in axes)
 
 
 def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
@@ -55,14 +91,28 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
         ``dx = g`` broadcast back over the summed axes.
     """
     a = value_of(x)
-    _check_dtype("sum", dtype)
+    check_float_dtype("sum", dtype)
     axes = normalize_axis("sum", axis, np.ndim(a))
     value = np.sum(a, axis=axes, dtype=dtype, keepdims=keepdims)
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, _expand(g, axes, keepdims), out=out)
+        _add(out, expand_reduced(g, axes, keepdims), out=out)
 
     return op("sum", value, param_of(x, d_x))
+
+
+def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
+    a = value_of(x)
+    check_float_dtype(name, dtype)
+    shape = np.shape(a)
+    axes = normalize_axis(name, axis, len(shape))
+    value = np.mean(a, axis=axes, dtype=dtype, keepdims=keepdims)
+    n = _count(shape, axes)
+
+    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+        _add(out, expand_reduced(g, axes, keepdims) / n, out=out)
+
+    return op(name, value, param_of(x, d_x))
 
 
 def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
@@ -72,19 +122,205 @@ def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) ->
         ``dx = g / n`` broadcast back over the reduced axes, ``n`` the number of
         elements averaged.
     """
-    a = value_of(x)
-    _check_dtype("mean", dtype)
-    shape = np.shape(a)
-    axes = normalize_axis("mean", axis, len(shape))
-    value = np.mean(a, axis=axes, dtype=dtype, keepdims=keepdims)
-    n = 1
-    for ax in axes:
-        n *= shape[ax]
-
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, _expand(g, axes, keepdims) / n, out=out)
-
-    return op("mean", value, param_of(x, d_x))
+    return _mean("mean", x, axis, dtype, keepdims)
 
 
-__all__ = ["mean", "normalize_axis", "sum"]
+def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
+    """``a - mean(a)`` over ``axes`` as numpy's ``var`` computes it (silent on empty slices)."""
+    return a - np.sum(a, axis=axes, dtype=dtype, keepdims=True) / n
+
+
+def var(
+    a: Any, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+) -> Variable:
+    """Variance over ``axis``: ``sum((a - mean)**2) / (n - ddof)``, as ``numpy.var``.
+
+    With ``n - ddof <= 0`` the result is inf or nan with numpy's RuntimeWarning.
+
+    Gradient:
+        ``da = g * 2 * (a - mean) / (n - ddof)``, ``n`` the number of elements in each
+        reduced slice.
+    """
+    x = value_of(a)
+    check_float_dtype("var", dtype)
+    shape = np.shape(x)
+    axes = normalize_axis("var", axis, len(shape))
+    value = np.var(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    n = _count(shape, axes)
+    dof = max(n - ddof, 0)
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        scale = expand_reduced(g, axes, keepdims) * 2 / dof
+        _add(out, _centered(x, axes, dtype, n) * scale, out=out)
+
+    return op("var", value, param_of(a, d_a))
+
+
+def std(
+    a: Any, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+) -> Variable:
+    """Standard deviation over ``axis``: ``sqrt(var(a, axis, ddof=ddof))``, as ``numpy.std``.
+
+    Gradient:
+        ``da = g * (a - mean) / ((n - ddof) * std)``. Where ``std == 0`` (a constant
+        slice, where std is not differentiable) the gradient is 0, as in PyTorch.
+    """
+    x = value_of(a)
+    check_float_dtype("std", dtype)
+    shape = np.shape(x)
+    axes = normalize_axis("std", axis, len(shape))
+    value = np.std(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
+    n = _count(shape, axes)
+    dof = max(n - ddof, 0)
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        s = expand_reduced(value, axes, keepdims)
+        scale = np.where(s == 0, 0, expand_reduced(g, axes, keepdims) / (dof * s))
+        _add(out, _centered(x, axes, dtype, n) * scale, out=out)
+
+    return op("std", value, param_of(a, d_a))
+
+
+def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+    """Product of elements over ``axis``, as ``numpy.prod`` (1 for an empty selection).
+
+    Gradient:
+        ``da_i = g * prod_{j != i} a_j`` within each reduced slice, computed as
+        ``g * prod / a_i`` in slices without zeros. In a slice with one zero, the zero's
+        gradient is ``g`` times the product of the others and the rest get 0; with two
+        or more zeros every gradient is 0. No division by zero happens. In slices
+        without zeros ``prod / a_i`` inherits any overflow or underflow of the product.
+    """
+    x = value_of(a)
+    check_float_dtype("prod", dtype)
+    axes = normalize_axis("prod", axis, np.ndim(x))
+    value = np.prod(x, axis=axes, dtype=dtype, keepdims=keepdims)
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        xv = x if dtype is None else np.asarray(x, dtype=np.result_type(value))
+        gk = expand_reduced(g, axes, keepdims)
+        pk = expand_reduced(value, axes, keepdims)
+        # A zero makes its slice's product 0 (or nan next to an inf): checking the
+        # products spares a pass over the input when there are none.
+        if not (np.any(pk == 0) or np.any(np.isnan(pk))):
+            _add(out, (gk * pk) / xv, out=out)
+            return
+        zeros = xv == 0
+        n_zeros = np.sum(zeros, axis=axes, keepdims=True)
+        nonzero = np.where(zeros, 1, xv)
+        others = np.prod(nonzero, axis=axes, keepdims=True)  # product of the non-zeros
+        d = np.where(n_zeros == 0, others / nonzero, np.where(zeros & (n_zeros == 1), others, 0))
+        _add(out, gk * d, out=out)
+
+    return op("prod", value, param_of(a, d_a))
+
+
+def _weights_along(w: Any, shape: tuple[int, ...], axis: Any) -> tuple[Any, tuple[int, ...] | None]:
+    """``average``'s weights laid out to broadcast against ``a`` (numpy's rules).
+
+    Returns the laid-out weights and the permutation applied to the given ones (None if
+    they were used as they are).
+    """
+    wshape = np.shape(w)
+    if wshape == shape:
+        return w, None
+    if axis is None:
+        raise ShapeError(
+            f"average: weights of shape {wshape} differ from a's shape {shape}; pass "
+            "axis= naming the axes the weights run along, or weights of a's shape."
+        )
+    ndim = len(shape)
+    normalize_axis("average", axis, ndim)  # validates
+    order = tuple(int(ax) % ndim for ax in ((axis,) if np.ndim(axis) == 0 else axis))
+    along = tuple(shape[ax] for ax in order)
+    if wshape != along:
+        raise ShapeError(
+            f"average: weights of shape {wshape} do not fit a of shape {shape} along axis "
+            f"{axis!r}: they must have a's shape, or the shape {along} of a along that axis."
+        )
+    perm = tuple(int(i) for i in np.argsort(order))
+    laid = np.transpose(w, perm).reshape(
+        tuple(s if ax in order else 1 for ax, s in enumerate(shape))
+    )
+    return laid, perm
+
+
+def average(
+    a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False
+) -> Any:
+    """Weighted average over ``axis``, as ``numpy.average``: ``sum(a * w) / sum(w)``.
+
+    Args:
+        a: The values.
+        axis: None (all), an int or a tuple of ints.
+        weights: None (the plain mean), an array of ``a``'s shape, or (with ``axis``)
+            an array with the shape of ``a`` along ``axis``, in the order ``axis`` names
+            them. It may be a Variable; the average is differentiable in it too.
+        returned: Also return the sum of the weights (broadcast to the average's
+            shape), as a Variable (differentiable in ``weights``).
+        keepdims: Keep the reduced axes with length 1.
+
+    Returns:
+        The average, or the pair ``(average, sum_of_weights)`` if ``returned``.
+
+    Raises:
+        ShapeError: if the weights' shape fits neither rule.
+        ZeroDivisionError: if the weights of a slice sum to zero (as numpy).
+
+    Gradient:
+        ``da = g * w / sum(w)``, ``dw = g * (a - average) / sum(w)``; for the returned
+        sum of the weights, ``dw = g``.
+    """
+    x = value_of(a)
+    shape = np.shape(x)
+    axes = normalize_axis("average", axis, len(shape))
+    if weights is None:
+        avg = _mean("average", a, axes, None, keepdims)
+        if not returned:
+            return avg
+        count = avg.dtype.type(np.size(x) / (avg.size or 1))
+        return avg, op("average", np.broadcast_to(count, avg.shape).copy())
+    w = value_of(weights)
+    wb, perm = _weights_along(w, shape, axis)
+    x_dtype, w_dtype = np.result_type(x), np.result_type(wb)
+    dtype = np.result_type(x_dtype, w_dtype, *(("f8",) if x_dtype.kind in "biu" else ()))
+    total = np.sum(wb, axis=axes, dtype=dtype, keepdims=True)
+    if np.any(total == 0):
+        raise ZeroDivisionError(
+            f"average: the weights sum to zero along axis {axis!r}, so the average is "
+            "undefined; give every reduced slice weights with a non-zero sum."
+        )
+    avg_kd = np.multiply(x, wb, dtype=dtype).sum(axis=axes, keepdims=True) / total
+    reduced = avg_kd if keepdims else np.squeeze(avg_kd, axes)
+
+    def to_weights(dwb: np.ndarray) -> np.ndarray:
+        """A gradient laid out like ``wb`` in the shape of the given weights."""
+        if perm is None:
+            return dwb
+        laid_shape = tuple(np.shape(w)[i] for i in perm)
+        return np.transpose(dwb.reshape(laid_shape), np.argsort(perm))
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        accumulate(out, (expand_reduced(g, axes, keepdims) / total) * wb)
+
+    def d_w(g: np.ndarray, out: np.ndarray) -> None:
+        dwb = np.subtract(x, avg_kd)
+        dwb *= expand_reduced(g, axes, keepdims) / total
+        _add(out, to_weights(unbroadcast(dwb, wb.shape)), out=out)
+
+    avg = op("average", reduced, param_of(a, d_a), param_of(weights, d_w))
+    if not returned:
+        return avg
+    scl_kd = total if keepdims else np.squeeze(total, axes)
+
+    def d_w_total(g: np.ndarray, out: np.ndarray) -> None:
+        gk = expand_reduced(g, axes, keepdims)
+        spread = tuple(i for i, n in enumerate(wb.shape) if n == 1 and gk.shape[i] != 1)
+        t = gk.sum(axis=spread, keepdims=True) if spread else gk
+        _add(out, to_weights(np.broadcast_to(t, wb.shape)), out=out)
+
+    scl = np.broadcast_to(scl_kd, np.shape(reduced)).copy()
+    return avg, op("average", scl, param_of(weights, d_w_total))
+
+
+__all__ = ["average", "mean", "normalize_axis", "prod", "std", "sum", "var"]

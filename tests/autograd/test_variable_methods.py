@@ -74,3 +74,33 @@ def test_astype_to_integer_is_a_constant() -> None:
         y = lampy.param(A * 3).astype(np.int64)
         assert y.dtype == np.int64
         assert not y.needs_grad
+
+
+@pytest.mark.parametrize(
+    ("method", "ref"),
+    [
+        (lambda v: v.var(axis=1, ddof=1), lambda a: a.var(axis=1, ddof=1)),
+        (lambda v: v.std(), lambda a: a.std()),
+        (lambda v: v.prod(axis=0, keepdims=True), lambda a: a.prod(axis=0, keepdims=True)),
+        (lambda v: v.max(axis=1), lambda a: a.max(axis=1)),
+        (lambda v: v.min(), lambda a: a.min()),
+        (lambda v: v.cumsum(axis=1), lambda a: a.cumsum(axis=1)),
+        (lambda v: v.cumprod(), lambda a: a.cumprod()),
+    ],
+)
+def test_reduction_methods_match_numpy(method: object, ref: object) -> None:
+    """Reduction methods take ndarray's signatures and differentiate correctly."""
+    expected = np.asarray(ref(A))  # type: ignore[operator]
+    with lampy.Scope():
+        out = method(lampy.param(A))  # type: ignore[operator]
+        np.testing.assert_allclose(out.value, expected, rtol=1e-12)
+    check_grad(method, A)  # type: ignore[arg-type]
+
+
+def test_argmax_argmin_methods_return_numpy_indices() -> None:
+    """argmax/argmin methods give numpy integer results, not Variables."""
+    with lampy.Scope():
+        x = lampy.param(A)
+        np.testing.assert_array_equal(x.argmax(axis=1), A.argmax(axis=1))
+        assert x.argmin() == A.argmin()
+        assert not isinstance(x.argmax(), lampy.Variable)

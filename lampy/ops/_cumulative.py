@@ -1,0 +1,81 @@
+"""Cumulative reductions along one axis: cumsum, cumprod.
+
+``axis=None`` works on the flattened array (the result is 1-d), as numpy; a 0-d input
+is treated as 1-d.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import param_of, value_of
+from lampy.ops._reductions import check_float_dtype, single_axis
+
+_add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where
+
+
+def _reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
+    """``out[i] = sum(g[i:])`` along ``axis``: the adjoint of ``cumsum``."""
+    return _flip(_cumsum(_flip(g, axis), axis=axis), axis)
+
+
+def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
+    """Cumulative sum along ``axis`` (None: over the flattened array), as ``numpy.cumsum``.
+
+    Gradient:
+        ``da_i = sum_{k >= i} g_k`` along the axis (a reversed cumulative sum).
+    """
+    x = value_of(a)
+    check_float_dtype("cumsum", dtype)
+    shape = np.shape(x)
+    ax = single_axis("cumsum", axis, len(shape))
+    value = np.cumsum(x, axis=ax, dtype=dtype)
+    flat = ax is None or not shape  # the value is 1-d, along axis 0
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        d = _reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
+        _add(out, d.reshape(shape) if flat else d, out=out)
+
+    return op("cumsum", value, param_of(a, d_a))
+
+
+def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
+    """Cumulative product along ``axis`` (None: over the flattened array), as ``numpy.cumprod``.
+
+    Gradient:
+        With ``y = cumprod(a)``: ``da_i = sum_{k >= i} g_k * prod_{j <= k, j != i} a_j``,
+        exact with zeros present and with no division by zero. Before the first zero of
+        a slice it is ``reverse_cumsum(g * y)_i / a_i``; at the first zero it is
+        ``reverse_cumsum(g * cumprod(a'))_i``, ``a'`` being ``a`` with that zero replaced
+        by 1; after it, 0 (every product contains the zero). Same approach as PyTorch's
+        ``cumprod_backward``.
+    """
+    x = value_of(a)
+    check_float_dtype("cumprod", dtype)
+    shape = np.shape(x)
+    ax = single_axis("cumprod", axis, len(shape))
+    value = np.cumprod(x, axis=ax, dtype=dtype)
+    flat = ax is None or not shape
+    k: int = 0 if flat else ax  # type: ignore[assignment]
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        xv = np.asarray(x, dtype=value.dtype).reshape(value.shape)
+        after = _reverse_cumsum(g * value, k)
+        zeros = xv == 0
+        if not zeros.any():
+            d = after / xv
+        else:
+            seen = _cumsum(zeros, axis=k)  # zeros up to and including each position
+            first = zeros & (seen == 1)
+            before = seen == 0
+            at_first = _reverse_cumsum(g * np.cumprod(_where(first, 1, xv), axis=k), k)
+            d = _where(before, after / _where(zeros, 1, xv), _where(first, at_first, 0))
+        _add(out, d.reshape(shape) if flat else d, out=out)
+
+    return op("cumprod", value, param_of(a, d_a))
+
+
+__all__ = ["cumprod", "cumsum"]
