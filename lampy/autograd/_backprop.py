@@ -48,7 +48,7 @@ def _topological(roots: Sequence[Variable]) -> tuple[list[Variable], dict[Variab
     return post, edges_to_leaf
 
 
-def _seed(root: Variable, grad: Any) -> np.ndarray:
+def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     value = root.value
     if not root.needs_grad:
         raise LampyError(
@@ -83,6 +83,8 @@ def _seed(root: Variable, grad: Any) -> np.ndarray:
             f"backward: grad has shape {grad.shape} but the root has shape {value.shape}; "
             "they must be equal."
         )
+    if borrow:
+        return np.asarray(grad, dtype=value.dtype)
     return np.array(grad, dtype=value.dtype, copy=True)
 
 
@@ -102,8 +104,11 @@ def _propagate(
             "(None seeds 1 for a scalar root)."
         )
     # Every seed is checked before any buffer is touched: a bad call changes nothing.
-    seeds = [_seed(r, None if grads is None else grads[i]) for i, r in enumerate(roots)]
+    # The caller's array is only read when it seeds the one root, which is an op result
+    # nothing adds into and not retained; otherwise it is copied.
     keep = set(retain)
+    borrow = len(roots) == 1 and roots[0].op is not None and roots[0] not in keep
+    seeds = [_seed(r, None if grads is None else grads[i], borrow) for i, r in enumerate(roots)]
     for v in keep:
         v.value  # noqa: B018 - raises ReleasedError for a released Variable
     order, pending = _topological(roots)
@@ -122,6 +127,7 @@ def _propagate(
             node_grads[root] += seed
         else:
             node_grads[root] = seed
+    borrowed = roots[0] if borrow else None
     del seeds, seed  # from here on node_grads alone holds them, so they are freed when used
     yield from ready
     ready.clear()
@@ -136,9 +142,15 @@ def _propagate(
                 if op is None:
                     continue
                 g = pop_grad(node)
+                # g is "free" once no one else holds it: then the last input may keep it
+                # (or a view of it) as its own buffer instead of a copy.
+                g_free = node is not borrowed
                 if keep and node in keep:
                     _add_to_leaf(node, g)
-                for inp, fn in op.params:
+                    g_free = False
+                params = op.params
+                last = len(params) - 1
+                for i, (inp, fn) in enumerate(params):
                     if inp.op is None:  # a leaf: its buffer is its .grad
                         if targets is not None and inp not in targets:
                             continue
@@ -147,7 +159,10 @@ def _propagate(
                             fn(g, buf)
                         elif type(fn) is Contribution:
                             value = inp._value
-                            inp._set_grad(fn.first(g, value.shape, value.dtype))  # type: ignore[union-attr]
+                            assert value is not None
+                            inp._set_grad(
+                                fn.first(g, value.shape, value.dtype, g_free and i == last)
+                            )
                         else:
                             value = inp._value
                             buf = _grad_buffer(value.shape, value.dtype)  # type: ignore[union-attr]
@@ -163,7 +178,10 @@ def _propagate(
                             fn(g, buf)
                         elif type(fn) is Contribution:
                             value = inp._value
-                            node_grads[inp] = fn.first(g, value.shape, value.dtype)  # type: ignore[union-attr]
+                            assert value is not None
+                            node_grads[inp] = fn.first(
+                                g, value.shape, value.dtype, g_free and i == last
+                            )
                         else:
                             value = inp._value
                             buf = _grad_buffer(value.shape, value.dtype)  # type: ignore[union-attr]

@@ -65,8 +65,14 @@ class Contribution:
     def __call__(self, g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, self.fn(g))
 
-    def first(self, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any]) -> Any:
-        """The input's gradient buffer from this first contribution alone."""
+    def first(
+        self, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
+    ) -> Any:
+        """The input's gradient buffer from this first contribution alone.
+
+        ``g_is_free`` says that nothing else will read or write ``g`` after this call,
+        so a contribution that is ``g`` itself or a view of it may be kept as it is.
+        """
         d = self.fn(g)
         if type(d) is not np.ndarray:  # a numpy scalar from 0-d arithmetic
             return np.array(d, dtype=dtype)
@@ -76,6 +82,9 @@ class Contribution:
             fresh = True
         if d.dtype != dtype:
             return d.astype(dtype)
+        if not fresh:
+            base = d.base
+            fresh = g_is_free and (d is g or (base is not None and base is (g.base or g)))
         if not fresh or not d.flags.writeable:
             return d.copy()
         return d
