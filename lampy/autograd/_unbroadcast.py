@@ -82,9 +82,9 @@ class Contribution:
             fresh = True
         if d.dtype != dtype:
             return d.astype(dtype)
-        if not fresh:
-            base = d.base
-            fresh = g_is_free and (d is g or (base is not None and base is (g.base or g)))
+        if not fresh and g_is_free:  # g itself, or a view of g's memory, may be kept
+            base, g_base = d.base, g.base
+            fresh = d is g or (base is not None and (base is g or base is g_base))
         if not fresh or not d.flags.writeable:
             return d.copy()
         return d

@@ -281,24 +281,24 @@ class Variable:
     def __getitem__(self, index: Any) -> Variable:
         return _indexing.getitem(self, index)
 
-    # Comparisons give plain boolean arrays (they have no gradient).
+    # Comparisons give plain boolean arrays (they have no gradient), as lampy.equal etc.
     def __eq__(self, other: object) -> Any:
-        return np.asarray(self.value == _raw(other))
+        return _comparison.equal(self, other)
 
     def __ne__(self, other: object) -> Any:
-        return np.asarray(self.value != _raw(other))
+        return _comparison.not_equal(self, other)
 
     def __lt__(self, other: Any) -> np.ndarray:
-        return np.asarray(self.value < _raw(other))
+        return _comparison.less(self, other)
 
     def __le__(self, other: Any) -> np.ndarray:
-        return np.asarray(self.value <= _raw(other))
+        return _comparison.less_equal(self, other)
 
     def __gt__(self, other: Any) -> np.ndarray:
-        return np.asarray(self.value > _raw(other))
+        return _comparison.greater(self, other)
 
     def __ge__(self, other: Any) -> np.ndarray:
-        return np.asarray(self.value >= _raw(other))
+        return _comparison.greater_equal(self, other)
 
     # numpy-style methods
     @property
@@ -462,10 +462,6 @@ def _no_out(name: str, out: Any) -> None:
         )
 
 
-def _raw(x: Any) -> Any:
-    return x.value if type(x) is Variable else x
-
-
 _new_variable = Variable
 _own = _memory.own_value
 
@@ -624,6 +620,7 @@ from lampy import _errors  # noqa: E402
 from lampy.ops import _arithmetic as _arith  # noqa: E402
 from lampy.ops import (  # noqa: E402
     _cast,
+    _comparison,
     _cumulative,
     _diagonal,
     _indexing,

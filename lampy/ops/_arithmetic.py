@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import broadcast_error, param_of, value_of, values_of
+from lampy.ops._operands import apply_binary, param_of, value_of
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
@@ -19,11 +19,7 @@ def add(x1: Any, x2: Any) -> Variable:
     Gradient:
         ``dx1 = g``, ``dx2 = g`` (each summed over its broadcast axes).
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = _add(a, b)
-    except ValueError:
-        raise broadcast_error("add", a, b) from None
+    _, _, value = apply_binary("add", _add, x1, x2)
     return op(
         "add",
         value,
@@ -38,11 +34,7 @@ def subtract(x1: Any, x2: Any) -> Variable:
     Gradient:
         ``dx1 = g``, ``dx2 = -g``.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = _subtract(a, b)
-    except ValueError:
-        raise broadcast_error("subtract", a, b) from None
+    _, _, value = apply_binary("subtract", _subtract, x1, x2)
     return op(
         "subtract",
         value,
@@ -57,11 +49,7 @@ def multiply(x1: Any, x2: Any) -> Variable:
     Gradient:
         ``dx1 = g * x2``, ``dx2 = g * x1``.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = _multiply(a, b)
-    except ValueError:
-        raise broadcast_error("multiply", a, b) from None
+    a, b, value = apply_binary("multiply", _multiply, x1, x2)
     return op(
         "multiply",
         value,
@@ -76,11 +64,7 @@ def divide(x1: Any, x2: Any) -> Variable:
     Gradient:
         ``dx1 = g / x2``, ``dx2 = -g * x1 / x2**2 = -g * (x1 / x2) / x2``.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = _divide(a, b)
-    except ValueError:
-        raise broadcast_error("divide", a, b) from None
+    _, b, value = apply_binary("divide", _divide, x1, x2)
     return op(
         "divide",
         value,
@@ -108,11 +92,7 @@ def power(x1: Any, x2: Any) -> Variable:
         (PyTorch's convention). A negative base gives nan for ``dx2``, as the real
         logarithm is undefined there.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = np.power(a, b)
-    except ValueError:
-        raise broadcast_error("power", a, b) from None
+    a, b, value = apply_binary("power", np.power, x1, x2)
 
     def d_base(g: np.ndarray) -> Any:
         if type(b) is not np.ndarray and b == 2:

@@ -11,7 +11,7 @@ import numpy as np
 
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import broadcast_error, param_of, values_of
+from lampy.ops._operands import apply_binary, param_of
 
 _subtract, _divide = np.subtract, np.divide
 
@@ -32,11 +32,7 @@ def arctan2(x1: Any, x2: Any) -> Variable:
         origin, where the angle is undefined, both are 0 (as in PyTorch). Along the
         branch cut (``x1 = 0``, ``x2 < 0``) the one-sided formula is used.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = np.arctan2(a, b)
-    except ValueError:
-        raise broadcast_error("arctan2", a, b) from None
+    a, b, value = apply_binary("arctan2", np.arctan2, x1, x2)
     cache: list[Any] = []
 
     def r2() -> Any:
@@ -62,11 +58,7 @@ def hypot(x1: Any, x2: Any) -> Variable:
         forward value). At the origin both are 0, the subgradient that matches
         ``abs'(0) = 0``; PyTorch gives nan there.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = np.hypot(a, b)
-    except ValueError:
-        raise broadcast_error("hypot", a, b) from None
+    a, b, value = apply_binary("hypot", np.hypot, x1, x2)
     cache: list[Any] = []
 
     def denominator() -> Any:
@@ -103,11 +95,7 @@ def logaddexp(x1: Any, x2: Any) -> Variable:
         two inputs, from the forward value, so they never overflow). Where both inputs
         are the same infinity each weight is 1/2, its limit along ``x1 = x2``.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = np.logaddexp(a, b)
-    except ValueError:
-        raise broadcast_error("logaddexp", a, b) from None
+    a, b, value = apply_binary("logaddexp", np.logaddexp, x1, x2)
 
     def d_x1(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, g * _share(np.exp(a - value), a, b))
@@ -126,11 +114,7 @@ def logaddexp2(x1: Any, x2: Any) -> Variable:
         weights, from the forward value). Where both inputs are the same infinity each
         weight is 1/2, its limit along ``x1 = x2``.
     """
-    a, b = values_of(x1, x2)
-    try:
-        value = np.logaddexp2(a, b)
-    except ValueError:
-        raise broadcast_error("logaddexp2", a, b) from None
+    a, b, value = apply_binary("logaddexp2", np.logaddexp2, x1, x2)
 
     def d_x1(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, g * _share(np.exp2(a - value), a, b))

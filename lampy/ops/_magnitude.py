@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import shape_mismatch
-from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._unbroadcast import contribution
+from lampy.autograd._unbroadcast import accumulate, contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 

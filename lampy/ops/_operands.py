@@ -51,6 +51,20 @@ def values_of(x1: Any, x2: Any) -> tuple[Any, Any]:
     return a, b
 
 
+def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any]:
+    """``values_of(x1, x2)`` and ``ufunc`` applied to them; a broadcasting failure is a
+    ShapeError naming ``name`` and both shapes, raised before anything is recorded.
+
+    Returns:
+        ``(a, b, value)``: the two operand values and the result.
+    """
+    a, b = values_of(x1, x2)
+    try:
+        return a, b, ufunc(a, b)
+    except ValueError:
+        raise broadcast_error(name, a, b) from None
+
+
 def param_of(x: Any, fn: Backward) -> Param | None:
     """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None."""
     if type(x) is Variable and x.needs_grad:
