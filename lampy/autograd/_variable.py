@@ -409,6 +409,26 @@ class Variable:
         _no_out("cumprod", out)
         return _cumulative.cumprod(self, axis, dtype)
 
+    def take(
+        self, indices: Any, axis: Any = None, out: None = None, mode: str = "raise"
+    ) -> Variable:
+        """Same as [lampy.take][]."""
+        _no_out("take", out)
+        return _indexing.take(self, indices, axis, mode=mode)
+
+    def compress(self, condition: Any, axis: Any = None, out: None = None) -> Variable:
+        """Same as [lampy.compress][]."""
+        _no_out("compress", out)
+        return _indexing.compress(condition, self, axis)
+
+    def argsort(self, axis: int = -1, kind: Any = None, *, stable: Any = None) -> Any:
+        """Same as [lampy.argsort][]: integer indices as a numpy array, not a Variable.
+
+        (``ndarray.sort`` sorts in place, so Variables have no ``sort`` method; use
+        [lampy.sort][].)
+        """
+        return _sorting.argsort(self, axis, kind, stable=stable)
+
     @property
     def mT(self) -> Variable:
         """The matrix transpose (last two axes swapped), as ``numpy.ndarray.mT``."""
@@ -629,5 +649,6 @@ from lampy.ops import (  # noqa: E402
     _reductions,
     _rounding,
     _shape,
+    _sorting,
 )
 from lampy.ops import _extreme_reductions as _extremes  # noqa: E402

@@ -61,7 +61,9 @@ from lampy.ops._hyperbolic import arctanh as arctanh
 from lampy.ops._hyperbolic import cosh as cosh
 from lampy.ops._hyperbolic import sinh as sinh
 from lampy.ops._hyperbolic import tanh as tanh
+from lampy.ops._indexing import compress as compress
 from lampy.ops._indexing import getitem as getitem
+from lampy.ops._indexing import take as take
 from lampy.ops._linalg import dot as dot
 from lampy.ops._linalg import inner as inner
 from lampy.ops._linalg import kron as kron
@@ -73,6 +75,8 @@ from lampy.ops._magnitude import abs as abs
 from lampy.ops._magnitude import absolute as absolute
 from lampy.ops._magnitude import clip as clip
 from lampy.ops._magnitude import positive as positive
+from lampy.ops._masking import masked_fill as masked_fill
+from lampy.ops._masking import one_hot as one_hot
 from lampy.ops._powers_roots import cbrt as cbrt
 from lampy.ops._powers_roots import reciprocal as reciprocal
 from lampy.ops._powers_roots import sqrt as sqrt
@@ -90,8 +94,18 @@ from lampy.ops._rounding import floor as floor
 from lampy.ops._rounding import round as round
 from lampy.ops._rounding import sign as sign
 from lampy.ops._rounding import trunc as trunc
+from lampy.ops._scatter import gather as gather
+from lampy.ops._scatter import index_add as index_add
+from lampy.ops._scatter import index_select as index_select
+from lampy.ops._scatter import put_along_axis as put_along_axis
+from lampy.ops._scatter import scatter_add as scatter_add
+from lampy.ops._scatter import take_along_axis as take_along_axis
 from lampy.ops._shape import reshape as reshape
 from lampy.ops._shape import transpose as transpose
+from lampy.ops._sorting import TopK as TopK
+from lampy.ops._sorting import argsort as argsort
+from lampy.ops._sorting import sort as sort
+from lampy.ops._sorting import topk as topk
 from lampy.ops._trig import arccos as arccos
 from lampy.ops._trig import arcsin as arcsin
 from lampy.ops._trig import arctan as arctan

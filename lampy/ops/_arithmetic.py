@@ -6,9 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import apply_binary, param_of, value_of
+from lampy.ops._operands import apply_binary, contrib_of, value_of
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
@@ -23,8 +22,8 @@ def add(x1: Any, x2: Any) -> Variable:
     return op(
         "add",
         value,
-        param_of(x1, contribution(lambda g: g, fresh=False)),
-        param_of(x2, contribution(lambda g: g, fresh=False)),
+        contrib_of(x1, lambda g: g, fresh=False),
+        contrib_of(x2, lambda g: g, fresh=False),
     )
 
 
@@ -38,8 +37,8 @@ def subtract(x1: Any, x2: Any) -> Variable:
     return op(
         "subtract",
         value,
-        param_of(x1, contribution(lambda g: g, fresh=False)),
-        param_of(x2, contribution(lambda g: -g)),
+        contrib_of(x1, lambda g: g, fresh=False),
+        contrib_of(x2, lambda g: -g),
     )
 
 
@@ -53,8 +52,8 @@ def multiply(x1: Any, x2: Any) -> Variable:
     return op(
         "multiply",
         value,
-        param_of(x1, contribution(lambda g: g * b)),
-        param_of(x2, contribution(lambda g: g * a)),
+        contrib_of(x1, lambda g: g * b),
+        contrib_of(x2, lambda g: g * a),
     )
 
 
@@ -68,8 +67,8 @@ def divide(x1: Any, x2: Any) -> Variable:
     return op(
         "divide",
         value,
-        param_of(x1, contribution(lambda g: g / b)),
-        param_of(x2, contribution(lambda g: -g * value / b)),
+        contrib_of(x1, lambda g: g / b),
+        contrib_of(x2, lambda g: -g * value / b),
     )
 
 
@@ -80,7 +79,7 @@ def negative(x: Any) -> Variable:
         ``dx = -g``.
     """
     a = value_of(x)
-    return op("negative", np.negative(a), param_of(x, contribution(lambda g: -g)))
+    return op("negative", np.negative(a), contrib_of(x, lambda g: -g))
 
 
 def power(x1: Any, x2: Any) -> Variable:
@@ -109,9 +108,7 @@ def power(x1: Any, x2: Any) -> Variable:
             d = np.where(zero_base & (np.asarray(b) >= 0), 0, d)
         return g * d
 
-    return op(
-        "power", value, param_of(x1, contribution(d_base)), param_of(x2, contribution(d_exponent))
-    )
+    return op("power", value, contrib_of(x1, d_base), contrib_of(x2, d_exponent))
 
 
 __all__ = ["add", "divide", "multiply", "negative", "power", "subtract"]

@@ -6,9 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, value_of
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
@@ -23,7 +22,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
     a = value_of(x)
     value = np.asarray(a).astype(dtype, copy=True)
     del copy  # a Variable's value is never shared writable memory, so a copy is always taken
-    return op("astype", value, param_of(x, contribution(lambda g: g, fresh=False)))
+    return op("astype", value, contrib_of(x, lambda g: g, fresh=False))
 
 
 def copy(a: Any) -> Variable:
@@ -33,7 +32,7 @@ def copy(a: Any) -> Variable:
         ``da = g``.
     """
     x = value_of(a)
-    return op("copy", np.array(x, copy=True), param_of(a, contribution(lambda g: g, fresh=False)))
+    return op("copy", np.array(x, copy=True), contrib_of(a, lambda g: g, fresh=False))
 
 
 __all__ = ["astype", "copy"]

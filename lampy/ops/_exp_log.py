@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, value_of
 
 _add, _multiply, _divide = np.add, np.multiply, np.divide
 
@@ -25,7 +24,7 @@ def exp(x: Any) -> Variable:
         ``dx = g * exp(x)`` (reuses the forward value).
     """
     value = np.exp(value_of(x))
-    return op("exp", value, param_of(x, contribution(lambda g: g * value)))
+    return op("exp", value, contrib_of(x, lambda g: g * value))
 
 
 def exp2(x: Any) -> Variable:
@@ -35,7 +34,7 @@ def exp2(x: Any) -> Variable:
         ``dx = g * 2**x * ln(2)`` (reuses the forward value).
     """
     value = np.exp2(value_of(x))
-    return op("exp2", value, param_of(x, contribution(lambda g: g * (value * _LN2))))
+    return op("exp2", value, contrib_of(x, lambda g: g * (value * _LN2)))
 
 
 def expm1(x: Any) -> Variable:
@@ -45,7 +44,7 @@ def expm1(x: Any) -> Variable:
         ``dx = g * exp(x) = g * (expm1(x) + 1)`` (reuses the forward value).
     """
     value = np.expm1(value_of(x))
-    return op("expm1", value, param_of(x, contribution(lambda g: g * (value + 1))))
+    return op("expm1", value, contrib_of(x, lambda g: g * (value + 1)))
 
 
 def log(x: Any) -> Variable:
@@ -56,7 +55,7 @@ def log(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.log(a)
-    return op("log", value, param_of(x, contribution(lambda g: _divide(g, a))))
+    return op("log", value, contrib_of(x, lambda g: _divide(g, a)))
 
 
 def log2(x: Any) -> Variable:
@@ -67,7 +66,7 @@ def log2(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.log2(a)
-    return op("log2", value, param_of(x, contribution(lambda g: g / (a * _LN2))))
+    return op("log2", value, contrib_of(x, lambda g: g / (a * _LN2)))
 
 
 def log10(x: Any) -> Variable:
@@ -78,7 +77,7 @@ def log10(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.log10(a)
-    return op("log10", value, param_of(x, contribution(lambda g: g / (a * _LN10))))
+    return op("log10", value, contrib_of(x, lambda g: g / (a * _LN10)))
 
 
 def log1p(x: Any) -> Variable:
@@ -89,7 +88,7 @@ def log1p(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.log1p(a)
-    return op("log1p", value, param_of(x, contribution(lambda g: g / (a + 1))))
+    return op("log1p", value, contrib_of(x, lambda g: g / (a + 1)))
 
 
 __all__ = ["exp", "exp2", "expm1", "log", "log10", "log1p", "log2"]

@@ -6,9 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _sqrt = np.add, np.sqrt
 
@@ -21,7 +20,7 @@ def sinh(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.sinh(a)
-    return op("sinh", value, param_of(x, contribution(lambda g: g * np.cosh(a))))
+    return op("sinh", value, contrib_of(x, lambda g: g * np.cosh(a)))
 
 
 def cosh(x: Any) -> Variable:
@@ -32,7 +31,7 @@ def cosh(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.cosh(a)
-    return op("cosh", value, param_of(x, contribution(lambda g: g * np.sinh(a))))
+    return op("cosh", value, contrib_of(x, lambda g: g * np.sinh(a)))
 
 
 def tanh(x: Any) -> Variable:
@@ -57,7 +56,7 @@ def arcsinh(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.arcsinh(a)
-    return op("arcsinh", value, param_of(x, contribution(lambda g: g / _sqrt(a * a + 1))))
+    return op("arcsinh", value, contrib_of(x, lambda g: g / _sqrt(a * a + 1)))
 
 
 def arccosh(x: Any) -> Variable:

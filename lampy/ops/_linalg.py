@@ -17,7 +17,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, values_of
+from lampy.ops._operands import contrib_of, param_of, values_of
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
 
@@ -34,8 +34,8 @@ def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -
         return op(
             name,
             value,
-            param_of(x1, lambda g, out: _add(out, _matmul(g, b.T), out=out)),
-            param_of(x2, lambda g, out: _add(out, _matmul(a.T, g), out=out)),
+            contrib_of(x1, lambda g: _matmul(g, b.T)),
+            contrib_of(x2, lambda g: _matmul(a.T, g)),
         )
 
     # Promote 1-d operands as numpy does, and put their axes back into g.

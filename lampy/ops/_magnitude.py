@@ -7,9 +7,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import shape_mismatch
-from lampy.autograd._unbroadcast import accumulate, contribution
+from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _where, _sign, _isfinite = np.add, np.where, np.sign, np.isfinite
 
@@ -31,7 +31,7 @@ def positive(x: Any) -> Variable:
         ``dx = g``.
     """
     value = np.positive(value_of(x))
-    return op("positive", value, param_of(x, contribution(lambda g: g, fresh=False)))
+    return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
 
 
 def abs(x: Any) -> Variable:
@@ -42,7 +42,7 @@ def abs(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.absolute(a)
-    return op("abs", value, param_of(x, contribution(lambda g: g * _sign(a))))
+    return op("abs", value, contrib_of(x, lambda g: g * _sign(a)))
 
 
 absolute = abs

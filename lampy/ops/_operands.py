@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from lampy._errors import shape_mismatch
+from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Param, Variable
 
 _ndarray = np.ndarray
@@ -69,6 +71,14 @@ def param_of(x: Any, fn: Backward) -> Param | None:
     """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None."""
     if type(x) is Variable and x.needs_grad:
         return (x, fn)
+    return None
+
+
+def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> Param | None:
+    """``x.zip_backward(contribution(fn, fresh=fresh))`` if ``x`` is a Variable that needs
+    a gradient, else None (and no closure object is built)."""
+    if type(x) is Variable and x.needs_grad:
+        return (x, Contribution(fn, fresh))
     return None
 
 

@@ -6,9 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _subtract, _divide = np.add, np.subtract, np.divide
 
@@ -21,7 +20,7 @@ def sqrt(x: Any) -> Variable:
         (for ``g > 0``), as numpy's ``1 / 0``; nan for ``x < 0``.
     """
     value = np.sqrt(value_of(x))
-    return op("sqrt", value, param_of(x, contribution(lambda g: g / (value * 2))))
+    return op("sqrt", value, contrib_of(x, lambda g: g / (value * 2)))
 
 
 def cbrt(x: Any) -> Variable:
@@ -46,7 +45,7 @@ def square(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.square(a)
-    return op("square", value, param_of(x, contribution(lambda g: g * (a * 2))))
+    return op("square", value, contrib_of(x, lambda g: g * (a * 2)))
 
 
 def reciprocal(x: Any) -> Variable:

@@ -6,9 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
 
@@ -21,7 +20,7 @@ def sin(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.sin(a)
-    return op("sin", value, param_of(x, contribution(lambda g: g * np.cos(a))))
+    return op("sin", value, contrib_of(x, lambda g: g * np.cos(a)))
 
 
 def cos(x: Any) -> Variable:
@@ -89,7 +88,7 @@ def arctan(x: Any) -> Variable:
     """
     a = value_of(x)
     value = np.arctan(a)
-    return op("arctan", value, param_of(x, contribution(lambda g: g / (a * a + 1))))
+    return op("arctan", value, contrib_of(x, lambda g: g / (a * a + 1)))
 
 
 __all__ = ["arccos", "arcsin", "arctan", "cos", "sin", "tan"]

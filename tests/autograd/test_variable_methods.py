@@ -104,3 +104,13 @@ def test_argmax_argmin_methods_return_numpy_indices() -> None:
         np.testing.assert_array_equal(x.argmax(axis=1), A.argmax(axis=1))
         assert x.argmin() == A.argmin()
         assert not isinstance(x.argmax(), lampy.Variable)
+
+
+def test_indexing_methods_match_numpy() -> None:
+    """take, compress and argsort methods follow ndarray's signatures."""
+    with lampy.Scope():
+        x = lampy.param(A)
+        np.testing.assert_array_equal(x.take([0, 0, 2], axis=1).value, A.take([0, 0, 2], axis=1))
+        np.testing.assert_array_equal(x.compress([True, False], axis=0).value, A[:1])
+        np.testing.assert_array_equal(x.argsort(axis=0), A.argsort(axis=0))
+    check_grad(lambda v: v.take([0, 0, 2], axis=1), A)
