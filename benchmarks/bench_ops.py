@@ -144,7 +144,10 @@ def main(argv: list[str] | None = None) -> int:
     rng = np.random.default_rng(0)
     rows: list[dict[str, Any]] = []
     print(f"numpy {np.__version__}, lampy {lampy.__version__}; medians in ms; single thread")
-    header = f"{'family':<12} {'case':<34} {'numpy':>8} {'lampy':>8} {'ratio':>6} {'torch':>8} {'mygrad':>8}"
+    header = (
+        f"{'family':<12} {'case':<34} {'numpy':>8} {'lampy':>8} {'ratio':>6} "
+        f"{'torch':>8} {'mygrad':>8}"
+    )
     print(header)
     print("-" * len(header))
     for case in cases:

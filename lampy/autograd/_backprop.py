@@ -148,9 +148,11 @@ def _propagate(
                 if keep and node in keep:
                     _add_to_leaf(node, g)
                     g_free = False
+                # Inputs are served last to first, so that the first input (usually the
+                # full-size operand, e.g. x in x + bias) is the one that may keep g.
                 params = op.params
-                last = len(params) - 1
-                for i, (inp, fn) in enumerate(params):
+                for i in range(len(params) - 1, -1, -1):
+                    inp, fn = params[i]
                     if inp.op is None:  # a leaf: its buffer is its .grad
                         if targets is not None and inp not in targets:
                             continue
@@ -160,9 +162,7 @@ def _propagate(
                         elif type(fn) is Contribution:
                             value = inp._value
                             assert value is not None
-                            inp._set_grad(
-                                fn.first(g, value.shape, value.dtype, g_free and i == last)
-                            )
+                            inp._set_grad(fn.first(g, value.shape, value.dtype, g_free and i == 0))
                         else:
                             value = inp._value
                             buf = _grad_buffer(value.shape, value.dtype)  # type: ignore[union-attr]
@@ -180,7 +180,7 @@ def _propagate(
                             value = inp._value
                             assert value is not None
                             node_grads[inp] = fn.first(
-                                g, value.shape, value.dtype, g_free and i == last
+                                g, value.shape, value.dtype, g_free and i == 0
                             )
                         else:
                             value = inp._value

@@ -56,7 +56,7 @@ class Contribution:
             ``g`` itself or a view.
     """
 
-    __slots__ = ("fn", "fresh")
+    __slots__ = ("__weakref__", "fn", "fresh")
 
     def __init__(self, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> None:
         self.fn = fn
@@ -82,7 +82,9 @@ class Contribution:
             fresh = True
         if d.dtype != dtype:
             return d.astype(dtype)
-        if not fresh and g_is_free:  # g itself, or a view of g's memory, may be kept
+        if not fresh and g_is_free and d.size == g.size:
+            # g itself, or a view of all of g's memory (a reshape or a transpose), may be
+            # kept; a view of part of it is copied so that it does not hold the rest alive.
             base, g_base = d.base, g.base
             fresh = d is g or (base is not None and (base is g or base is g_base))
         if not fresh or not d.flags.writeable:

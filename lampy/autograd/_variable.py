@@ -432,12 +432,27 @@ class Variable:
     @property
     def mT(self) -> Variable:
         """The matrix transpose (last two axes swapped), as ``numpy.ndarray.mT``."""
-        nd = self.ndim
-        if nd < 2:
-            raise _errors.ShapeError(
-                f"mT: needs at least 2 dimensions, got shape {self.shape}; use .T for 1-d."
-            )
-        return _shape.transpose(self, (*range(nd - 2), nd - 1, nd - 2))
+        return _shape.matrix_transpose(self)
+
+    def ravel(self, order: str = "C") -> Variable:
+        """Same as [lampy.ravel][]."""
+        return _shape.ravel(self, order)
+
+    def flatten(self, order: str = "C") -> Variable:
+        """Same as [lampy.ravel][] (values are immutable, so a copy and a view are alike)."""
+        return _shape.ravel(self, order)
+
+    def squeeze(self, axis: Any = None) -> Variable:
+        """Same as [lampy.squeeze][]."""
+        return _shape.squeeze(self, axis)
+
+    def swapaxes(self, axis1: int, axis2: int) -> Variable:
+        """Same as [lampy.swapaxes][]."""
+        return _shape.swapaxes(self, axis1, axis2)
+
+    def repeat(self, repeats: Any, axis: Any = None) -> Variable:
+        """Same as [lampy.repeat][]."""
+        return _pad.repeat(self, repeats, axis)
 
     def __abs__(self) -> Variable:
         return _magnitude.abs(self)
@@ -636,7 +651,6 @@ __all__ = ["Backward", "LampyError", "Op", "Param", "Variable", "const", "op", "
 
 # The operator methods above call into the op library, which itself builds on this
 # module; it is imported last so that its modules can import the names defined here.
-from lampy import _errors  # noqa: E402
 from lampy.ops import _arithmetic as _arith  # noqa: E402
 from lampy.ops import (  # noqa: E402
     _cast,
@@ -646,6 +660,7 @@ from lampy.ops import (  # noqa: E402
     _indexing,
     _linalg,
     _magnitude,
+    _pad,
     _reductions,
     _rounding,
     _shape,

@@ -9,7 +9,7 @@ import numpy as np
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
-_add, _sqrt = np.add, np.sqrt
+_add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 
 
 def sinh(x: Any) -> Variable:
@@ -42,10 +42,15 @@ def tanh(x: Any) -> Variable:
     """
     value = np.tanh(value_of(x))
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g * (1 - value * value), out=out)
+    def d_x(g: np.ndarray) -> Any:
+        if value.ndim == 0:
+            return g * (1 - value * value)
+        d = _multiply(value, value)  # one temporary, updated in place
+        _subtract(1, d, out=d)
+        _multiply(d, g, out=d)
+        return d
 
-    return op("tanh", value, param_of(x, d_x))
+    return op("tanh", value, contrib_of(x, d_x))
 
 
 def arcsinh(x: Any) -> Variable:

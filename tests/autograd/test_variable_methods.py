@@ -58,7 +58,7 @@ def test_out_argument_is_refused() -> None:
 
 def test_mt_needs_two_dimensions() -> None:
     """.mT of a 1-d Variable is a ShapeError, as numpy raises for ndarray.mT."""
-    with lampy.Scope(), pytest.raises(ValueError, match="mT: needs at least 2 dimensions"):
+    with lampy.Scope(), pytest.raises(ValueError, match=r"matrix_transpose: needs .* shape \(2,\)"):
         lampy.param([1.0, 2.0]).mT
 
 
@@ -114,3 +114,22 @@ def test_indexing_methods_match_numpy() -> None:
         np.testing.assert_array_equal(x.compress([True, False], axis=0).value, A[:1])
         np.testing.assert_array_equal(x.argsort(axis=0), A.argsort(axis=0))
     check_grad(lambda v: v.take([0, 0, 2], axis=1), A)
+
+
+@pytest.mark.parametrize(
+    ("method", "ref"),
+    [
+        (lambda v: v.ravel(), lambda a: a.ravel()),
+        (lambda v: v.flatten("F"), lambda a: a.flatten("F")),
+        (lambda v: v.reshape(1, 6).squeeze(0), lambda a: a.reshape(1, 6).squeeze(0)),
+        (lambda v: v.swapaxes(0, 1), lambda a: a.swapaxes(0, 1)),
+        (lambda v: v.repeat(2, axis=1), lambda a: a.repeat(2, axis=1)),
+    ],
+)
+def test_shape_methods_match_numpy(method: object, ref: object) -> None:
+    """Shape methods take ndarray's signatures and differentiate correctly."""
+    expected = np.asarray(ref(A))  # type: ignore[operator]
+    with lampy.Scope():
+        out = method(lampy.param(A))  # type: ignore[operator]
+        np.testing.assert_array_equal(out.value, expected)
+    check_grad(method, A)  # type: ignore[arg-type]

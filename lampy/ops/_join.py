@@ -1,0 +1,287 @@
+"""Joining and splitting: concatenate, stack, hstack, vstack, split, array_split and
+broadcast_arrays, with numpy's names, signatures and dtype promotion.
+
+Operands may mix Variables, numpy arrays and array-likes; only Variables that need a
+gradient get one. A joined result hands each operand the slice of ``g`` it occupies; a
+split hands each piece's ``g`` back into the slice the piece came from.
+"""
+
+from __future__ import annotations
+
+import itertools
+import operator
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._unbroadcast import contribution
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.ops._shape import one_axis
+
+_add = np.add
+
+
+def _operands(name: str, arrays: Any) -> list[Any]:
+    if type(arrays) is Variable:
+        raise LampyTypeError(
+            f"{name}: takes a sequence of arrays, got a single Variable of shape "
+            f"{arrays.shape}; pass a list or tuple, e.g. `{name}([a, b])`."
+        )
+    items = list(arrays)
+    if not items:
+        raise LampyValueError(f"{name}: needs at least one array, got an empty sequence.")
+    return items
+
+
+def _shapes(shapes: list[tuple[int, ...]]) -> str:
+    return ", ".join(str(s) for s in shapes)
+
+
+def _check_join(name: str, shapes: list[tuple[int, ...]], axis: int | None) -> int | None:
+    """Validate shapes joined along ``axis`` (None: flattened); the axis, normalized."""
+    if axis is None:
+        return None
+    nd = len(shapes[0])
+    if nd == 0:
+        raise ShapeError(
+            f"{name}: cannot join 0-d arrays along an axis (shapes {_shapes(shapes)}); use "
+            "stack to make a new axis, or axis=None."
+        )
+    if any(len(s) != nd for s in shapes):
+        raise ShapeError(
+            f"{name}: all arrays must have the same number of dimensions, got shapes "
+            f"{_shapes(shapes)}."
+        )
+    ax = one_axis(name, axis, nd)
+    rest = [s[:ax] + s[ax + 1 :] for s in shapes]
+    if any(r != rest[0] for r in rest):
+        raise ShapeError(
+            f"{name}: shapes {_shapes(shapes)} do not fit together along axis {ax}: every "
+            "other dimension must be equal."
+        )
+    return ax
+
+
+def _numpy(name: str, fn: Callable[[], np.ndarray]) -> np.ndarray:
+    try:
+        return fn()
+    except TypeError as e:
+        raise DTypeError(f"{name}: {e}") from None
+
+
+def _joined(
+    name: str,
+    items: list[Any],
+    value: np.ndarray,
+    axis: int,
+    sizes: list[int],
+    shapes: list[tuple[int, ...]],
+) -> Variable:
+    """Record ``value``: the items (of ``shapes``) laid side by side along ``axis``, item
+    ``i`` taking ``sizes[i]`` positions."""
+    params = []
+    lo = 0
+    for x, n, shape in zip(items, sizes, shapes, strict=True):
+        if needs_grad(x):
+            idx = (slice(None),) * axis + (slice(lo, lo + n),)
+            back = lambda g, idx=idx, shape=shape: g[idx].reshape(shape)
+            params.append(param_of(x, contribution(back, fresh=False)))
+        lo += n
+    return op(name, value, *params)
+
+
+def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Variable:
+    """Join arrays along an existing axis, as ``numpy.concatenate``.
+
+    Args:
+        arrays: A sequence of Variables, arrays or array-likes, with equal shapes except
+            along ``axis``.
+        axis: The axis to join along; None flattens every array first.
+        dtype: The result's dtype (numpy's promotion of the inputs if None).
+
+    Raises:
+        ShapeError: if the shapes do not fit together or ``axis`` is out of bounds.
+
+    Gradient:
+        ``da_i`` is the slice of ``g`` that ``a_i`` occupies (reshaped back if flattened).
+    """
+    items = _operands("concatenate", arrays)
+    vals = [value_of(x) for x in items]
+    shapes = [np.shape(v) for v in vals]
+    ax = _check_join("concatenate", shapes, axis)
+    value = _numpy("concatenate", lambda: np.concatenate(vals, axis=ax, dtype=dtype))
+    if ax is None:
+        return _joined("concatenate", items, value, 0, [int(np.prod(s)) for s in shapes], shapes)
+    return _joined("concatenate", items, value, ax, [s[ax] for s in shapes], shapes)
+
+
+def _stacked(
+    name: str, items: list[Any], promote: Callable[[Any], np.ndarray], axis: int, dtype: Any
+) -> Variable:
+    """Join the items' values, each given dimensions by ``promote``, along ``axis``."""
+    raw = [value_of(x) for x in items]
+    vals = [promote(v) for v in raw]
+    shapes = [v.shape for v in vals]
+    ax = _check_join(name, shapes, axis if vals[0].ndim > 1 else 0)
+    assert ax is not None
+    value = _numpy(name, lambda: np.concatenate(vals, axis=ax, dtype=dtype))
+    return _joined(name, items, value, ax, [s[ax] for s in shapes], [np.shape(v) for v in raw])
+
+
+def hstack(tup: Any, *, dtype: Any = None) -> Variable:
+    """Join arrays horizontally: along axis 1, or axis 0 for 1-d arrays (0-d arrays count
+    as 1-d), as ``numpy.hstack``.
+
+    Gradient:
+        ``da_i`` is the slice of ``g`` that ``a_i`` occupies.
+    """
+    return _stacked("hstack", _operands("hstack", tup), np.atleast_1d, 1, dtype)
+
+
+def vstack(tup: Any, *, dtype: Any = None) -> Variable:
+    """Join arrays vertically, along axis 0, after making 0-d and 1-d arrays rows
+    (``(n,)`` -> ``(1, n)``), as ``numpy.vstack``.
+
+    Gradient:
+        ``da_i`` is the slice of ``g`` that ``a_i`` occupies, reshaped back.
+    """
+    return _stacked("vstack", _operands("vstack", tup), np.atleast_2d, 0, dtype)
+
+
+def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
+    """Join arrays of one shape along a new axis, at position ``axis`` of the result, as
+    ``numpy.stack``.
+
+    Raises:
+        ShapeError: if the shapes differ or ``axis`` is out of bounds.
+
+    Gradient:
+        ``da_i = take(g, i, axis)``.
+    """
+    items = _operands("stack", arrays)
+    vals = [np.asarray(value_of(x)) for x in items]
+    shapes = [v.shape for v in vals]
+    if any(s != shapes[0] for s in shapes):
+        raise ShapeError(
+            f"stack: all arrays must have the same shape, got shapes {_shapes(shapes)}."
+        )
+    ax = one_axis("stack", axis, len(shapes[0]) + 1)
+    value = _numpy("stack", lambda: np.stack(vals, axis=ax, dtype=dtype))
+    params = []
+    for i, x in enumerate(items):
+        if needs_grad(x):
+            idx = (slice(None),) * ax + (i,)
+            params.append(param_of(x, contribution(_taker(idx), fresh=False)))
+    return op("stack", value, *params)
+
+
+def _taker(idx: Any) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda g: g[idx]
+
+
+def _split(name: str, ary: Any, indices_or_sections: Any, axis: int, equal: bool) -> list[Any]:
+    x = np.asarray(value_of(ary))
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: cannot split a 0-d array (shape ()); it has no axis.")
+    ax = one_axis(name, axis, x.ndim)
+    n = x.shape[ax]
+    if np.ndim(indices_or_sections) == 0:
+        sections = operator.index(indices_or_sections)
+        if sections <= 0:
+            raise LampyValueError(f"{name}: the number of sections must be > 0, got {sections}.")
+        each, extra = divmod(n, sections)
+        if equal and extra:
+            raise ShapeError(
+                f"{name}: axis {ax} of an array of shape {x.shape} has length {n}, which "
+                f"does not split into {sections} equal sections; use array_split for "
+                "sections of unequal length, or pass the split indices."
+            )
+        bounds = np.cumsum([0] + [each + 1] * extra + [each] * (sections - extra)).tolist()
+    else:
+        bounds = [0, *(operator.index(i) for i in indices_or_sections), n]
+    pieces = []
+    for lo, hi in itertools.pairwise(bounds):
+        idx = (slice(None),) * ax + (slice(lo, hi),)
+
+        def back(g: np.ndarray, out: np.ndarray, idx: Any = idx) -> None:
+            view = out[idx]
+            _add(view, g, out=view)
+
+        pieces.append(op(name, x[idx], param_of(ary, back)))
+    return pieces
+
+
+def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
+    """Split ``ary`` along ``axis`` into equal sections or at the given indices, as
+    ``numpy.split``.
+
+    Args:
+        ary: The array.
+        indices_or_sections: An int ``N`` (``N`` equal sections; the axis length must
+            divide) or a sequence of indices where the pieces start (sliced as Python
+            slices ``ary[i:j]``, so indices past the end give empty pieces).
+        axis: The axis to split along.
+
+    Returns:
+        A list of Variables.
+
+    Gradient:
+        Each piece's ``g`` is added into the slice of ``dary`` it came from.
+    """
+    return _split("split", ary, indices_or_sections, axis, equal=True)
+
+
+def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
+    """As [split][lampy.split], but ``N`` sections need not be equal: an axis of length
+    ``l`` gives ``l % N`` sections of ``l // N + 1`` then sections of ``l // N``.
+
+    Gradient:
+        Each piece's ``g`` is added into the slice of ``dary`` it came from.
+    """
+    return _split("array_split", ary, indices_or_sections, axis, equal=False)
+
+
+def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
+    """The inputs broadcast against each other to one shape (read-only views), as
+    ``numpy.broadcast_arrays``.
+
+    Returns:
+        A tuple of Variables, one per input.
+
+    Raises:
+        ShapeError: if the shapes do not broadcast together.
+
+    Gradient:
+        ``da_i = unbroadcast(g_i, a_i.shape)``.
+    """
+    vals = [value_of(a) for a in args]
+    shapes = [np.shape(v) for v in vals]
+    try:
+        shape = np.broadcast_shapes(*shapes)
+    except ValueError:
+        raise ShapeError(
+            f"broadcast_arrays: shapes {_shapes(shapes)} do not broadcast together: each "
+            "trailing dimension must be equal or 1 across the arrays."
+        ) from None
+    return tuple(
+        op(
+            "broadcast_arrays",
+            np.broadcast_to(v, shape),
+            param_of(a, contribution(lambda g: g, fresh=False)),
+        )
+        for a, v in zip(args, vals, strict=True)
+    )
+
+
+__all__ = [
+    "concatenate",
+    "stack",
+    "hstack",
+    "vstack",
+    "split",
+    "array_split",
+    "broadcast_arrays",
+]
