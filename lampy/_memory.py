@@ -1,6 +1,7 @@
 """The one place where lampy allocates gradient buffers and takes ownership of values.
 
-Every gradient buffer is allocated by ``grad_buffer``, and every forward value
+Every gradient buffer is allocated by ``grad_buffer`` (zero-filled) or taken over by
+``own_grad`` (a first contribution an op computed), and every forward value
 enters the graph through ``own_value`` (called by ``lampy.op``, ``lampy.param`` and
 ``lampy.const``). An allocation policy (per-scope accounting, buffer reuse, memory
 budgets) changes here without touching any op.
@@ -23,6 +24,15 @@ _asarray = np.asarray
 def grad_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """A zero-filled gradient buffer of ``shape`` and ``dtype``."""
     return _zeros(shape, dtype)
+
+
+def own_grad(buffer: np.ndarray) -> np.ndarray:
+    """Take an array an op computed (a first gradient contribution) as a gradient buffer.
+
+    The engine calls this instead of ``grad_buffer`` when a ``Contribution`` hands it a
+    new array, so every gradient buffer passes through this module either way.
+    """
+    return buffer
 
 
 def own_value(value: Any) -> Any:

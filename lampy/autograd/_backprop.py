@@ -13,6 +13,7 @@ from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable
 
 _grad_buffer = _memory.grad_buffer
+_own_grad = _memory.own_grad
 
 
 def _topological(roots: Sequence[Variable]) -> tuple[list[Variable], dict[Variable, int]]:
@@ -162,7 +163,8 @@ def _propagate(
                         elif type(fn) is Contribution:
                             value = inp._value
                             assert value is not None
-                            inp._set_grad(fn.first(g, value.shape, value.dtype, g_free and i == 0))
+                            first = fn.first(g, value.shape, value.dtype, g_free and i == 0)
+                            inp._set_grad(_own_grad(first))
                         else:
                             value = inp._value
                             buf = _grad_buffer(value.shape, value.dtype)  # type: ignore[union-attr]
@@ -179,8 +181,8 @@ def _propagate(
                         elif type(fn) is Contribution:
                             value = inp._value
                             assert value is not None
-                            node_grads[inp] = fn.first(
-                                g, value.shape, value.dtype, g_free and i == 0
+                            node_grads[inp] = _own_grad(
+                                fn.first(g, value.shape, value.dtype, g_free and i == 0)
                             )
                         else:
                             value = inp._value
