@@ -51,6 +51,12 @@ def _topological(roots: Sequence[Variable]) -> tuple[list[Variable], dict[Variab
 
 def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     value = root.value
+    if not root.needs_grad and value.dtype.kind != "f":
+        raise DTypeError(
+            f"backward: the root (made by '{root._label}') has dtype {value.dtype}; only "
+            "floating Variables carry gradients. Integer and boolean Variables are "
+            "constants: backpropagate from a float result computed from params."
+        )
     if not root.needs_grad:
         raise LampyError(
             f"backward: the root (made by '{root._label}', shape {value.shape}) does not "

@@ -421,6 +421,18 @@ class Variable:
         _no_out("compress", out)
         return _indexing.compress(condition, self, axis)
 
+    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Whether all elements along ``axis`` are true, as numpy (a numpy result)."""
+        return np.all(self.value, axis=axis, keepdims=keepdims)
+
+    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
+        """Whether any element along ``axis`` is true, as numpy (a numpy result)."""
+        return np.any(self.value, axis=axis, keepdims=keepdims)
+
+    def nonzero(self) -> tuple[np.ndarray, ...]:
+        """Indices of the nonzero elements, as ``numpy.nonzero`` (numpy arrays)."""
+        return np.nonzero(self.value)
+
     def argsort(self, axis: int = -1, kind: Any = None, *, stable: Any = None) -> Any:
         """Same as [lampy.argsort][]: integer indices as a numpy array, not a Variable.
 

@@ -574,3 +574,9 @@ def test_every_route_gives_the_same_gradient(scope: lampy.Scope, route: Callable
     t = np.tanh(xv @ np.array([[1.0], [2.0]]))
     np.testing.assert_allclose(x.grad, (1 - t**2) @ np.array([[1.0, 2.0]]) + xv / 2, rtol=1e-14)
     np.testing.assert_allclose(w.grad, xv.T @ (1 - t**2), rtol=1e-14)
+
+
+def test_backward_from_an_integer_root_is_a_dtype_error(scope: lampy.Scope) -> None:
+    """An integer root cannot carry a gradient: a DTypeError (a TypeError) says so."""
+    with pytest.raises(lampy.DTypeError, match="only floating Variables carry gradients"):
+        lampy.const([1, 2]).sum().backward()

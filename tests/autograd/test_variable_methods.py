@@ -133,3 +133,13 @@ def test_shape_methods_match_numpy(method: object, ref: object) -> None:
         out = method(lampy.param(A))  # type: ignore[operator]
         np.testing.assert_array_equal(out.value, expected)
     check_grad(method, A)  # type: ignore[arg-type]
+
+
+def test_boolean_methods_return_numpy_results() -> None:
+    """all, any and nonzero read the value and return numpy results."""
+    with lampy.Scope():
+        x = lampy.param(A - 1.0)
+        assert x.all() == (A - 1.0).all()
+        np.testing.assert_array_equal(x.any(axis=0), (A - 1.0).any(axis=0))
+        for got, want in zip(x.nonzero(), (A - 1.0).nonzero(), strict=True):
+            np.testing.assert_array_equal(got, want)
