@@ -94,6 +94,7 @@ TARGETS = {
     "B": ("B: lampy MLP step / numpy", 1.3),
     "C": ("C: lampy peak memory / numpy (full step)", 1.2),
     "C-graph": ("C: lampy peak memory / numpy (graph only)", 1.2),
+    "C-shared": ("C: lampy peak memory / numpy (full step, param copy=False)", 1.2),
     # tracemalloc also sees CPython's free lists: up to ~1 KiB of small blocks come and go.
     "C-exit": ("C: bytes left after a lampy step's scope exits", 1024.0),
     "C-leak": ("C: bytes left after many lampy steps", 4096.0),
@@ -396,13 +397,15 @@ def lampy_mlp_loss(params: Sequence[Any], x: np.ndarray, y: np.ndarray) -> lampy
 class LampyMLP:
     """lampy: numpy master weights; each step a Scope with fresh params (param copies)."""
 
+    COPY = True  # lampy.param(w, copy=COPY)
+
     def __init__(self, weights: Sequence[np.ndarray], x: np.ndarray, y: np.ndarray, lr: float):
         self.weights = [w.copy() for w in weights]
         self.x, self.y, self.lr = x, y, lr
 
     def loss_and_grads(self) -> tuple[float, list[np.ndarray]]:
         with lampy.Scope():
-            params = [lampy.param(w) for w in self.weights]
+            params = [lampy.param(w, copy=self.COPY) for w in self.weights]
             loss = lampy_mlp_loss(params, self.x, self.y)
             loss.backward()
             # The gradient buffers are plain arrays: they outlive the scope, no copy needed.
@@ -411,12 +414,23 @@ class LampyMLP:
     def step(self) -> float:
         lr = self.lr
         with lampy.Scope():
-            params = [lampy.param(w) for w in self.weights]
+            params = [lampy.param(w, copy=self.COPY) for w in self.weights]
             loss = lampy_mlp_loss(params, self.x, self.y)
             loss.backward()
-            for w, p in zip(self.weights, params, strict=True):
-                w -= lr * p.grad  # type: ignore[operator]
-            return float(loss.item())
+            value = float(loss.item())
+            grads = [p.grad for p in params]
+        # The update runs after the scope: the gradient arrays outlive it, and the
+        # weights are not changed while params may still read them (copy=False).
+        for w, g in zip(self.weights, grads, strict=True):
+            w -= lr * g  # type: ignore[operator]
+        return value
+
+
+class LampySharedMLP(LampyMLP):
+    """lampy with ``param(w, copy=False)``: the params read the master weights in place
+    (the weights are only updated after the step's scope has used them)."""
+
+    COPY = False
 
 
 class LampyFunctionalMLP:
@@ -447,6 +461,7 @@ def mlp_impls(peers: _peers.Peers) -> dict[str, MLPFactory]:
     impls: dict[str, MLPFactory] = {
         "numpy": NumpyMLP,
         "lampy": LampyMLP,
+        "lampy (param copy=False)": LampySharedMLP,
         "lampy (value_and_grad)": LampyFunctionalMLP,
     }
     for name, cls in _peers.MLPS.items():
@@ -806,6 +821,8 @@ def evaluate_targets(res: Results) -> None:
     check("C", None if c is None else c.vs_numpy)
     cg = get("C peak memory", "lampy (graph only)")
     check("C-graph", None if cg is None else cg.vs_numpy)
+    cs = get("C peak memory", "lampy (param copy=False)")
+    check("C-shared", None if cs is None else cs.vs_numpy)
     one = res.extra.get("C_scope_exit_bytes_1_step")
     check("C-exit", None if one is None else float(one))
     many = res.extra.get("C_scope_exit_bytes_n_steps")

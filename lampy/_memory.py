@@ -35,21 +35,26 @@ def own_grad(buffer: np.ndarray) -> np.ndarray:
     return buffer
 
 
-def own_value(value: Any) -> Any:
+def own_value(value: Any, shared: bool = False) -> Any:
     """Take ``value`` as the value of a Variable: an ndarray, made read-only.
 
     A view of memory that is still writable through another array (for example a
     reshape of the caller's own array) is copied, so nothing outside the graph can
-    change the value.
+    change the value, unless ``shared`` says the caller asked for no copy
+    (``param(x, copy=False)``): then a read-only view of it is taken.
     """
     if type(value) is not _ndarray:
         value = _asarray(value)
         if type(value) is not _ndarray:  # an ndarray subclass: take a plain view
             value = value.view(_ndarray)
-    base = value.base
-    if base is not None and getattr(getattr(base, "flags", None), "writeable", True):
-        value = value.copy()
-    value.flags.writeable = False
+    if shared:
+        if value.flags.writeable:
+            value = value.view()
+    else:
+        base = value.base
+        if base is not None and getattr(getattr(base, "flags", None), "writeable", True):
+            value = value.copy()
+    value.setflags(write=False)  # cheaper than value.flags.writeable = False
     return value
 
 

@@ -591,14 +591,14 @@ def _bad_param(name: str, p: Any) -> LampyTypeError:
     )
 
 
-def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool) -> Variable:
+def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool, copy: bool = True) -> Variable:
     scope = _CURRENT.get()
     if scope is None or scope._state != _OPEN:
         raise _scope_error(scope, f"lampy.{what}()")
     if type(x) is Variable:
         x = x.value
     try:
-        arr = np.array(x, dtype=dtype, copy=True)
+        arr = np.array(x, dtype=dtype, copy=True) if copy else np.asarray(x, dtype=dtype)
     except (TypeError, ValueError) as e:
         raise DTypeError(
             f"lampy.{what}: cannot make an array of {type(x).__name__} "
@@ -611,12 +611,14 @@ def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool) -> Variable:
         )
     if needs_grad and arr.dtype.kind != "f":
         raise not_float(f"lampy.{what}", arr.dtype)
-    var = _new_variable(_own(arr), None, needs_grad, scope, what)
+    var = _new_variable(_own(arr, shared=not copy), None, needs_grad, scope, what)
     scope._owned.append(var)
     return var
 
 
-def param(x: ArrayLike | Variable, dtype: DTypeLike | None = None) -> Variable:
+def param(
+    x: ArrayLike | Variable, dtype: DTypeLike | None = None, *, copy: bool = True
+) -> Variable:
     """A leaf Variable that needs a gradient, owned by the current scope.
 
     Args:
@@ -624,26 +626,34 @@ def param(x: ArrayLike | Variable, dtype: DTypeLike | None = None) -> Variable:
             ``x`` do not reach the graph. float32 stays float32; Python floats and lists
             of them give float64.
         dtype: A floating dtype to cast to.
+        copy: With ``copy=False`` an ndarray of the right dtype is used without a copy
+            (through a read-only view), saving the copy's time and memory. You then
+            promise not to change ``x`` while the Variable lives: a change would reach
+            the value, and the gradients computed from it.
 
     Raises:
         DTypeError: (a ``TypeError``) if the dtype is not floating (integers and bools
             carry no gradient).
         NoScopeError: if no scope is active.
     """
-    return _leaf("param", x, dtype, True)
+    return _leaf("param", x, dtype, True, copy)
 
 
-def const(x: ArrayLike | Variable, dtype: DTypeLike | None = None) -> Variable:
+def const(
+    x: ArrayLike | Variable, dtype: DTypeLike | None = None, *, copy: bool = True
+) -> Variable:
     """A leaf Variable that needs no gradient, owned by the current scope.
 
     Args:
         x: An array, array-like or Python scalar, of any dtype; it is copied.
         dtype: A dtype to cast to.
+        copy: ``copy=False`` uses an ndarray of the right dtype without a copy (see
+            [param][lampy.param]): you promise not to change it while the Variable lives.
 
     Raises:
         NoScopeError: if no scope is active.
     """
-    return _leaf("const", x, dtype, False)
+    return _leaf("const", x, dtype, False, copy)
 
 
 def as_variable(x: Any) -> Variable:

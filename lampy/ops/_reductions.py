@@ -18,7 +18,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, ShapeError
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add = np.add
 
@@ -94,11 +94,16 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     check_float_dtype("sum", dtype)
     axes = normalize_axis("sum", axis, np.ndim(a))
     value = np.sum(a, axis=axes, dtype=dtype, keepdims=keepdims)
-
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, expand_reduced(g, axes, keepdims), out=out)
-
-    return op("sum", value, param_of(x, d_x))
+    shape = np.shape(a)
+    # The gradient is g spread over the summed axes: a broadcast view, which the engine
+    # copies once as a first contribution (instead of zero-filling and adding).
+    return op(
+        "sum",
+        value,
+        contrib_of(
+            x, lambda g: np.broadcast_to(expand_reduced(g, axes, keepdims), shape), fresh=False
+        ),
+    )
 
 
 def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
@@ -108,11 +113,15 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
     axes = normalize_axis(name, axis, len(shape))
     value = np.mean(a, axis=axes, dtype=dtype, keepdims=keepdims)
     n = _count(shape, axes)
-
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, expand_reduced(g, axes, keepdims) / n, out=out)
-
-    return op(name, value, param_of(x, d_x))
+    return op(
+        name,
+        value,
+        contrib_of(
+            x,
+            lambda g: np.broadcast_to(expand_reduced(g, axes, keepdims) / n, shape),
+            fresh=False,
+        ),
+    )
 
 
 def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:

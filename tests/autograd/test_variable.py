@@ -744,3 +744,27 @@ def test_float32_0d_stays_float32_through_a_long_expression(scope: lampy.Scope) 
     y.backward()
     assert x.grad is not None
     assert x.grad.dtype == np.float32
+
+
+def test_param_copy_false_shares_memory_read_only() -> None:
+    """param(x, copy=False) reads x in place through a read-only view; x stays writable."""
+    x = np.arange(3.0)
+    with lampy.Scope():
+        p = lampy.param(x, copy=False)
+        assert np.shares_memory(p.value, x)
+        assert not p.value.flags.writeable
+        assert x.flags.writeable
+        q = lampy.param(x)
+        assert not np.shares_memory(q.value, x)
+        (p * p).sum().backward()
+        np.testing.assert_array_equal(p.grad, 2 * x)
+
+
+def test_param_copy_false_still_converts() -> None:
+    """copy=False with a list or another dtype makes the array it needs."""
+    with lampy.Scope():
+        assert lampy.param([1.0, 2.0], copy=False).shape == (2,)
+        p = lampy.param(np.ones(2, np.float32), dtype=np.float64, copy=False)
+        assert p.dtype == np.float64
+        c = lampy.const(np.arange(2), copy=False)
+        assert c.dtype.kind == "i"
