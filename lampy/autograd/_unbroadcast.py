@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+
+_getrefcount = sys.getrefcount
 
 _add = np.add
 
@@ -52,8 +55,10 @@ class Contribution:
             with the input's shape or broadcastable down to it (as numpy broadcasting
             made the output from the input).
         fresh: Whether ``fn`` always returns a new array that nothing else references
-            (so it may be kept as the buffer without a copy). False when it may return
-            ``g`` itself or a view.
+            (so it may be kept as the buffer without a copy). With False, the engine
+            checks: an array only ``fn``'s result references (by CPython's reference
+            count), or ``g`` itself when nothing else needs it, is kept; anything else
+            is copied.
     """
 
     __slots__ = ("__weakref__", "fn", "fresh")
@@ -82,11 +87,23 @@ class Contribution:
             fresh = True
         if d.dtype != dtype:
             return d.astype(dtype)
-        if not fresh and g_is_free and d.size == g.size:
-            # g itself, or a view of all of g's memory (a reshape or a transpose), may be
-            # kept; a view of part of it is copied so that it does not hold the rest alive.
-            base, g_base = d.base, g.base
-            fresh = d is g or (base is not None and (base is g or base is g_base))
+        if not fresh:
+            base = d.base
+            if base is None:
+                # No one else references a new array: only `d` here, and getrefcount's
+                # argument (CPython's reference counts; anything held elsewhere, like a
+                # captured forward value or g, has more).
+                fresh = _getrefcount(d) == 2
+            else:  # a view of all of a new array that only this view references
+                fresh = (
+                    _getrefcount(d) == 2
+                    and _getrefcount(base) == 3
+                    and d.size == getattr(base, "size", -1)
+                )
+            if not fresh and g_is_free and d.size == g.size:
+                # g itself, or a view of all of g's memory (a reshape or a transpose), may
+                # be kept; a view of part of it is copied so it does not hold the rest.
+                fresh = d is g or base is g or (base is not None and base is g.base)
         if not fresh or not d.flags.writeable:
             return d.copy()
         return d

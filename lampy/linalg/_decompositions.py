@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy.autograd._variable import Variable, op
 from lampy.linalg._common import Lazy, QRResult, matrix_value, mT, wants_grad
-from lampy.ops._operands import param_of
+from lampy.ops._operands import contrib_of
 
 _add = np.add
 
@@ -36,7 +36,7 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Variable:
         except TypeError:  # numpy < 2 has no `upper`: factor the transpose instead
             value = np.ascontiguousarray(mT(np.linalg.cholesky(mT(arr))))
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         low = mT(value) if upper else value
         gl = np.tril(mT(g) if upper else g)
         phi = np.tril(mT(low) @ gl)
@@ -44,9 +44,9 @@ def cholesky(a: Any, /, *, upper: bool = False) -> Variable:
         idx = np.arange(n)
         phi[..., idx, idx] *= 0.5
         linv = np.linalg.inv(low)
-        _add(out, mT(linv) @ (0.5 * (phi + mT(phi))) @ linv, out=out)
+        return mT(linv) @ (0.5 * (phi + mT(phi))) @ linv
 
-    return op("cholesky", value, param_of(a, d_a))
+    return op("cholesky", value, contrib_of(a, d_a, fresh=False))
 
 
 def _copyltu(m: np.ndarray) -> Any:
@@ -129,20 +129,20 @@ def qr(a: Any, mode: str = "reduced") -> Any:
     q1, r1 = q[..., :k], r[..., :k, :]
     rinv = Lazy(lambda: np.linalg.inv(r1[..., :k]))
 
-    def d_q(g: np.ndarray, out: np.ndarray) -> None:
+    def d_q(g: np.ndarray) -> Any:
         gq = g
         if q.shape[-1] > k:  # 'complete' with M > N: fold the complement's cotangent
             q2 = q[..., k:]
             gq = g[..., :k] - q2 @ (mT(g[..., k:]) @ q1)
-        _add(out, _qr_backward(q1, r1, rinv, gq, None), out=out)
+        return _qr_backward(q1, r1, rinv, gq, None)
 
-    def d_r(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, _qr_backward(q1, r1, rinv, None, g[..., :k, :]), out=out)
+    def d_r(g: np.ndarray) -> Any:
+        return _qr_backward(q1, r1, rinv, None, g[..., :k, :])
 
-    rv = op("qr", r, param_of(a, d_r))
+    rv = op("qr", r, contrib_of(a, d_r, fresh=False))
     if mode == "r":
         return rv
-    return QRResult(op("qr", q, param_of(a, d_q)), rv)
+    return QRResult(op("qr", q, contrib_of(a, d_q, fresh=False)), rv)
 
 
 __all__ = ["cholesky", "qr"]

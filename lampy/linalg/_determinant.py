@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy.autograd._variable import Variable, op
 from lampy.linalg._common import SlogdetResult, matrix_value, mT
-from lampy.ops._operands import param_of
+from lampy.ops._operands import contrib_of
 
 _add = np.add
 
@@ -56,10 +56,10 @@ def det(a: Any) -> Variable:
     arr = matrix_value("det", a, square=True)
     value = np.linalg.det(arr)
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, np.asarray(g)[..., None, None] * _cofactor(arr, np.asarray(value)), out=out)
+    def d_a(g: np.ndarray) -> Any:
+        return np.asarray(g)[..., None, None] * _cofactor(arr, np.asarray(value))
 
-    return op("det", value, param_of(a, d_a))
+    return op("det", value, contrib_of(a, d_a, fresh=False))
 
 
 def slogdet(a: Any) -> SlogdetResult:
@@ -76,15 +76,17 @@ def slogdet(a: Any) -> SlogdetResult:
     arr = matrix_value("slogdet", a, square=True)
     sign, logabsdet = np.linalg.slogdet(arr)
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         try:
             inv_t = mT(np.linalg.inv(arr))
         except np.linalg.LinAlgError:  # singular: 1/s is infinite in some direction
             u, s, vh = np.linalg.svd(arr)
             inv_t = (u / s[..., None, :]) @ vh
-        _add(out, np.asarray(g)[..., None, None] * inv_t, out=out)
+        return np.asarray(g)[..., None, None] * inv_t
 
-    return SlogdetResult(np.asarray(sign), op("slogdet", logabsdet, param_of(a, d_a)))
+    return SlogdetResult(
+        np.asarray(sign), op("slogdet", logabsdet, contrib_of(a, d_a, fresh=False))
+    )
 
 
 __all__ = ["det", "slogdet"]

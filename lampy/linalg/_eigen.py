@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy.autograd._variable import Variable, op
 from lampy.linalg._common import EighResult, inverse_gaps, matrix_value, mT, wants_grad
-from lampy.ops._operands import param_of
+from lampy.ops._operands import contrib_of
 
 _add = np.add
 
@@ -40,16 +40,19 @@ def eigh(a: Any, UPLO: Literal["L", "U"] = "L") -> EighResult:
     arr = matrix_value("eigh", a, square=True)
     w, v = np.linalg.eigh(arr, UPLO=UPLO)
 
-    def d_w(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, _values_backward(v, g), out=out)
+    def d_w(g: np.ndarray) -> Any:
+        return _values_backward(v, g)
 
-    def d_v(g: np.ndarray, out: np.ndarray) -> None:
+    def d_v(g: np.ndarray) -> Any:
         x = mT(v) @ g
         inner = (x - mT(x)) * inverse_gaps(w)
         inner *= 0.5
-        _add(out, v @ inner @ mT(v), out=out)
+        return v @ inner @ mT(v)
 
-    return EighResult(op("eigh", w, param_of(a, d_w)), op("eigh", v, param_of(a, d_v)))
+    return EighResult(
+        op("eigh", w, contrib_of(a, d_w, fresh=False)),
+        op("eigh", v, contrib_of(a, d_v, fresh=False)),
+    )
 
 
 def eigvalsh(a: Any, UPLO: Literal["L", "U"] = "L") -> Variable:
@@ -67,7 +70,7 @@ def eigvalsh(a: Any, UPLO: Literal["L", "U"] = "L") -> Variable:
     if not wants_grad(a):
         return op("eigvalsh", np.linalg.eigvalsh(arr, UPLO=UPLO))
     w, v = np.linalg.eigh(arr, UPLO=UPLO)
-    return op("eigvalsh", w, param_of(a, lambda g, out: _add(out, _values_backward(v, g), out=out)))
+    return op("eigvalsh", w, contrib_of(a, lambda g: _values_backward(v, g), fresh=False))
 
 
 __all__ = ["eigh", "eigvalsh"]

@@ -13,7 +13,7 @@ from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
 from lampy.linalg._common import Lazy, SharedBackward, matrix_value, mT, sym
 from lampy.ops._linalg import matmul
-from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.ops._operands import contrib_of, needs_grad, param_of, value_of
 from lampy.ops._shape import reshape
 
 _add, _subtract, _matmul = np.add, np.subtract, np.matmul
@@ -92,11 +92,11 @@ def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOV
     p = _matmul(mT(vt), np.multiply(s[..., None], mT(u)))
     full = bool(np.all(large))
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         ga = _pinv_backward(arr, p, g, col=full and m >= n, row=full and m <= n)
-        _add(out, sym(ga) if hermitian else ga, out=out)
+        return sym(ga) if hermitian else ga
 
-    return op("pinv", p, param_of(a, d_a))
+    return op("pinv", p, contrib_of(a, d_a, fresh=False))
 
 
 def _zero_gradient(g: np.ndarray, out: np.ndarray) -> None:
@@ -152,10 +152,10 @@ def solve(a: Any, b: Any) -> Variable:
         ga = gb[..., :, None] * x[..., None, :] if vector else gb @ mT(x)
         _subtract(out, unbroadcast(ga, a_shape), out=out)
 
-    def d_b(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, unbroadcast(shared(g), b_shape), out=out)
+    def d_b(g: np.ndarray) -> Any:
+        return unbroadcast(shared(g), b_shape)
 
-    return op("solve", x, param_of(a, d_a), param_of(b, d_b))
+    return op("solve", x, param_of(a, d_a), contrib_of(b, d_b, fresh=False))
 
 
 def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any, np.ndarray]:
@@ -202,27 +202,27 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any,
 
         y_of = SharedBackward(normal_solve, users)
 
-        def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        def d_a(g: np.ndarray) -> Any:
             y = y_of(g)
-            _add(out, (b2 - arr @ x2) @ y.T - (arr @ y) @ x2.T, out=out)
+            return (b2 - arr @ x2) @ y.T - (arr @ y) @ x2.T
 
-        def d_b(g: np.ndarray, out: np.ndarray) -> None:
-            _add(out, as_b(arr @ y_of(g)), out=out)
+        def d_b(g: np.ndarray) -> Any:
+            return as_b(arr @ y_of(g))
 
     else:
         pinv_of_a = Lazy(lambda: np.linalg.pinv(arr, rcond=cut))
 
-        def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        def d_a(g: np.ndarray) -> Any:
             p, g2 = pinv_of_a(), as_matrix(g)
             pt, gt = p.T, g2.T
             ga = (b2 - arr @ x2) @ ((gt @ p) @ pt) - (pt @ g2) @ x2.T
             ga += (pt @ x2) @ (gt - (gt @ p) @ arr)
-            _add(out, ga, out=out)
+            return ga
 
-        def d_b(g: np.ndarray, out: np.ndarray) -> None:
-            _add(out, as_b(pinv_of_a().T @ as_matrix(g)), out=out)
+        def d_b(g: np.ndarray) -> Any:
+            return as_b(pinv_of_a().T @ as_matrix(g))
 
-    xv = op("lstsq", x, param_of(a, d_a), param_of(b, d_b))
+    xv = op("lstsq", x, contrib_of(a, d_a, fresh=False), contrib_of(b, d_b, fresh=False))
     return xv, residuals, rank, s
 
 

@@ -10,7 +10,7 @@ from lampy._errors import ShapeError
 from lampy.autograd._variable import Variable, op
 from lampy.linalg._common import wants_grad
 from lampy.linalg._svd import values_backward
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _abs, _sign = np.add, np.abs, np.sign
 _inf = np.inf
@@ -37,13 +37,13 @@ def _safe_divide(g: np.ndarray, v: np.ndarray) -> Any:
 def _euclidean(x: Any, a: np.ndarray, value: Any, axes: Any, keepdims: bool) -> Variable:
     """The 2-norm over ``axes`` (None: all, flattened); gradient ``g x / norm``, 0 at 0."""
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+    def d_x(g: np.ndarray) -> Any:
         gk, vk = g, value
         if not keepdims and axes is not None:
             gk, vk = np.expand_dims(g, axes), np.expand_dims(value, axes)
-        _add(out, a * _safe_divide(gk, vk), out=out)
+        return a * _safe_divide(gk, vk)
 
-    return op("norm", value, param_of(x, d_x))
+    return op("norm", value, contrib_of(x, d_x, fresh=False))
 
 
 def _extreme_share(m: np.ndarray, ext: np.ndarray, axis: Any) -> Any:
@@ -72,32 +72,32 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
         )
         value = ext if keepdims else np.squeeze(ext, axis)
 
-        def d_ext(g: np.ndarray, out: np.ndarray) -> None:
+        def d_ext(g: np.ndarray) -> Any:
             gk = g if keepdims else np.expand_dims(g, axis)
-            _add(out, _sign(a) * _extreme_share(absx, ext, axis) * gk, out=out)
+            return _sign(a) * _extreme_share(absx, ext, axis) * gk
 
-        return op("norm", value, param_of(x, d_ext))
+        return op("norm", value, contrib_of(x, d_ext, fresh=False))
     if ord == 1:
         value = np.sum(absx, axis=axis, keepdims=keepdims)
 
-        def d_one(g: np.ndarray, out: np.ndarray) -> None:
+        def d_one(g: np.ndarray) -> Any:
             gk = g if keepdims else np.expand_dims(g, axis)
-            _add(out, _sign(a) * gk, out=out)
+            return _sign(a) * gk
 
-        return op("norm", value, param_of(x, d_one))
+        return op("norm", value, contrib_of(x, d_one, fresh=False))
     powered = absx**ord
     value = np.sum(powered, axis=axis, keepdims=keepdims)
     value **= np.reciprocal(ord, dtype=value.dtype)
 
-    def d_p(g: np.ndarray, out: np.ndarray) -> None:
+    def d_p(g: np.ndarray) -> Any:
         gk, vk = g, value
         if not keepdims:
             gk, vk = np.expand_dims(g, axis), np.expand_dims(value, axis)
         d = _sign(a) * absx ** (ord - 1) * vk ** (1 - ord)
         d[a == 0] = 0
-        _add(out, d * gk, out=out)
+        return d * gk
 
-    return op("norm", value, param_of(x, d_p))
+    return op("norm", value, contrib_of(x, d_p, fresh=False))
 
 
 def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> Variable:
@@ -122,11 +122,11 @@ def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> 
     )
     value = ext if keepdims else np.squeeze(ext, axis)
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+    def d_x(g: np.ndarray) -> Any:
         gk = g if keepdims else np.expand_dims(g, axis)
-        _add(out, _sign(a) * (_extreme_share(sums, ext, other) * gk), out=out)
+        return _sign(a) * (_extreme_share(sums, ext, other) * gk)
 
-    return op("norm", value, param_of(x, d_x))
+    return op("norm", value, contrib_of(x, d_x, fresh=False))
 
 
 def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> Variable:
@@ -145,16 +145,16 @@ def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -
     if keepdims:
         value = np.expand_dims(value, (r, c))
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
+    def d_x(g: np.ndarray) -> Any:
         gb = np.squeeze(g, (r, c)) if keepdims else g
         if ord == "nuc":
             gs = np.broadcast_to(np.asarray(gb)[..., None], s.shape)
         else:
             ext = value if not keepdims else np.squeeze(value, (r, c))
             gs = _extreme_share(s, np.asarray(ext)[..., None], -1) * np.asarray(gb)[..., None]
-        _add(out, np.moveaxis(values_backward(u, vh, gs), (-2, -1), (r, c)), out=out)
+        return np.moveaxis(values_backward(u, vh, gs), (-2, -1), (r, c))
 
-    return op("norm", value, param_of(x, d_x) if grad else None)
+    return op("norm", value, contrib_of(x, d_x, fresh=False) if grad else None)
 
 
 def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:

@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy.autograd._variable import op
 from lampy.linalg._common import Lazy, SVDResult, inverse_gaps, matrix_value, mT, sym, wants_grad
-from lampy.ops._operands import param_of
+from lampy.ops._operands import contrib_of, param_of
 
 _add = np.add
 
@@ -78,11 +78,11 @@ def svd(
             return op("svd", np.linalg.svd(arr, compute_uv=False, hermitian=hermitian))
         u, s, vh = np.linalg.svd(arr, full_matrices=False, hermitian=hermitian)
 
-        def d_s_only(g: np.ndarray, out: np.ndarray) -> None:
+        def d_s_only(g: np.ndarray) -> Any:
             ga = values_backward(u, vh, g)
-            _add(out, sym(ga) if hermitian else ga, out=out)
+            return sym(ga) if hermitian else ga
 
-        return op("svd", s, param_of(a, d_s_only))
+        return op("svd", s, contrib_of(a, d_s_only, fresh=False))
 
     u_full, s, vh_full = np.linalg.svd(arr, full_matrices=full_matrices, hermitian=hermitian)
     k = s.shape[-1]

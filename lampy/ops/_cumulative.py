@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import check_float_dtype, single_axis
 
 _add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where
@@ -35,11 +35,11 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
     value = np.cumsum(x, axis=ax, dtype=dtype)
     flat = ax is None or not shape  # the value is 1-d, along axis 0
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         d = _reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
-        _add(out, d.reshape(shape) if flat else d, out=out)
+        return d.reshape(shape) if flat else d
 
-    return op("cumsum", value, param_of(a, d_a))
+    return op("cumsum", value, contrib_of(a, d_a, fresh=False))
 
 
 def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
@@ -61,7 +61,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
     flat = ax is None or not shape
     k: int = 0 if flat else ax  # type: ignore[assignment]
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         xv = np.asarray(x, dtype=value.dtype).reshape(value.shape)
         after = _reverse_cumsum(g * value, k)
         zeros = xv == 0
@@ -73,9 +73,9 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
             before = seen == 0
             at_first = _reverse_cumsum(g * np.cumprod(_where(first, 1, xv), axis=k), k)
             d = _where(before, after / _where(zeros, 1, xv), _where(first, at_first, 0))
-        _add(out, d.reshape(shape) if flat else d, out=out)
+        return d.reshape(shape) if flat else d
 
-    return op("cumprod", value, param_of(a, d_a))
+    return op("cumprod", value, contrib_of(a, d_a, fresh=False))
 
 
 __all__ = ["cumprod", "cumsum"]

@@ -15,7 +15,7 @@ import numpy as np
 
 from lampy._errors import ShapeError
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 from lampy.ops._reductions import expand_reduced, normalize_axis, single_axis
 
 _add, _isnan, _equal = np.add, np.isnan, np.equal
@@ -205,10 +205,10 @@ def logsumexp(a: Any, axis: Any = None, *, keepdims: bool = False) -> Variable:
         value_kd = np.log(s) + m
     value = value_kd if keepdims else np.squeeze(value_kd, axes)
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, e * (expand_reduced(g, axes, keepdims) / s), out=out)
+    def d_a(g: np.ndarray) -> Any:
+        return e * (expand_reduced(g, axes, keepdims) / s)
 
-    return op("logsumexp", value, param_of(a, d_a))
+    return op("logsumexp", value, contrib_of(a, d_a, fresh=False))
 
 
 __all__ = ["amax", "amin", "argmax", "argmin", "logsumexp", "max", "min"]

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import contrib_of, value_of
 
 _add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 
@@ -74,10 +74,10 @@ def arccosh(x: Any) -> Variable:
     a = value_of(x)
     value = np.arccosh(a)
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g / _sqrt((a - 1) * (a + 1)), out=out)
+    def d_x(g: np.ndarray) -> Any:
+        return g / _sqrt((a - 1) * (a + 1))
 
-    return op("arccosh", value, param_of(x, d_x))
+    return op("arccosh", value, contrib_of(x, d_x, fresh=False))
 
 
 def arctanh(x: Any) -> Variable:
@@ -90,10 +90,10 @@ def arctanh(x: Any) -> Variable:
     a = value_of(x)
     value = np.arctanh(a)
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g / ((1 - a) * (1 + a)), out=out)
+    def d_x(g: np.ndarray) -> Any:
+        return g / ((1 - a) * (1 + a))
 
-    return op("arctanh", value, param_of(x, d_x))
+    return op("arctanh", value, contrib_of(x, d_x, fresh=False))
 
 
 __all__ = ["arccosh", "arcsinh", "arctanh", "cosh", "sinh", "tanh"]

@@ -91,13 +91,13 @@ def _tensordot_op(
     to_a = tuple(np.argsort(fa + [ia[j] for j in by_b]).tolist())
     to_b = tuple(np.argsort([ib[j] for j in by_a] + fb).tolist())
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, _tensordot(g, b, axes=(g_b, fb)).transpose(to_a), out=out)
+    def d_a(g: np.ndarray) -> Any:
+        return _tensordot(g, b, axes=(g_b, fb)).transpose(to_a)
 
-    def d_b(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, _tensordot(a, g, axes=(fa, g_a)).transpose(to_b), out=out)
+    def d_b(g: np.ndarray) -> Any:
+        return _tensordot(a, g, axes=(fa, g_a)).transpose(to_b)
 
-    return op(name, value, param_of(x1, d_a), param_of(x2, d_b))
+    return op(name, value, contrib_of(x1, d_a, fresh=False), contrib_of(x2, d_b, fresh=False))
 
 
 def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail: str) -> None:
@@ -184,8 +184,8 @@ def vdot(a: Any, b: Any) -> Variable:
     return op(
         "vdot",
         value,
-        param_of(a, lambda g, out: _add(out, g * np.reshape(y, sa), out=out)),
-        param_of(b, lambda g, out: _add(out, g * np.reshape(x, sb), out=out)),
+        contrib_of(a, lambda g: g * np.reshape(y, sa), fresh=False),
+        contrib_of(b, lambda g: g * np.reshape(x, sb), fresh=False),
     )
 
 
@@ -218,8 +218,8 @@ def outer(a: Any, b: Any) -> Variable:
     return op(
         "outer",
         value,
-        param_of(a, lambda g, out: _add(out, _matmul(g, yf).reshape(sa), out=out)),
-        param_of(b, lambda g, out: _add(out, _matmul(xf, g).reshape(sb), out=out)),
+        contrib_of(a, lambda g: _matmul(g, yf).reshape(sa), fresh=False),
+        contrib_of(b, lambda g: _matmul(xf, g).reshape(sb), fresh=False),
     )
 
 

@@ -9,7 +9,7 @@ import numpy as np
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _where = np.add, np.where
 
@@ -56,14 +56,14 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Variable:
             f"{np.shape(a)}; numpy broadcasting needs trailing dimensions equal or 1."
         ) from None
 
-    def d_value(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, np.sum(g, where=m), out=out)
+    def d_value(g: np.ndarray) -> Any:
+        return np.sum(g, where=m)
 
     return op(
         "masked_fill",
         result,
         param_of(x, contribution(lambda g: _where(m, g.dtype.type(0), g))),
-        param_of(value, d_value),
+        contrib_of(value, d_value, fresh=False),
     )
 
 

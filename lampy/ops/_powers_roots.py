@@ -31,10 +31,10 @@ def cbrt(x: Any) -> Variable:
     """
     value = np.cbrt(value_of(x))
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g / (value * value * 3), out=out)
+    def d_x(g: np.ndarray) -> Any:
+        return g / (value * value * 3)
 
-    return op("cbrt", value, param_of(x, d_x))
+    return op("cbrt", value, contrib_of(x, d_x, fresh=False))
 
 
 def square(x: Any) -> Variable:

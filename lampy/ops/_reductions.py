@@ -158,11 +158,11 @@ def var(
     n = _count(shape, axes)
     dof = max(n - ddof, 0)
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         scale = expand_reduced(g, axes, keepdims) * 2 / dof
-        _add(out, _centered(x, axes, dtype, n) * scale, out=out)
+        return _centered(x, axes, dtype, n) * scale
 
-    return op("var", value, param_of(a, d_a))
+    return op("var", value, contrib_of(a, d_a, fresh=False))
 
 
 def std(
@@ -182,12 +182,12 @@ def std(
     n = _count(shape, axes)
     dof = max(n - ddof, 0)
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def d_a(g: np.ndarray) -> Any:
         s = expand_reduced(value, axes, keepdims)
         scale = np.where(s == 0, 0, expand_reduced(g, axes, keepdims) / (dof * s))
-        _add(out, _centered(x, axes, dtype, n) * scale, out=out)
+        return _centered(x, axes, dtype, n) * scale
 
-    return op("std", value, param_of(a, d_a))
+    return op("std", value, contrib_of(a, d_a, fresh=False))
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
@@ -312,24 +312,24 @@ def average(
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, (expand_reduced(g, axes, keepdims) / total) * wb)
 
-    def d_w(g: np.ndarray, out: np.ndarray) -> None:
+    def d_w(g: np.ndarray) -> Any:
         dwb = np.subtract(x, avg_kd)
         dwb *= expand_reduced(g, axes, keepdims) / total
-        _add(out, to_weights(unbroadcast(dwb, wb.shape)), out=out)
+        return to_weights(unbroadcast(dwb, wb.shape))
 
-    avg = op("average", reduced, param_of(a, d_a), param_of(weights, d_w))
+    avg = op("average", reduced, param_of(a, d_a), contrib_of(weights, d_w, fresh=False))
     if not returned:
         return avg
     scl_kd = total if keepdims else np.squeeze(total, axes)
 
-    def d_w_total(g: np.ndarray, out: np.ndarray) -> None:
+    def d_w_total(g: np.ndarray) -> Any:
         gk = expand_reduced(g, axes, keepdims)
         spread = tuple(i for i, n in enumerate(wb.shape) if n == 1 and gk.shape[i] != 1)
         t = gk.sum(axis=spread, keepdims=True) if spread else gk
-        _add(out, to_weights(np.broadcast_to(t, wb.shape)), out=out)
+        return to_weights(np.broadcast_to(t, wb.shape))
 
     scl = np.broadcast_to(scl_kd, np.shape(reduced)).copy()
-    return avg, op("average", scl, param_of(weights, d_w_total))
+    return avg, op("average", scl, contrib_of(weights, d_w_total, fresh=False))
 
 
 __all__ = ["average", "mean", "normalize_axis", "prod", "std", "sum", "var"]

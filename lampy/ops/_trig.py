@@ -42,10 +42,10 @@ def tan(x: Any) -> Variable:
     """
     value = np.tan(value_of(x))
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g * (value * value + 1), out=out)
+    def d_x(g: np.ndarray) -> Any:
+        return g * (value * value + 1)
 
-    return op("tan", value, param_of(x, d_x))
+    return op("tan", value, contrib_of(x, d_x, fresh=False))
 
 
 def arcsin(x: Any) -> Variable:
@@ -58,10 +58,10 @@ def arcsin(x: Any) -> Variable:
     a = value_of(x)
     value = np.arcsin(a)
 
-    def d_x(g: np.ndarray, out: np.ndarray) -> None:
-        _add(out, g / _sqrt((1 - a) * (1 + a)), out=out)
+    def d_x(g: np.ndarray) -> Any:
+        return g / _sqrt((1 - a) * (1 + a))
 
-    return op("arcsin", value, param_of(x, d_x))
+    return op("arcsin", value, contrib_of(x, d_x, fresh=False))
 
 
 def arccos(x: Any) -> Variable:
