@@ -105,3 +105,39 @@ def test_custom_contribution_with_broadcasting() -> None:
         )
 
     check_grad(scale_rows, np.arange(6.0).reshape(2, 3), np.array([1.0, -2.0, 0.5]))
+
+
+def test_captured_array_is_never_kept_as_a_buffer() -> None:
+    """A contribution returning an array the op captured (fresh=False) is copied."""
+    captured = np.arange(3.0)
+
+    def leak(x: lampy.Variable) -> lampy.Variable:
+        return lampy.op(
+            "leak",
+            x.value.copy(),
+            x.zip_backward(lampy.contribution(lambda g: captured, fresh=False)),
+        )
+
+    with lampy.Scope():
+        x = lampy.param(np.ones(3))
+        leak(x).backward(np.ones(3))
+        assert x.grad is not None and not np.shares_memory(x.grad, captured)
+        x.grad[:] = -5.0
+        np.testing.assert_array_equal(captured, np.arange(3.0))
+
+
+def test_view_of_captured_array_is_copied() -> None:
+    """A reshaped view of a captured array is not kept as a buffer either."""
+    captured = np.arange(4.0)
+
+    def leak(x: lampy.Variable) -> lampy.Variable:
+        return lampy.op(
+            "leak",
+            x.value.copy(),
+            x.zip_backward(lampy.contribution(lambda g: captured.reshape(2, 2), fresh=False)),
+        )
+
+    with lampy.Scope():
+        x = lampy.param(np.ones((2, 2)))
+        leak(x).backward(np.ones((2, 2)))
+        assert x.grad is not None and not np.shares_memory(x.grad, captured)
