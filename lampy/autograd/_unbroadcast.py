@@ -26,6 +26,14 @@ def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
+    if lead < 0 or any(a < b for a, b in zip(gshape[lead:], shape, strict=True)):
+        # g is smaller than the input along some axis (a gradient that is constant
+        # there): spread it over the common broadcast shape first.
+        g = np.broadcast_to(g, np.broadcast_shapes(gshape, shape))
+        gshape = g.shape
+        if gshape == shape:
+            return g
+        lead = len(gshape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         lead + i for i, n in enumerate(shape) if n == 1 and gshape[lead + i] != 1
     )

@@ -21,6 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 
@@ -257,7 +258,7 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
         step = plan.steps[k]
         others = [values[j] for j in step.others]
 
-        def d(g: np.ndarray, out: np.ndarray) -> None:
+        def gradient(g: np.ndarray) -> Any:
             grad = _einsum(step.formula, g, *others, optimize=optimize)
             if step.missing:  # letters only this operand has: the gradient is constant there
                 grad = np.expand_dims(grad, step.missing)
@@ -265,7 +266,14 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
                 grad = grad.sum(axis=step.summed, keepdims=True)
             if step.missing:
                 grad = np.broadcast_to(grad, step.target)
+            return grad
+
+        if step.distinct == step.labels:  # no repeated letter: the gradient is the buffer
+            return contribution(gradient, fresh=False)
+
+        def d(g: np.ndarray, out: np.ndarray) -> None:  # written onto out's diagonal
             view = _diagonal_view(out, step.labels, step.distinct)
+            grad = gradient(g)
             _add(view, grad, out=view)
 
         return d

@@ -141,3 +141,21 @@ def test_view_of_captured_array_is_copied() -> None:
         x = lampy.param(np.ones((2, 2)))
         leak(x).backward(np.ones((2, 2)))
         assert x.grad is not None and not np.shares_memory(x.grad, captured)
+
+
+def test_contribution_smaller_than_the_input_is_spread() -> None:
+    """A contribution constant along an axis (shape 1 there) is broadcast up to the input."""
+
+    def total(x: lampy.Variable) -> lampy.Variable:
+        return lampy.op(
+            "total",
+            np.asarray(x.value.sum()),
+            x.zip_backward(lampy.contribution(lambda g: np.reshape(g, (1,)), fresh=False)),
+        )
+
+    check_grad(total, np.arange(3.0))
+    with lampy.Scope():
+        x = lampy.param(np.arange(3.0))
+        (total(x) + total(x)).backward()
+        np.testing.assert_array_equal(x.grad, np.full(3, 2.0))
+        assert x.grad is not None and x.grad.flags.writeable
