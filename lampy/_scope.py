@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import attrs
 
-from lampy._errors import LampyError, ReleasedError, no_scope
+from lampy._errors import LampyError, no_scope
 
 if TYPE_CHECKING:
     from lampy.autograd._variable import Variable
@@ -213,4 +213,4 @@ def current_or_none() -> Scope | None:
     return _CURRENT.get()
 
 
-__all__ = ["ReleasedError", "Scope", "current_or_none"]
+__all__ = ["Scope", "current_or_none"]

@@ -686,20 +686,7 @@ def const(
     return _leaf("const", x, dtype, False, copy)
 
 
-def as_variable(x: Any) -> Variable:
-    """``x`` if it is a Variable, else a constant holding it."""
-    if type(x) is Variable:
-        return x
-    return const(x)
-
-
-def check_live(v: Variable, use: str) -> None:
-    """Raise ReleasedError if ``v`` was released."""
-    if v._value is None:
-        raise v._released_error(use)
-
-
-__all__ = ["Backward", "LampyError", "Op", "Param", "Variable", "const", "op", "param"]
+__all__ = ["Backward", "Op", "Param", "Variable", "const", "op", "param"]
 
 # The operator methods above call into the op library, which itself builds on this
 # module; it is imported last so that its modules can import the names defined here.
