@@ -5,6 +5,7 @@ re-exported from [lampy.ops][] under numpy's names.
 """
 
 from lampy import linalg as linalg
+from lampy import nn as nn
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
 from lampy._errors import LampyError as LampyError

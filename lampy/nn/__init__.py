@@ -1,0 +1,3 @@
+"""Neural networks: functional ops (``lampy.nn.functional``); modules and layers to come."""
+
+from lampy.nn import functional as functional

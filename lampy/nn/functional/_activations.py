@@ -1,0 +1,425 @@
+"""Activation functions of ``lampy.nn.functional``, with PyTorch's names, arguments and
+gradient conventions (``torch.nn.functional``): relu and its relatives, sigmoid-like and
+smooth activations, softmax and log_softmax, glu.
+
+At non-differentiable points every function takes the one-sided derivative PyTorch's
+autograd returns; each docstring's ``Gradient:`` section states it. float32 stays float32;
+integer and bool inputs (constants) are computed in float64, where PyTorch would keep
+integer dtypes for relu-like functions.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import contrib_of, value_of
+from lampy.ops._reductions import normalize_axis
+
+__all__ = [
+    "celu",
+    "elu",
+    "gelu",
+    "glu",
+    "hardsigmoid",
+    "hardswish",
+    "hardtanh",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "mish",
+    "relu",
+    "relu6",
+    "selu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "softsign",
+]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
+_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
+_erf_obj = np.frompyfunc(math.erf, 1, 1)
+
+
+def _float(x: Any) -> Any:
+    """The value of ``x`` as a float array (integers and bools become float64)."""
+    a = value_of(x)
+    if np.asarray(a).dtype.kind != "f":
+        a = np.asarray(a, dtype=np.float64)
+    return a
+
+
+def _c(a: Any, v: float) -> Any:
+    """The Python float ``v`` as a scalar of ``a``'s dtype (keeps float32 float32)."""
+    return np.asarray(a).dtype.type(v)
+
+
+def _erf(a: Any) -> Any:
+    """Elementwise erf, correctly rounded as the C library's ``erf`` (via ``math.erf``).
+
+    Computed in float64 and cast back to ``a``'s dtype. It loops in C over Python floats
+    (about 50 ns an element): exact rather than fast, as numpy has no erf.
+    """
+    arr = np.asarray(a)
+    r = np.asarray(_erf_obj(arr.astype(np.float64)), dtype=arr.dtype)
+    return r if arr.ndim else r[()]
+
+
+def _sigmoid(a: Any) -> Any:
+    """The logistic function ``1 / (1 + exp(-a))``: where ``exp(-a)`` overflows to inf
+    the result is the correct 0, so only the overflow warning is silenced."""
+    with np.errstate(over="ignore"):
+        e = np.exp(-a)
+    if np.ndim(e) == 0:
+        return 1 / (1 + e)
+    np.add(e, 1, out=e)
+    return np.reciprocal(e, out=e)
+
+
+def _softplus(a: Any) -> Any:
+    """Overflow-free ``log(1 + exp(a))``."""
+    return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
+
+
+def relu(input: Any) -> Variable:
+    """Elementwise ``max(x, 0)``.
+
+    Gradient:
+        ``dx = g * (x > 0)``; 0 at ``x = 0`` (PyTorch's convention).
+    """
+    a = _float(input)
+    value = np.maximum(a, 0)
+    return op("relu", value, contrib_of(input, lambda g: g * (a > 0)))
+
+
+def relu6(input: Any) -> Variable:
+    """Elementwise ``min(max(x, 0), 6)``.
+
+    Gradient:
+        ``dx = g * (0 < x < 6)``; 0 at both ``x = 0`` and ``x = 6`` (PyTorch's, as
+        ``hardtanh(x, 0, 6)``).
+    """
+    a = _float(input)
+    value = np.minimum(np.maximum(a, 0), 6)
+    return op("relu6", value, contrib_of(input, lambda g: g * ((a > 0) & (a < 6))))
+
+
+def leaky_relu(input: Any, negative_slope: float = 0.01) -> Variable:
+    """Elementwise ``x if x > 0 else negative_slope * x``.
+
+    Gradient:
+        ``dx = g * (1 if x > 0 else negative_slope)``; ``negative_slope`` at ``x = 0``
+        (PyTorch's convention).
+    """
+    a = _float(input)
+    s = _c(a, negative_slope)
+    value = np.where(a > 0, a, a * s)
+    return op("leaky_relu", value, contrib_of(input, lambda g: g * np.where(a > 0, 1, s)))
+
+
+def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: float) -> Variable:
+    """``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))``, as PyTorch's elu."""
+    a = _float(input)
+    al, sc, isc = _c(a, alpha), _c(a, scale), _c(a, input_scale)
+    neg = a <= 0
+    e = np.exp(np.where(neg, a, 0) * isc)
+    value = np.where(neg, al * sc * (e - 1), sc * a)
+    return op(name, value, contrib_of(input, lambda g: g * np.where(neg, al * sc * isc * e, sc)))
+
+
+def elu(input: Any, alpha: float = 1.0) -> Variable:
+    """Elementwise ``x if x > 0 else alpha * (exp(x) - 1)``.
+
+    Gradient:
+        ``dx = g * (1 if x > 0 else alpha * exp(x))``; ``alpha`` at ``x = 0`` (PyTorch
+        takes the ``x <= 0`` branch).
+    """
+    return _elu_like("elu", input, alpha, 1.0, 1.0)
+
+
+def selu(input: Any) -> Variable:
+    """Elementwise ``scale * elu(x, alpha)`` with Klambauer et al.'s (2017) constants
+    ``alpha = 1.6732632423543772``, ``scale = 1.0507009873554805``.
+
+    Gradient:
+        ``dx = g * scale * (1 if x > 0 else alpha * exp(x))``; ``scale * alpha`` at
+        ``x = 0`` (PyTorch's convention).
+    """
+    return _elu_like("selu", input, _SELU_ALPHA, _SELU_SCALE, 1.0)
+
+
+def celu(input: Any, alpha: float = 1.0) -> Variable:
+    """Elementwise ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
+
+    Gradient:
+        ``dx = g * (1 if x > 0 else exp(x / alpha))``; 1 at ``x = 0``.
+    """
+    return _elu_like("celu", input, alpha, 1.0, 1.0 / alpha)
+
+
+def gelu(input: Any, approximate: str = "none") -> Variable:
+    """Elementwise Gaussian error linear unit ``x * Phi(x)``.
+
+    With ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``, erf computed
+    exactly (the C library's, through ``math.erf``; correct to about 1 ulp in float64,
+    but about 50 ns an element). With ``approximate='tanh'``:
+    ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
+
+    Gradient:
+        ``'none'``: ``dx = g * (Phi(x) + x * exp(-x**2 / 2) / sqrt(2 pi))``.
+        ``'tanh'``: with ``t = tanh(u)``, ``u = sqrt(2/pi) (x + 0.044715 x**3)``:
+        ``dx = g * (0.5 (1 + t) + 0.5 x (1 - t**2) sqrt(2/pi) (1 + 3 * 0.044715 x**2))``.
+    """
+    if approximate not in ("none", "tanh"):
+        raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
+    a = _float(input)
+    if approximate == "none":
+        cdf = 0.5 * (1 + _erf(a * _c(a, _INV_SQRT_2)))
+        value = a * cdf
+
+        def d_x(g: np.ndarray) -> Any:
+            return g * (cdf + a * np.exp(-0.5 * a * a) * _c(a, _INV_SQRT_2PI))
+
+    else:
+        k, c = _c(a, _SQRT_2_OVER_PI), _c(a, 0.044715)
+        t = np.tanh(k * (a + c * a * a * a))
+        value = 0.5 * a * (1 + t)
+
+        def d_x(g: np.ndarray) -> Any:
+            return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a))
+
+    return op("gelu", value, contrib_of(input, d_x))
+
+
+def sigmoid(input: Any) -> Variable:
+    """Elementwise logistic function ``1 / (1 + exp(-x))``, without overflow.
+
+    Gradient:
+        ``dx = g * s * (1 - s)`` with ``s`` the forward value.
+    """
+    value = _sigmoid(_float(input))
+    return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value)))
+
+
+def silu(input: Any) -> Variable:
+    """Elementwise ``x * sigmoid(x)`` (swish).
+
+    Gradient:
+        ``dx = g * s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``.
+    """
+    a = _float(input)
+    s = _sigmoid(a)
+    value = a * s
+    return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s))))
+
+
+def mish(input: Any) -> Variable:
+    """Elementwise ``x * tanh(softplus(x))`` (Misra 2019), softplus without overflow.
+
+    Gradient:
+        ``dx = g * (t + x * sigmoid(x) * (1 - t**2))`` with ``t = tanh(softplus(x))``.
+    """
+    a = _float(input)
+    t = np.tanh(_softplus(a))
+    value = a * t
+
+    def d_x(g: np.ndarray) -> Any:
+        return g * (t + a * _sigmoid(a) * (1 - t * t))
+
+    return op("mish", value, contrib_of(input, d_x))
+
+
+def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Variable:
+    """Elementwise ``log(1 + exp(beta * x)) / beta``, and ``x`` where
+    ``beta * x > threshold`` (PyTorch's linear regime).
+
+    Gradient:
+        ``dx = g * sigmoid(beta * x)``, and ``g`` where ``beta * x > threshold`` (at
+        ``beta * x == threshold`` the sigmoid branch, as PyTorch).
+    """
+    a = _float(input)
+    b = _c(a, beta)
+    z = a * b
+    lin = z > threshold
+    value = np.where(lin, a, _softplus(z) / b)
+    return op("softplus", value, contrib_of(input, lambda g: g * np.where(lin, 1, _sigmoid(z))))
+
+
+def log_sigmoid(input: Any) -> Variable:
+    """Elementwise ``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, without overflow
+    or cancellation.
+
+    Gradient:
+        ``dx = g * sigmoid(-x)``.
+    """
+    a = _float(input)
+    t = np.abs(a)
+    if np.ndim(t) == 0:
+        value = np.minimum(a, 0) - np.log1p(np.exp(-t))
+    else:
+        np.negative(t, out=t)
+        np.exp(t, out=t)
+        np.log1p(t, out=t)
+        value = np.minimum(a, 0)
+        np.subtract(value, t, out=value)
+    return op("log_sigmoid", value, contrib_of(input, lambda g: g * _sigmoid(-a)))
+
+
+def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Variable:
+    """Elementwise ``min(max(x, min_val), max_val)``.
+
+    Gradient:
+        ``dx = g * (min_val < x < max_val)``; 0 at both bounds (PyTorch's convention,
+        unlike its ``clamp``, which passes the gradient at the bounds).
+    """
+    a = _float(input)
+    lo, hi = _c(a, min_val), _c(a, max_val)
+    value = np.minimum(np.maximum(a, lo), hi)
+    return op("hardtanh", value, contrib_of(input, lambda g: g * ((a > lo) & (a < hi))))
+
+
+def hardsigmoid(input: Any) -> Variable:
+    """Elementwise ``relu6(x + 3) / 6``.
+
+    Gradient:
+        ``dx = g / 6`` for ``-3 < x < 3``, else 0; 0 at ``x = -3`` and ``x = 3``
+        (PyTorch's convention). In float64 the factor is the exact ``1/6``; PyTorch
+        multiplies by the float32 ``1/6``, so its float64 gradient differs by ~2e-8.
+    """
+    a = _float(input)
+    value = np.minimum(np.maximum(a + 3, 0), 6) / 6
+    sixth = _c(a, 1 / 6)
+    return op(
+        "hardsigmoid",
+        value,
+        contrib_of(input, lambda g: g * np.where((a > -3) & (a < 3), sixth, 0)),
+    )
+
+
+def hardswish(input: Any) -> Variable:
+    """Elementwise ``x * relu6(x + 3) / 6``.
+
+    Gradient:
+        ``dx = g * (0 if x <= -3 else 1 if x >= 3 else x / 3 + 0.5)``; 0 at ``x = -3``
+        and 1 at ``x = 3`` (PyTorch's convention).
+    """
+    a = _float(input)
+    value = a * np.minimum(np.maximum(a + 3, 0), 6) / 6
+
+    def d_x(g: np.ndarray) -> Any:
+        d = a / 3 + _c(a, 0.5)
+        if np.ndim(d) == 0:
+            return g * (0 if a <= -3 else 1 if a >= 3 else d)
+        np.copyto(d, 0, where=a <= -3)
+        np.copyto(d, 1, where=a >= 3)
+        return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
+
+    return op("hardswish", value, contrib_of(input, d_x))
+
+
+def softsign(input: Any) -> Variable:
+    """Elementwise ``x / (1 + |x|)``.
+
+    Gradient:
+        ``dx = g / (1 + |x|)**2``.
+    """
+    a = _float(input)
+    d = 1 + np.abs(a)
+    value = a / d
+    return op("softsign", value, contrib_of(input, lambda g: g / (d * d)))
+
+
+def _dim(name: str, dim: Any, ndim: int) -> int:
+    """``dim`` as a non-negative axis; a 0-d input takes ``dim`` 0 or -1, as PyTorch."""
+    if dim is None:
+        raise LampyValueError(f"{name}: dim is required (an int), got None")
+    if ndim == 0:
+        normalize_axis(name, dim, 1)
+        return 0
+    return normalize_axis(name, dim, ndim)[0]
+
+
+def softmax(input: Any, dim: int) -> Variable:
+    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the max along ``dim``
+    (no overflow). A 0-d input accepts ``dim`` 0 or -1 and gives 1.
+
+    Gradient:
+        ``dx = y * (g - sum(g * y, dim))`` with ``y`` the forward value.
+    """
+    a = _float(input)
+    ax = _dim("softmax", dim, a.ndim)
+    arr = np.asarray(a)
+    if arr.ndim == 0:
+        value: Any = np.ones_like(arr)
+        return op("softmax", value, contrib_of(input, lambda g: g * 0))
+    e = np.exp(arr - np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
+    value = e / np.sum(e, axis=ax, keepdims=True)
+
+    def d_x(g: np.ndarray) -> Any:
+        return value * (g - np.sum(g * value, axis=ax, keepdims=True))
+
+    return op("softmax", value, contrib_of(input, d_x))
+
+
+def log_softmax(input: Any, dim: int) -> Variable:
+    """``x - logsumexp(x, dim)``, computed after subtracting the max along ``dim`` (no
+    overflow, no log of 0). A 0-d input accepts ``dim`` 0 or -1 and gives 0.
+
+    Gradient:
+        ``dx = g - exp(y) * sum(g, dim)`` with ``y`` the forward value.
+    """
+    a = _float(input)
+    ax = _dim("log_softmax", dim, a.ndim)
+    arr = np.asarray(a)
+    if arr.ndim == 0:
+        value: Any = np.zeros_like(arr)
+        return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
+    if arr.size:
+        shifted = arr - np.max(arr, axis=ax, keepdims=True)
+        value = shifted - np.log(np.sum(np.exp(shifted), axis=ax, keepdims=True))
+    else:
+        value = arr.copy()
+
+    def d_x(g: np.ndarray) -> Any:
+        return g - np.exp(value) * np.sum(g, axis=ax, keepdims=True)
+
+    return op("log_softmax", value, contrib_of(input, d_x))
+
+
+def glu(input: Any, dim: int = -1) -> Variable:
+    """Gated linear unit: ``a * sigmoid(b)`` with ``a``, ``b`` the two halves of the input
+    along ``dim`` (whose size must be even).
+
+    Gradient:
+        ``da = g * sigmoid(b)``, ``db = g * a * sigmoid(b) * (1 - sigmoid(b))``,
+        concatenated along ``dim``.
+
+    Raises:
+        ShapeError: for a 0-d input or an odd size along ``dim``.
+    """
+    arr = np.asarray(_float(input))
+    if arr.ndim == 0:
+        raise ShapeError("glu: does not support 0-d inputs (it halves a dimension).")
+    ax = normalize_axis("glu", dim, arr.ndim)[0]
+    n = arr.shape[ax]
+    if n % 2:
+        raise ShapeError(
+            f"glu: halving dimension {ax} of shape {arr.shape} needs an even size, got {n}."
+        )
+    first, second = np.split(arr, 2, axis=ax)
+    s = _sigmoid(second)
+    value = first * s
+
+    def d_x(g: np.ndarray) -> Any:
+        return np.concatenate([g * s, g * first * s * (1 - s)], axis=ax)
+
+    return op("glu", value, contrib_of(input, d_x))

@@ -1,0 +1,461 @@
+"""Loss functions with PyTorch's names and semantics (``torch.nn.functional``).
+
+Each loss is one fused op with an exact gradient: ``mse_loss``, ``l1_loss``,
+``smooth_l1_loss``, ``huber_loss``, ``cross_entropy``, ``nll_loss``,
+``binary_cross_entropy``, ``binary_cross_entropy_with_logits`` and ``kl_div``.
+``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``; float32 stays float32.
+Weights (``weight``, ``pos_weight``) are constants: they get no gradient. A float
+target that is a Variable gets its exact gradient (as in PyTorch: the pointwise losses,
+``kl_div``, both binary cross-entropies and probability targets of ``cross_entropy``);
+class-index targets are integers and get none.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
+
+__all__ = [
+    "binary_cross_entropy",
+    "binary_cross_entropy_with_logits",
+    "cross_entropy",
+    "huber_loss",
+    "kl_div",
+    "l1_loss",
+    "mse_loss",
+    "nll_loss",
+    "smooth_l1_loss",
+]
+
+_REDUCTIONS = ("mean", "sum", "none")
+Deriv = Callable[[Any], Any]
+
+
+def _times(d: Callable[[], Any]) -> Deriv:
+    """The Deriv ``c -> d() * c`` of a function giving an elementwise derivative."""
+    return lambda c: d() * c
+
+
+def _check_reduction(name: str, reduction: str, allowed: tuple[str, ...] = _REDUCTIONS) -> None:
+    if reduction not in allowed:
+        raise LampyValueError(
+            f"{name}: reduction must be one of {', '.join(map(repr, allowed))}, got {reduction!r}."
+        )
+
+
+def _reduced(
+    name: str,
+    loss: np.ndarray,
+    reduction: str,
+    n: Any,
+    pairs: list[tuple[Any, Deriv]],
+    classes_of: np.ndarray | None = None,
+) -> Variable:
+    """Reduce the elementwise ``loss`` and record the op.
+
+    ``n`` is the divisor of ``"mean"``; each pair is an input and a function giving its
+    elementwise derivative (``d loss / d input``, the shape of ``loss``), run in backward.
+    With ``classes_of`` (the input of a class loss), derivatives are given with the class
+    axis last, of shape ``loss.shape + (C,)``, and moved back to ``classes_of``'s layout.
+    """
+    dtype = loss.dtype
+    if reduction == "none":
+        value, scale = loss, None
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            divisor = np.asarray(n if reduction == "mean" else 1, dtype=dtype)
+            scale = np.asarray(1 / divisor, dtype=dtype)
+            value = np.asarray(loss.sum(dtype=dtype) / divisor, dtype=dtype)
+
+    def contribution(d: Deriv) -> Callable[[np.ndarray], Any]:
+        def fn(g: np.ndarray) -> Any:
+            if scale is not None:
+                grad = d(g * scale)
+            elif classes_of is None:
+                grad = d(g)
+            else:
+                grad = d(g[..., None])
+            if classes_of is not None and classes_of.ndim > 1:
+                grad = np.moveaxis(grad, -1, 1)
+            return grad
+
+        return fn
+
+    return op(name, value, *(contrib_of(x, contribution(d)) for x, d in pairs))
+
+
+def _pointwise_operands(name: str, input: Any, target: Any, reduction: str) -> tuple[Any, Any]:
+    _check_reduction(name, reduction)
+    a, b = values_of(input, target)
+    try:
+        np.broadcast_shapes(np.shape(a), np.shape(b))
+    except ValueError:
+        raise broadcast_error(name, a, b) from None
+    return np.asarray(a), np.asarray(b)
+
+
+def _pointwise(
+    name: str, input: Any, target: Any, reduction: str, loss: np.ndarray, d_input: Deriv
+) -> Variable:
+    """An elementwise loss of ``input - target``: ``d/d target = -d/d input``."""
+    pairs = [(input, d_input), (target, lambda c: d_input(-c))]
+    return _reduced(name, loss, reduction, loss.size, pairs)
+
+
+def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+    """Squared error ``(input - target)**2``, reduced; input and target broadcast.
+
+    Gradient:
+        ``d input = 2 (input - target) g`` (divided by the element count for "mean"),
+        ``d target = -d input``.
+    """
+    a, b = _pointwise_operands("mse_loss", input, target, reduction)
+    diff = a - b
+    return _pointwise("mse_loss", input, target, reduction, diff * diff, lambda c: diff * (2 * c))
+
+
+def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+    """Absolute error ``|input - target|``, reduced; input and target broadcast.
+
+    Gradient:
+        ``d input = sign(input - target) g`` (0 where ``input == target``, as PyTorch),
+        ``d target = -d input``.
+    """
+    a, b = _pointwise_operands("l1_loss", input, target, reduction)
+    diff = a - b
+    return _pointwise(
+        "l1_loss", input, target, reduction, np.abs(diff), lambda c: np.sign(diff) * c
+    )
+
+
+def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
+    """Smooth L1: ``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``,
+    with ``d = input - target``; ``beta = 0`` is the L1 loss, as in PyTorch.
+
+    Gradient:
+        ``d input = g * (d / beta if |d| < beta else sign(d))``, ``d target = -d input``.
+    """
+    if beta < 0:
+        raise LampyValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}.")
+    if beta == 0:
+        return l1_loss(input, target, reduction)
+    a, b = _pointwise_operands("smooth_l1_loss", input, target, reduction)
+    diff = a - b
+    ad = np.abs(diff)
+    small = ad < beta
+    loss = np.where(small, (0.5 / beta) * diff * diff, ad - 0.5 * beta).astype(diff.dtype)
+
+    def d_input() -> Any:
+        return np.where(small, diff * (1.0 / beta), np.sign(diff)).astype(diff.dtype)
+
+    return _pointwise("smooth_l1_loss", input, target, reduction, loss, _times(d_input))
+
+
+def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Variable:
+    """Huber loss: ``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``,
+    with ``d = input - target``.
+
+    Gradient:
+        ``d input = g * (d if |d| < delta else delta sign(d))``, ``d target = -d input``.
+    """
+    if delta <= 0:
+        raise LampyValueError(f"huber_loss: delta must be > 0, got {delta}.")
+    a, b = _pointwise_operands("huber_loss", input, target, reduction)
+    diff = a - b
+    ad = np.abs(diff)
+    small = ad < delta
+    loss = np.where(small, 0.5 * diff * diff, delta * (ad - 0.5 * delta)).astype(diff.dtype)
+
+    def d_input() -> Any:
+        return np.where(small, diff, delta * np.sign(diff)).astype(diff.dtype)
+
+    return _pointwise("huber_loss", input, target, reduction, loss, _times(d_input))
+
+
+def _class_targets(
+    name: str, a: np.ndarray, t: np.ndarray, weight: Any, ignore_index: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Check class-index targets; returns ``(x, safe_t, kept, w)``: the input with its
+    class axis last, targets with ignored ones set to 0, the mask of kept targets and
+    the class weights (ones when ``weight`` is None) in the input's dtype."""
+    if a.ndim == 0:
+        raise shape_mismatch(name, a, t, detail="The input needs a class dimension.")
+    c_axis = 0 if a.ndim == 1 else 1
+    expected = a.shape[:c_axis] + a.shape[c_axis + 1 :]
+    if t.shape != expected:
+        raise shape_mismatch(name, a, t, detail=f"Class-index targets must have shape {expected}.")
+    if t.dtype.kind not in "iu":
+        raise LampyValueError(f"{name}: class-index targets must be integers, got {t.dtype}.")
+    n_classes = a.shape[c_axis]
+    kept = t != ignore_index
+    safe_t = np.where(kept, t, 0)
+    if np.any((safe_t < 0) | (safe_t >= n_classes)):
+        raise BadIndexError(f"{name}: a target is outside [0, {n_classes}) and not ignore_index.")
+    if weight is None:
+        w = np.ones(n_classes, a.dtype)
+    else:
+        w = np.asarray(value_of(weight), dtype=a.dtype)
+        if w.shape != (n_classes,):
+            raise shape_mismatch(name, a, w, detail=f"weight must have shape ({n_classes},).")
+    return np.moveaxis(a, c_axis, -1), safe_t, kept, w
+
+
+def nll_loss(
+    input: Any,
+    target: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+) -> Variable:
+    """Negative log-likelihood of log-probabilities ``input`` of shape (C,), (N, C) or
+    (N, C, d1, ...) at class indices ``target`` of shape (), (N,) or (N, d1, ...).
+
+    Elementwise ``-weight[t] * input[t]`` (0 where ``t == ignore_index``); "mean" divides
+    the sum by the sum of ``weight[t]`` over the kept targets, as PyTorch.
+
+    Gradient:
+        ``d input[t] = -weight[t] g`` at each kept target, 0 elsewhere.
+    """
+    _check_reduction("nll_loss", reduction)
+    a = np.asarray(value_of(input))
+    t = np.asarray(value_of(target))
+    x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
+    wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
+    picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0]
+    loss = -(wt * picked)
+
+    def d_input() -> Any:
+        d = np.zeros(x.shape, a.dtype)
+        np.put_along_axis(d, safe_t[..., None], -wt[..., None], -1)
+        return d
+
+    # The derivative is built in (..., C) layout; the cotangent is broadcast over C.
+    return _reduced("nll_loss", loss, reduction, wt.sum(), [(input, _times(d_input))], a)
+
+
+def _log_softmax_last(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    shifted = x - x.max(axis=-1, keepdims=True) if x.size else x
+    e = np.exp(shifted)
+    s = e.sum(axis=-1, keepdims=True)
+    return shifted - np.log(s), e / s
+
+
+def cross_entropy(
+    input: Any,
+    target: Any,
+    weight: Any = None,
+    ignore_index: int = -100,
+    reduction: str = "mean",
+    label_smoothing: float = 0.0,
+) -> Variable:
+    """Cross-entropy of logits ``input`` (classes on axis 1, or axis 0 for a 1-d input),
+    fused with the log-softmax, as ``torch.nn.functional.cross_entropy``.
+
+    ``target`` holds class indices (integer, the input's shape without the class axis)
+    or class probabilities (float, the input's shape). Per sample the loss is
+    ``-sum_c q_c log_softmax(input)_c`` with, for indices,
+    ``q_c = (1 - ls) weight[t] [c == t] + ls / C * weight[c]`` (0 for ignored targets;
+    "mean" divides by the sum of ``weight[t]`` over kept targets), and for probabilities
+    ``q_c = weight[c] ((1 - ls) target_c + ls / C)`` ("mean" divides by the sample count).
+
+    Gradient:
+        ``d input = g (softmax(input) sum_c q_c - q)``; for probability targets also
+        ``d target_c = -g (1 - ls) weight[c] log_softmax(input)_c``.
+    """
+    name = "cross_entropy"
+    _check_reduction(name, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
+    a = np.asarray(value_of(input))
+    t = np.asarray(value_of(target))
+    ls = label_smoothing
+    if t.dtype.kind == "f":
+        if t.shape != a.shape or a.ndim == 0:
+            raise shape_mismatch(name, a, t, detail="Probability targets need the input's shape.")
+        c_axis = 0 if a.ndim == 1 else 1
+        n_classes = a.shape[c_axis]
+        w = np.ones(n_classes, a.dtype) if weight is None else np.asarray(value_of(weight), a.dtype)
+        if w.shape != (n_classes,):
+            raise shape_mismatch(name, a, w, detail=f"weight must have shape ({n_classes},).")
+        x = np.moveaxis(a, c_axis, -1)
+        tt = np.moveaxis(t, c_axis, -1).astype(a.dtype)
+        logp, p = _log_softmax_last(x)
+        q = w * (tt * (1 - ls) + ls / n_classes) if ls else w * tt
+        loss = -(q * logp).sum(axis=-1)
+        n = loss.size
+
+        def d_target() -> Any:
+            return -(1 - ls) * w * logp
+
+        pairs = [
+            (input, _times(lambda: p * q.sum(axis=-1, keepdims=True) - q)),
+            (target, _times(d_target)),
+        ]
+        return _reduced(name, loss, reduction, n, pairs, a)
+    x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
+    n_classes = x.shape[-1]
+    logp, p = _log_softmax_last(x)
+    wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
+    picked = np.take_along_axis(logp, safe_t[..., None], -1)[..., 0]
+    loss = -(1 - ls) * wt * picked if ls else -(wt * picked)
+    if ls:
+        smooth = -(logp * w).sum(axis=-1) * kept
+        loss = (loss + (ls / n_classes) * smooth).astype(a.dtype)
+
+    def d_smoothed() -> Any:
+        q = (ls / n_classes) * w * kept[..., None]
+        hot = np.take_along_axis(q, safe_t[..., None], -1) + ((1 - ls) * wt)[..., None]
+        np.put_along_axis(q, safe_t[..., None], hot, -1)
+        return p * q.sum(axis=-1, keepdims=True) - q
+
+    def d_hard(c: Any) -> Any:
+        # q is weight[t] one-hot: d = c weight[t] (p - onehot(t)), in one pass over p.
+        cw = wt[..., None] * c
+        d = p * cw
+        hot = np.take_along_axis(d, safe_t[..., None], -1) - cw
+        np.put_along_axis(d, safe_t[..., None], hot, -1)
+        return d
+
+    d_input = _times(d_smoothed) if ls else d_hard
+    return _reduced(name, loss, reduction, wt.sum(), [(input, d_input)], a)
+
+
+def _same_shape(name: str, a: np.ndarray, b: np.ndarray) -> None:
+    if a.shape != b.shape:
+        raise shape_mismatch(name, a, b, detail="The target must have the input's shape.")
+
+
+def _weight_of(name: str, weight: Any, a: np.ndarray) -> np.ndarray | None:
+    if weight is None:
+        return None
+    w = np.asarray(value_of(weight), dtype=a.dtype)
+    try:
+        return np.broadcast_to(w, a.shape)
+    except ValueError:
+        raise broadcast_error(name, a, w) from None
+
+
+def binary_cross_entropy(
+    input: Any, target: Any, weight: Any = None, reduction: str = "mean"
+) -> Variable:
+    """Binary cross-entropy of probabilities ``input`` in [0, 1]:
+    ``-weight (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch.
+
+    Gradient:
+        ``d input = g weight (x - t) / max(x (1 - x), 1e-12)`` (PyTorch's formula),
+        ``d target = g weight (log(1 - x) - log(x))`` with the clamped logs.
+    """
+    name = "binary_cross_entropy"
+    _check_reduction(name, reduction)
+    a, b = values_of(input, target)
+    a, b = np.asarray(a), np.asarray(b).astype(np.asarray(a).dtype, copy=False)
+    _same_shape(name, a, b)
+    if np.any((a < 0) | (a > 1)):
+        raise LampyValueError(f"{name}: all elements of input should be between 0 and 1.")
+    w = _weight_of(name, weight, a)
+    with np.errstate(divide="ignore"):
+        log_x = np.maximum(np.log(a), -100)
+        log_1mx = np.maximum(np.log1p(-a), -100)
+    loss = -(b * log_x + (1 - b) * log_1mx)
+    if w is not None:
+        loss = loss * w
+
+    def d_input() -> Any:
+        d = (a - b) / np.maximum(a * (1 - a), a.dtype.type(1e-12))
+        return d if w is None else d * w
+
+    def d_target() -> Any:
+        d = log_1mx - log_x
+        return d if w is None else d * w
+
+    return _reduced(
+        name, loss, reduction, loss.size, [(input, _times(d_input)), (target, _times(d_target))]
+    )
+
+
+def _softplus(x: np.ndarray) -> Any:
+    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
+
+
+def binary_cross_entropy_with_logits(
+    input: Any,
+    target: Any,
+    weight: Any = None,
+    reduction: str = "mean",
+    pos_weight: Any = None,
+) -> Variable:
+    """Binary cross-entropy of logits, computed stably:
+    ``weight (pw t softplus(-x) + (1 - t) softplus(x))`` with ``pw = pos_weight``
+    (broadcast along the last axis, the classes) or 1.
+
+    Gradient:
+        ``d input = g weight ((1 + (pw - 1) t) sigmoid(x) - pw t)``,
+        ``d target = g weight (pw softplus(-x) - softplus(x))``.
+    """
+    name = "binary_cross_entropy_with_logits"
+    _check_reduction(name, reduction)
+    a, b = values_of(input, target)
+    a, b = np.asarray(a), np.asarray(b).astype(np.asarray(a).dtype, copy=False)
+    _same_shape(name, a, b)
+    w = _weight_of(name, weight, a)
+    pw = _weight_of(name, pos_weight, a)
+    sp_neg = _softplus(-a)  # -log(sigmoid(x))
+    sp_pos = sp_neg + a  # -log(1 - sigmoid(x))
+    loss = (b if pw is None else pw * b) * sp_neg + (1 - b) * sp_pos
+    if w is not None:
+        loss = loss * w
+
+    def d_input() -> Any:
+        sig = np.exp(-sp_neg)
+        d = sig - b if pw is None else (1 + (pw - 1) * b) * sig - pw * b
+        return d if w is None else d * w
+
+    def d_target() -> Any:
+        d = -a if pw is None else pw * sp_neg - sp_pos
+        return d if w is None else d * w
+
+    return _reduced(
+        name, loss, reduction, loss.size, [(input, _times(d_input)), (target, _times(d_target))]
+    )
+
+
+def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:
+    """Kullback-Leibler divergence with log-probabilities ``input``: elementwise
+    ``t (log(t) - x)`` (``0`` where ``t == 0``), or ``exp(t) (t - x)`` with
+    ``log_target``. "mean" averages over all elements, "batchmean" divides the sum by
+    ``input.shape[0]`` (by 1 for a 0-d input), as PyTorch.
+
+    Gradient:
+        ``d input = -g t`` (``-g exp(t)`` with ``log_target``);
+        ``d target = g (log(t) + 1 - x)`` (``-inf`` at ``t = 0``; PyTorch gives nan), or
+        ``g exp(t) (t - x + 1)`` with ``log_target``.
+    """
+    name = "kl_div"
+    _check_reduction(name, reduction, (*_REDUCTIONS, "batchmean"))
+    a, b = _pointwise_operands(name, input, target, "mean")
+    if log_target:
+        et = np.exp(b)
+        loss = et * (b - a)
+        pairs = [
+            (input, lambda c: -et * c),
+            (target, _times(lambda: et * (b - a + 1))),
+        ]
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            log_t = np.log(b)
+            loss = np.where(b == 0, 0, b * log_t) - b * a
+        loss = np.asarray(loss, dtype=np.result_type(a, b))
+
+        def d_target() -> Any:
+            return log_t + 1 - a
+
+        pairs = [(input, lambda c: -b * c), (target, _times(d_target))]
+    if reduction == "batchmean":
+        return _reduced(name, loss, "mean", loss.shape[0] if loss.ndim else 1, pairs)
+    return _reduced(name, loss, reduction, loss.size, pairs)
