@@ -33,6 +33,26 @@ import numpy as np
 CHAIN_CYCLE: tuple[str, ...] = ("mul", "add", "tanh", "exp", "sub", "log")
 MUL_C, ADD_C, SUB_C = 0.9, 0.1, 0.3
 
+
+def run_chain(x: Any, ops: Sequence[str], tanh: Any, exp: Any, log: Any) -> Any:
+    """Benchmark A's forward chain with one library's tanh, exp and log (operators for
+    the rest), shared by every implementation that records a graph."""
+    for code in ops:
+        if code == "mul":
+            x = x * MUL_C
+        elif code == "add":
+            x = x + ADD_C
+        elif code == "tanh":
+            x = tanh(x)
+        elif code == "exp":
+            x = exp(x)
+        elif code == "sub":
+            x = x - SUB_C
+        else:
+            x = log(x)
+    return x
+
+
 ChainFn = Callable[[np.ndarray, Sequence[str]], np.ndarray]
 
 
@@ -82,20 +102,7 @@ def autograd_chain(x0: np.ndarray, ops: Sequence[str]) -> np.ndarray:
     import autograd.numpy as anp
 
     def f(x: Any) -> Any:
-        for code in ops:
-            if code == "mul":
-                x = x * MUL_C
-            elif code == "add":
-                x = x + ADD_C
-            elif code == "tanh":
-                x = anp.tanh(x)
-            elif code == "exp":
-                x = anp.exp(x)
-            elif code == "sub":
-                x = x - SUB_C
-            else:
-                x = anp.log(x)
-        return anp.sum(x)
+        return anp.sum(run_chain(x, ops, anp.tanh, anp.exp, anp.log))
 
     return np.asarray(autograd.grad(f)(x0))
 
@@ -105,19 +112,7 @@ def mygrad_chain(x0: np.ndarray, ops: Sequence[str]) -> np.ndarray:
     import mygrad as mg
 
     x = leaf = mg.tensor(x0)  # type: ignore[attr-defined]
-    for code in ops:
-        if code == "mul":
-            x = x * MUL_C
-        elif code == "add":
-            x = x + ADD_C
-        elif code == "tanh":
-            x = mg.tanh(x)
-        elif code == "exp":
-            x = mg.exp(x)
-        elif code == "sub":
-            x = x - SUB_C
-        else:
-            x = mg.log(x)
+    x = run_chain(x, ops, mg.tanh, mg.exp, mg.log)
     mg.sum(x).backward()
     return np.asarray(leaf.grad)
 
@@ -127,19 +122,7 @@ def torch_chain(x0: np.ndarray, ops: Sequence[str]) -> np.ndarray:
     import torch
 
     x = leaf = torch.tensor(x0, requires_grad=True)
-    for code in ops:
-        if code == "mul":
-            x = x * MUL_C
-        elif code == "add":
-            x = x + ADD_C
-        elif code == "tanh":
-            x = torch.tanh(x)
-        elif code == "exp":
-            x = torch.exp(x)
-        elif code == "sub":
-            x = x - SUB_C
-        else:
-            x = torch.log(x)
+    x = run_chain(x, ops, torch.tanh, torch.exp, torch.log)
     x.sum().backward()  # type: ignore[no-untyped-call]
     assert leaf.grad is not None
     return leaf.grad.numpy()

@@ -277,22 +277,9 @@ def numpy_chain(x0: np.ndarray, ops: Sequence[str]) -> np.ndarray:
 
 def lampy_chain(x0: np.ndarray, ops: Sequence[str]) -> np.ndarray:
     """lampy: the chain with operators and lampy ops inside a scope."""
-    tanh, exp, log = lampy.tanh, lampy.exp, lampy.log
     with lampy.Scope():
-        x = leaf = lampy.param(x0)
-        for code in ops:
-            if code == "mul":
-                x = x * MUL_C
-            elif code == "add":
-                x = x + ADD_C
-            elif code == "tanh":
-                x = tanh(x)
-            elif code == "exp":
-                x = exp(x)
-            elif code == "sub":
-                x = x - SUB_C
-            else:
-                x = log(x)
+        leaf = lampy.param(x0)
+        x = _peers.run_chain(leaf, ops, lampy.tanh, lampy.exp, lampy.log)
         lampy.sum(x).backward()
         g = leaf.grad
         assert g is not None
