@@ -88,3 +88,41 @@ def tune_malloc() -> bool:
 
 
 MALLOC_TUNED = tune_malloc()
+
+
+class writable:
+    """Open the read-only values of params for in-place updates, for one ``with`` block.
+
+    Optimizers and ``load_state_dict`` update parameter buffers in place (as PyTorch
+    and lamp do) while every other holder of a Variable's value sees a read-only array.
+    Inside the block the arrays are writable; on exit, even by an exception, they are
+    read-only again. Arrays that cannot be made writable (a param made with
+    ``copy=False`` from a read-only array) raise ``ValueError`` on entry, before anything
+    was opened.
+
+    Example:
+        >>> with writable([w.value for w in params]) as bufs:
+        ...     for b, w in zip(bufs, params):
+        ...         b -= 0.1 * w.grad
+    """
+
+    __slots__ = ("_arrays",)
+
+    def __init__(self, arrays: Any) -> None:
+        self._arrays = list(arrays)
+
+    def __enter__(self) -> list[np.ndarray]:
+        opened: list[np.ndarray] = []
+        try:
+            for a in self._arrays:
+                a.setflags(write=True)
+                opened.append(a)
+        except ValueError:
+            for a in opened:
+                a.setflags(write=False)
+            raise
+        return self._arrays
+
+    def __exit__(self, *exc: object) -> None:
+        for a in self._arrays:
+            a.setflags(write=False)
