@@ -1,0 +1,129 @@
+"""Container modules: Sequential, ModuleList, ModuleDict."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any, overload
+
+import attrs
+
+from lampy._errors import LampyTypeError
+from lampy.nn._module import Module, inline
+
+__all__ = ["ModuleDict", "ModuleList", "Sequential"]
+
+
+def _check_modules(owner: str, items: Any) -> None:
+    for i, m in enumerate(items):
+        if not isinstance(m, Module):
+            raise LampyTypeError(
+                f"{owner}: item {i} is a {type(m).__name__}, not a lampy.nn.Module; wrap "
+                "functions in a Module (e.g. lampy.nn.Lambda) before adding them."
+            )
+
+
+@attrs.frozen(eq=False, repr=False)
+class Sequential(Module):
+    """Modules applied one after the other; parameters are named ``0.weight``, ``1.bias``...
+
+    Example:
+        >>> model = Sequential.init(Linear.init(4, 8, rng=rng), ReLU.init(), Linear.init(8, 1, rng=rng))
+    """
+
+    layers: tuple[Module, ...] = inline(converter=tuple)
+
+    @classmethod
+    def init(cls, *layers: Module) -> Sequential:
+        """A Sequential of ``layers``."""
+        _check_modules("Sequential.init", layers)
+        return cls(layers)
+
+    def forward(self, x: Any) -> Any:
+        """Each layer applied to the previous one's output."""
+        for layer in self.layers:
+            x = layer(x)
+        return x
+
+    def __len__(self) -> int:
+        return len(self.layers)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self.layers)
+
+    @overload
+    def __getitem__(self, i: int) -> Module: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequential: ...
+    def __getitem__(self, i: int | slice) -> Module | Sequential:
+        if isinstance(i, slice):
+            return attrs.evolve(self, layers=self.layers[i])
+        return self.layers[i]
+
+
+@attrs.frozen(eq=False, repr=False)
+class ModuleList(Module):
+    """An indexable tuple of modules, named ``0``, ``1``... in parameter names.
+
+    It has no ``forward``: the owner decides how to use its modules.
+    """
+
+    items: tuple[Module, ...] = inline(converter=tuple)
+
+    @classmethod
+    def init(cls, modules: Any = ()) -> ModuleList:
+        """A ModuleList of the modules in the iterable ``modules``."""
+        items = tuple(modules)
+        _check_modules("ModuleList.init", items)
+        return cls(items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[Module]:
+        return iter(self.items)
+
+    def __getitem__(self, i: int) -> Module:
+        return self.items[i]
+
+
+@attrs.frozen(eq=False, repr=False)
+class ModuleDict(Module):
+    """Modules keyed by name (insertion order kept), named by key in parameter names.
+
+    It has no ``forward``: the owner decides how to use its modules.
+    """
+
+    items: dict[str, Module] = inline(converter=dict)
+
+    @classmethod
+    def init(cls, modules: Any = ()) -> ModuleDict:
+        """A ModuleDict of a mapping or iterable of ``(name, module)`` pairs."""
+        items = dict(modules)
+        _check_modules("ModuleDict.init", items.values())
+        for k in items:
+            if not isinstance(k, str) or "." in k or not k:
+                raise LampyTypeError(
+                    f"ModuleDict.init: key {k!r} must be a non-empty string without '.', "
+                    "since it becomes part of dotted parameter names."
+                )
+        return cls(items)
+
+    def __len__(self) -> int:
+        return len(self.items)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.items)
+
+    def __getitem__(self, key: str) -> Module:
+        return self.items[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self.items
+
+    def keys(self) -> Any:
+        """The names."""
+        return self.items.keys()
+
+    def values(self) -> Any:
+        """The modules."""
+        return self.items.values()

@@ -1,0 +1,220 @@
+"""Parameter initialisations with PyTorch's formulas (``torch.nn.init``), as pure functions.
+
+Each returns a new numpy array of ``shape`` and ``dtype`` (float32 by default, as in
+PyTorch) drawn from an explicit ``numpy.random.Generator``; wrap it with
+[lampy.param][] to make a parameter. PyTorch's versions fill a tensor in place and end in
+an underscore; these build an array, so they do not. The distributions and bounds equal
+PyTorch's; the random streams differ, since the generators do.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyValueError
+
+__all__ = [
+    "calculate_gain",
+    "constant",
+    "fan_in_and_fan_out",
+    "kaiming_normal",
+    "kaiming_uniform",
+    "normal",
+    "ones",
+    "orthogonal",
+    "trunc_normal",
+    "uniform",
+    "xavier_normal",
+    "xavier_uniform",
+    "zeros",
+]
+
+Shape = int | tuple[int, ...]
+
+
+def _shape(shape: Shape) -> tuple[int, ...]:
+    return (shape,) if isinstance(shape, int) else tuple(shape)
+
+
+def fan_in_and_fan_out(shape: Shape) -> tuple[int, int]:
+    """PyTorch's fans of a weight of ``shape``: ``(shape[1] * receptive, shape[0] * receptive)``.
+
+    The receptive field size is the product of the dimensions after the first two
+    (kernel sizes of a convolution weight).
+
+    Raises:
+        LampyValueError: for fewer than 2 dimensions.
+    """
+    s = _shape(shape)
+    if len(s) < 2:
+        raise LampyValueError(
+            f"fan_in_and_fan_out: a weight of shape {s} has fewer than 2 dimensions, so it "
+            "has no fan in and fan out; use a 2-D or higher weight shape."
+        )
+    receptive = math.prod(s[2:])
+    return s[1] * receptive, s[0] * receptive
+
+
+def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
+    """PyTorch's recommended gain for a nonlinearity (``torch.nn.init.calculate_gain``)."""
+    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d")
+    if nonlinearity in linear or nonlinearity == "sigmoid":
+        return 1.0
+    if nonlinearity == "tanh":
+        return 5.0 / 3.0
+    if nonlinearity == "relu":
+        return math.sqrt(2.0)
+    if nonlinearity == "leaky_relu":
+        slope = 0.01 if param is None else float(param)
+        return math.sqrt(2.0 / (1 + slope**2))
+    if nonlinearity == "selu":
+        return 3.0 / 4.0
+    raise LampyValueError(
+        f"calculate_gain: unsupported nonlinearity {nonlinearity!r}; use one of "
+        f"{[*linear, 'sigmoid', 'tanh', 'relu', 'leaky_relu', 'selu']}."
+    )
+
+
+def uniform(
+    shape: Shape,
+    a: float = 0.0,
+    b: float = 1.0,
+    *,
+    rng: np.random.Generator,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """Values drawn uniformly from ``[a, b)``."""
+    return rng.uniform(a, b, _shape(shape)).astype(dtype)
+
+
+def normal(
+    shape: Shape,
+    mean: float = 0.0,
+    std: float = 1.0,
+    *,
+    rng: np.random.Generator,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """Values drawn from ``N(mean, std**2)``."""
+    return rng.normal(mean, std, _shape(shape)).astype(dtype)
+
+
+def trunc_normal(
+    shape: Shape,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    *,
+    rng: np.random.Generator,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """``N(mean, std**2)`` truncated to ``[a, b]`` (by redrawing values outside it)."""
+    out = rng.normal(mean, std, _shape(shape))
+    bad = (out < a) | (out > b)
+    while bad.any():
+        out[bad] = rng.normal(mean, std, int(bad.sum()))
+        bad = (out < a) | (out > b)
+    return out.astype(dtype)
+
+
+def constant(shape: Shape, val: float, *, dtype: Any = np.float32) -> np.ndarray:
+    """An array filled with ``val``."""
+    return np.full(_shape(shape), val, dtype=dtype)
+
+
+def zeros(shape: Shape, *, dtype: Any = np.float32) -> np.ndarray:
+    """An array of zeros."""
+    return np.zeros(_shape(shape), dtype=dtype)
+
+
+def ones(shape: Shape, *, dtype: Any = np.float32) -> np.ndarray:
+    """An array of ones."""
+    return np.ones(_shape(shape), dtype=dtype)
+
+
+def xavier_uniform(
+    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator, dtype: Any = np.float32
+) -> np.ndarray:
+    """Glorot uniform: ``U(-bound, bound)``, ``bound = gain * sqrt(6 / (fan_in + fan_out))``.
+
+    From Glorot & Bengio (2010), "Understanding the difficulty of training deep
+    feedforward neural networks".
+    """
+    fan_in, fan_out = fan_in_and_fan_out(shape)
+    bound = gain * math.sqrt(6.0 / (fan_in + fan_out))
+    return uniform(shape, -bound, bound, rng=rng, dtype=dtype)
+
+
+def xavier_normal(
+    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator, dtype: Any = np.float32
+) -> np.ndarray:
+    """Glorot normal: ``N(0, std**2)``, ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
+    fan_in, fan_out = fan_in_and_fan_out(shape)
+    return normal(shape, 0.0, gain * math.sqrt(2.0 / (fan_in + fan_out)), rng=rng, dtype=dtype)
+
+
+def _kaiming_std(shape: Shape, a: float, mode: str, nonlinearity: str) -> float:
+    if mode not in ("fan_in", "fan_out"):
+        raise LampyValueError(f"kaiming init: mode must be 'fan_in' or 'fan_out', got {mode!r}.")
+    fan_in, fan_out = fan_in_and_fan_out(shape)
+    fan = fan_in if mode == "fan_in" else fan_out
+    if fan == 0:
+        return 0.0
+    return calculate_gain(nonlinearity, a) / math.sqrt(fan)
+
+
+def kaiming_uniform(
+    shape: Shape,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    *,
+    rng: np.random.Generator,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """He uniform: ``U(-bound, bound)``, ``bound = gain * sqrt(3 / fan)``.
+
+    PyTorch's ``Linear`` and ``Conv`` weights use ``a=sqrt(5)``, which gives
+    ``bound = 1 / sqrt(fan_in)``. From He et al. (2015), "Delving deep into rectifiers".
+    """
+    bound = math.sqrt(3.0) * _kaiming_std(shape, a, mode, nonlinearity)
+    return uniform(shape, -bound, bound, rng=rng, dtype=dtype)
+
+
+def kaiming_normal(
+    shape: Shape,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    *,
+    rng: np.random.Generator,
+    dtype: Any = np.float32,
+) -> np.ndarray:
+    """He normal: ``N(0, std**2)``, ``std = gain / sqrt(fan)``."""
+    return normal(shape, 0.0, _kaiming_std(shape, a, mode, nonlinearity), rng=rng, dtype=dtype)
+
+
+def orthogonal(
+    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator, dtype: Any = np.float32
+) -> np.ndarray:
+    """A (semi-)orthogonal matrix, flattened over the trailing dimensions, times ``gain``.
+
+    From Saxe et al. (2013); computed as PyTorch does, by a QR decomposition of a normal
+    matrix with the signs of R's diagonal folded into Q.
+    """
+    s = _shape(shape)
+    if len(s) < 2:
+        raise LampyValueError(f"orthogonal: needs at least 2 dimensions, got shape {s}.")
+    rows, cols = s[0], math.prod(s[1:])
+    flat = rng.normal(0.0, 1.0, (rows, cols))
+    if rows < cols:
+        flat = flat.T
+    q, r = np.linalg.qr(flat)
+    q *= np.sign(np.diag(r))
+    if rows < cols:
+        q = q.T
+    return (gain * q).reshape(s).astype(dtype)
