@@ -27,7 +27,9 @@ class Sequential(Module):
     """Modules applied one after the other; parameters are named ``0.weight``, ``1.bias``...
 
     Example:
-        >>> model = Sequential.init(Linear.init(4, 8, rng=rng), ReLU.init(), Linear.init(8, 1, rng=rng))
+        >>> model = Sequential.init(
+        ...     Linear.init(4, 8, rng=rng), ReLU.init(), Linear.init(8, 1, rng=rng)
+        ... )
     """
 
     layers: tuple[Module, ...] = inline(converter=tuple)

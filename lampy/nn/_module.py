@@ -167,7 +167,7 @@ class Module:
                 yield name, leaf
 
     def parameters(self) -> list[Variable]:
-        """The trainable parameters, in the order of [named_parameters][lampy.nn.Module.named_parameters]."""
+        """The trainable parameters, in the order [named_parameters][] gives them."""
         return [p for _, p in self.named_parameters()]
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
