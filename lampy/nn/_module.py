@@ -133,11 +133,20 @@ class Module:
         for _, m in self.named_children():
             yield m
 
-    def named_modules(self, prefix: str = "") -> Iterator[tuple[str, Module]]:
-        """This module (named ``prefix``) and every submodule below it, depth first."""
+    def named_modules(
+        self, prefix: str = "", _seen: set[int] | None = None
+    ) -> Iterator[tuple[str, Module]]:
+        """This module (named ``prefix``) and every submodule below it, depth first.
+
+        A module reachable by several paths is listed once, under its first name.
+        """
+        seen = set() if _seen is None else _seen
+        if id(self) in seen:
+            return
+        seen.add(id(self))
         yield prefix, self
         for name, child in self.named_children():
-            yield from child.named_modules(f"{prefix}.{name}" if prefix else name)
+            yield from child.named_modules(f"{prefix}.{name}" if prefix else name, seen)
 
     def modules(self) -> Iterator[Module]:
         """This module and every submodule below it, depth first."""
