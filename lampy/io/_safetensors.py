@@ -1,0 +1,166 @@
+"""The safetensors file format, read and written with numpy alone.
+
+A file is an 8-byte little-endian header length ``N``, ``N`` bytes of JSON, then the
+tensors' bytes. The JSON maps each tensor name to ``{"dtype", "shape", "data_offsets":
+[begin, end]}`` (offsets into the byte buffer after the header) and may hold a
+``"__metadata__"`` map of strings. Data is little-endian and C-ordered; tensors are laid
+out back to back with no gaps or overlaps. This is the format of the ``safetensors``
+package (Hugging Face), so its loaders (``safetensors.numpy.load_file``,
+``safetensors.torch.load_file``) read lampy's files and lampy reads theirs. Reading never
+unpickles anything: only JSON and raw numbers are parsed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyError, LampyTypeError
+
+__all__ = ["CheckpointError", "read_safetensors", "write_safetensors"]
+
+_DTYPES: dict[str, np.dtype[Any]] = {
+    "F64": np.dtype("<f8"),
+    "F32": np.dtype("<f4"),
+    "F16": np.dtype("<f2"),
+    "I64": np.dtype("<i8"),
+    "I32": np.dtype("<i4"),
+    "I16": np.dtype("<i2"),
+    "I8": np.dtype("i1"),
+    "U64": np.dtype("<u8"),
+    "U32": np.dtype("<u4"),
+    "U16": np.dtype("<u2"),
+    "U8": np.dtype("u1"),
+    "BOOL": np.dtype("?"),
+}
+_CODES = {dt.newbyteorder("="): code for code, dt in _DTYPES.items()}
+_MAX_HEADER = 100 * 2**20  # the safetensors package's own limit
+
+
+class CheckpointError(LampyError, ValueError):
+    """A checkpoint file is malformed, or does not fit what it is loaded into."""
+
+
+def _code(name: str, a: np.ndarray) -> str:
+    code = _CODES.get(a.dtype.newbyteorder("="))
+    if code is None:
+        raise LampyTypeError(
+            f"save: tensor '{name}' has dtype {a.dtype}, which safetensors cannot hold; "
+            f"convert it to one of {sorted(str(d) for d in _CODES)}."
+        )
+    return code
+
+
+def write_safetensors(
+    path: str | os.PathLike[str],
+    tensors: Mapping[str, np.ndarray],
+    metadata: Mapping[str, str] | None = None,
+) -> None:
+    """Write ``tensors`` and string ``metadata`` to ``path`` atomically.
+
+    The file is written under a temporary name in the same directory, flushed to disk,
+    then renamed over ``path``, so a crash mid-write leaves any previous file intact.
+    """
+    header: dict[str, Any] = {}
+    if metadata:
+        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
+    arrays: list[np.ndarray] = []
+    offset = 0
+    for name, value in tensors.items():
+        a = np.asarray(value)
+        code = _code(name, a)
+        a = np.ascontiguousarray(a, dtype=_DTYPES[code])
+        header[name] = {
+            "dtype": code,
+            "shape": list(a.shape),
+            "data_offsets": [offset, offset + a.nbytes],
+        }
+        offset += a.nbytes
+        arrays.append(a)
+    raw = json.dumps(header, separators=(",", ":")).encode()
+    raw += b" " * (-len(raw) % 8)  # keep the data 8-byte aligned, as safetensors does
+    target = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(len(raw).to_bytes(8, "little"))
+            f.write(raw)
+            for a in arrays:
+                f.write(a.data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_safetensors(
+    path: str | os.PathLike[str],
+) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """Read a safetensors file: its tensors (new, writable arrays) and its metadata.
+
+    Raises:
+        CheckpointError: if the file is truncated, its header is not valid JSON or
+            describes tensors that do not fit the data (unknown dtype, a size that does
+            not match the shape, gaps or overlaps).
+    """
+    data = Path(path).read_bytes()
+    where = f"load: '{path}'"
+    if len(data) < 8:
+        raise CheckpointError(f"{where} is not a safetensors file: {len(data)} bytes long.")
+    n = int.from_bytes(data[:8], "little")
+    if n > _MAX_HEADER or 8 + n > len(data):
+        raise CheckpointError(
+            f"{where} is not a safetensors file or is truncated: its header claims {n} "
+            f"bytes, the file has {len(data)}."
+        )
+    try:
+        header = json.loads(data[8 : 8 + n])
+    except (UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise CheckpointError(f"{where} has a header that is not valid JSON ({e}).") from e
+    if not isinstance(header, dict):
+        raise CheckpointError(f"{where} has a header that is not a JSON object.")
+    meta = header.pop("__metadata__", None) or {}
+    body = memoryview(data)[8 + n :]
+    tensors: dict[str, np.ndarray] = {}
+    spans = []
+    for name, info in header.items():
+        try:
+            dtype = _DTYPES[info["dtype"]]
+            shape = tuple(int(s) for s in info["shape"])
+            begin, end = (int(o) for o in info["data_offsets"])
+        except (KeyError, TypeError, ValueError) as e:
+            raise CheckpointError(
+                f"{where}: the entry of tensor '{name}' is malformed or has an unsupported "
+                f"dtype ({info!r})."
+            ) from e
+        if min(shape, default=0) < 0 or not 0 <= begin <= end <= len(body):
+            raise CheckpointError(f"{where}: tensor '{name}' lies outside the file's data.")
+        if (end - begin) != int(np.prod(shape)) * dtype.itemsize:
+            raise CheckpointError(
+                f"{where}: tensor '{name}' has {end - begin} bytes, but shape {shape} of "
+                f"{info['dtype']} needs {int(np.prod(shape)) * dtype.itemsize}."
+            )
+        spans.append((begin, end, name))
+        tensors[name] = np.frombuffer(body[begin:end], dtype=dtype).reshape(shape).copy()
+    spans.sort()
+    pos = 0
+    for begin, end, name in spans:
+        if begin != pos:
+            raise CheckpointError(
+                f"{where}: tensor '{name}' starts at byte {begin}, expected {pos}: the "
+                "data has gaps or overlapping tensors."
+            )
+        pos = end
+    if pos != len(body):
+        raise CheckpointError(f"{where}: {len(body) - pos} bytes after the last tensor.")
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise CheckpointError(f"{where}: __metadata__ must map strings to strings.")
+    return tensors, meta
