@@ -1,0 +1,383 @@
+"""Convolutions of ``lampy.nn.functional`` with PyTorch's names, arguments, defaults and
+``(N, C, *spatial)`` layout: ``conv1d``, ``conv2d``, ``conv_transpose1d`` and
+``conv_transpose2d`` (cross-correlations, as in PyTorch; unbatched inputs accepted).
+
+Each is one op with exact gradients for input, weight and bias. A convolution is im2col
+(an ``as_strided`` view of the padded input, copied once into a matrix whose columns are
+(sample, output position)) followed by one matmul batched over groups; float32 stays
+float32. Its input gradient is the transposed matmul followed by col2im (one strided
+add per kernel position), its weight gradient one matmul against the kept im2col
+matrix. A transposed convolution is the input gradient of a convolution, and its
+gradients are that convolution's forward pass and weight gradient.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd._variable import Variable, op
+from lampy.nn.functional._conv_common import (
+    Ints,
+    SharedInBackward,
+    as_ints,
+    batch_first,
+    batched,
+    channels_first,
+    check_bias,
+    check_groups,
+    check_weight,
+    cols_to_image,
+    conv_padding,
+    float_values,
+    grad_dtype,
+    im2col,
+    out_sizes,
+    pad,
+)
+from lampy.ops._operands import contrib_of, needs_grad
+
+__all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
+
+_LAYOUT = {1: "(N, C, L)", 2: "(N, C, H, W)"}
+_KERNEL = {1: "kL", 2: "kH, kW"}
+
+
+def _bias_grad(b: np.ndarray | None, unbatched: bool, dtype: Any) -> Any:
+    """``d bias = g`` summed over every dimension but the channel one."""
+
+    def fn(g: np.ndarray) -> Any:
+        axes = tuple(i for i in range(g.ndim) if i != (0 if unbatched else 1))
+        return g.sum(axis=axes).astype(dtype, copy=False)
+
+    return fn
+
+
+def _conv(
+    name: str,
+    nd: int,
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    dilation: Any,
+    groups: Any,
+) -> Variable:
+    """The N-d convolution behind ``conv1d`` and ``conv2d``."""
+    x, w, b = float_values(name, input, weight, bias)
+    check_weight(name, w, nd, f"(out_channels, in_channels/groups, {_KERNEL[nd]})")
+    xb, unbatched = batched(name, x, nd, _LAYOUT[nd])
+    stride_ = as_ints(name, "stride", stride, nd, 1)
+    dilation_ = as_ints(name, "dilation", dilation, nd, 1)
+    n, c, spatial = xb.shape[0], xb.shape[1], xb.shape[2:]
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    groups = check_groups(name, groups, out_channels=o)
+    if c != cg * groups:
+        raise ShapeError(
+            f"{name}: expected the input to have weight.shape[1] * groups = {cg} * {groups} "
+            f"= {cg * groups} channels, but input of shape {x.shape} has {c} channels "
+            f"(weight shape {w.shape})."
+        )
+    check_bias(name, b, o)
+    pads = conv_padding(name, padding, spatial, kernel, stride_, dilation_)
+    out = out_sizes(name, spatial, pads, kernel, stride_, dilation_)
+
+    cols = im2col(pad(xb, pads), kernel, out, stride_, dilation_, groups)
+    wm = w.reshape(groups, o // groups, -1)
+    y = np.matmul(wm, cols).reshape(o, -1)  # (O, N * prod(out))
+    if b is not None:
+        y += b[:, None]
+    value = batch_first(y, n, out)
+    value = value[0] if unbatched else value
+
+    g_matrix = SharedInBackward(
+        lambda g: channels_first(g[None] if unbatched else g).reshape(wm.shape[0], o // groups, -1),
+        needs_grad(input) + needs_grad(weight),
+    )
+    x_dtype, w_dtype = grad_dtype(input), grad_dtype(weight)
+
+    def d_input(g: np.ndarray) -> Any:
+        d_cols = np.matmul(wm.transpose(0, 2, 1), g_matrix(g))
+        d = cols_to_image(d_cols, n, kernel, out, spatial, pads, stride_, dilation_)
+        return (d[0] if unbatched else d).astype(x_dtype, copy=False)
+
+    def d_weight(g: np.ndarray) -> Any:
+        d = np.matmul(g_matrix(g), cols.transpose(0, 2, 1))
+        return d.reshape(w.shape).astype(w_dtype, copy=False)
+
+    return op(
+        name,
+        value,
+        contrib_of(input, d_input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias))),
+    )
+
+
+def _conv_transpose(
+    name: str,
+    nd: int,
+    input: Any,
+    weight: Any,
+    bias: Any,
+    stride: Any,
+    padding: Any,
+    output_padding: Any,
+    groups: Any,
+    dilation: Any,
+) -> Variable:
+    """The N-d transposed convolution behind ``conv_transpose1d`` and ``conv_transpose2d``."""
+    x, w, b = float_values(name, input, weight, bias)
+    check_weight(name, w, nd, f"(in_channels, out_channels/groups, {_KERNEL[nd]})")
+    xb, unbatched = batched(name, x, nd, _LAYOUT[nd])
+    stride_ = as_ints(name, "stride", stride, nd, 1)
+    dilation_ = as_ints(name, "dilation", dilation, nd, 1)
+    padding_ = as_ints(name, "padding", padding, nd, 0)
+    extra = as_ints(name, "output_padding", output_padding, nd, 0)
+    if any(e >= max(s, d) for e, s, d in zip(extra, stride_, dilation_, strict=True)):
+        raise LampyValueError(
+            f"{name}: output_padding {extra} must be smaller than either stride {stride_} "
+            f"or dilation {dilation_} in every dimension (as in PyTorch)."
+        )
+    n, c, size_in = xb.shape[0], xb.shape[1], xb.shape[2:]
+    ci, cog, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    groups = check_groups(name, groups, in_channels=ci)
+    if c != ci:
+        raise ShapeError(
+            f"{name}: expected the input to have weight.shape[0] = {ci} channels, but input "
+            f"of shape {x.shape} has {c} channels (weight shape {w.shape})."
+        )
+    co = cog * groups
+    check_bias(name, b, co)
+    size: Ints = tuple(
+        (i - 1) * s - 2 * p + d * (k - 1) + e + 1
+        for i, s, p, d, k, e in zip(
+            size_in, stride_, padding_, dilation_, kernel, extra, strict=True
+        )
+    )
+    if min(size) < 1:
+        raise ShapeError(
+            f"{name}: the output size {size} would be < 1 (input size {size_in}, kernel "
+            f"{kernel}, stride {stride_}, padding {padding_}, dilation {dilation_}, "
+            f"output_padding {extra}); reduce the padding."
+        )
+    pads = tuple((p, p) for p in padding_)
+
+    x_matrix = channels_first(xb).reshape(groups, ci // groups, -1)  # (G, Ci/G, N * prod(in))
+    wm = w.reshape(groups, ci // groups, -1)  # (G, Ci/G, Co/G * prod(kernel))
+    value = cols_to_image(
+        np.matmul(wm.transpose(0, 2, 1), x_matrix),
+        n,
+        kernel,
+        size_in,
+        size,
+        pads,
+        stride_,
+        dilation_,
+    )
+    if b is not None:
+        value += b.reshape((co,) + (1,) * nd)
+    value = value[0] if unbatched else value
+
+    g_cols = SharedInBackward(
+        lambda g: im2col(
+            pad(g[None] if unbatched else g, pads), kernel, size_in, stride_, dilation_, groups
+        ),
+        needs_grad(input) + needs_grad(weight),
+    )
+    x_dtype, w_dtype = grad_dtype(input), grad_dtype(weight)
+
+    def d_input(g: np.ndarray) -> Any:
+        d = batch_first(np.matmul(wm, g_cols(g)).reshape(ci, -1), n, size_in)
+        return (d[0] if unbatched else d).astype(x_dtype, copy=False)
+
+    def d_weight(g: np.ndarray) -> Any:
+        d = np.matmul(x_matrix, g_cols(g).transpose(0, 2, 1))
+        return d.reshape(w.shape).astype(w_dtype, copy=False)
+
+    return op(
+        name,
+        value,
+        contrib_of(input, d_input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias))),
+    )
+
+
+def conv1d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] | str = 0,
+    dilation: int | tuple[int] = 1,
+    groups: int = 1,
+) -> Variable:
+    """1-D convolution (cross-correlation, as PyTorch's ``conv1d``) of ``input``
+    ``(N, C_in, L)`` or ``(C_in, L)`` with ``weight`` ``(C_out, C_in/groups, kL)``:
+
+    ``out[n, o, l] = bias[o] + sum_{c, k} weight[o, c, k] * x_pad[n, c0 + c, l*s + k*d]``
+
+    where ``c`` runs over the ``C_in/groups`` channels of output channel ``o``'s group,
+    starting at ``c0``, and ``x_pad`` is the zero-padded input. The output length is
+    ``(L + 2 padding - dilation (kL - 1) - 1) // stride + 1``.
+
+    Args:
+        input: ``(N, C_in, L)``, or ``(C_in, L)`` for one unbatched sample.
+        weight: ``(C_out, C_in/groups, kL)``.
+        bias: ``(C_out,)`` or None.
+        stride: Step between windows (>= 1).
+        padding: Zeros added at both ends (an int), or "valid" (none) or "same" (output
+            length = input length; stride 1 only, an odd total pads 1 more at the end).
+        dilation: Spacing between kernel elements (>= 1).
+        groups: Channels are split into ``groups`` blocks, each convolved with its own
+            ``C_out/groups`` filters; must divide ``C_in`` and ``C_out``.
+
+    Returns:
+        ``(N, C_out, L_out)`` (``(C_out, L_out)`` for an unbatched input), in the
+        inputs' float dtype.
+
+    Gradient:
+        ``d input = col2im(W^T g)`` (a transposed convolution of ``g``, cropped to the
+        input), ``d weight = g @ im2col(x)^T``, ``d bias = g`` summed over N and L.
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] | str = 0,
+    dilation: int | tuple[int, int] = 1,
+    groups: int = 1,
+) -> Variable:
+    """2-D convolution (cross-correlation, as PyTorch's ``conv2d``) of ``input``
+    ``(N, C_in, H, W)`` or ``(C_in, H, W)`` with ``weight`` ``(C_out, C_in/groups, kH, kW)``:
+
+    ``out[n, o, i, j] = bias[o] + sum_{c, p, q} weight[o, c, p, q] * x_pad[n, c0 + c, y, x]``
+
+    with ``y = i*sH + p*dH``, ``x = j*sW + q*dW``, ``c`` running over the channels of
+    output channel ``o``'s group (starting at ``c0``) and ``x_pad`` the padded input.
+    Each output dimension is ``(size + 2 padding - dilation (k - 1) - 1) // stride + 1``.
+
+    Args:
+        input: ``(N, C_in, H, W)``, or ``(C_in, H, W)`` for one unbatched sample.
+        weight: ``(C_out, C_in/groups, kH, kW)``.
+        bias: ``(C_out,)`` or None.
+        stride: Step between windows, an int or ``(sH, sW)`` (>= 1).
+        padding: Zeros on both sides, an int or ``(pH, pW)``; or "valid" (none) or "same"
+            (output size = input size; stride 1 only, an odd total pads 1 more at the
+            bottom/right, as PyTorch).
+        dilation: Spacing between kernel elements, an int or ``(dH, dW)`` (>= 1).
+        groups: Channels are split into ``groups`` blocks, each convolved with its own
+            ``C_out/groups`` filters; must divide ``C_in`` and ``C_out``.
+
+    Returns:
+        ``(N, C_out, H_out, W_out)`` (without N for an unbatched input), in the inputs'
+        float dtype.
+
+    Gradient:
+        ``d input = col2im(W^T g)`` (a transposed convolution of ``g``, cropped to the
+        input), ``d weight = g @ im2col(x)^T``, ``d bias = g`` summed over N, H and W.
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv_transpose1d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: int | tuple[int] = 1,
+    padding: int | tuple[int] = 0,
+    output_padding: int | tuple[int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int] = 1,
+) -> Variable:
+    """1-D transposed convolution (PyTorch's ``conv_transpose1d``): the gradient of
+    ``conv1d`` with respect to its input, which maps ``(N, C_in, L)`` to
+    ``(N, C_out, L_out)`` with
+
+    ``L_out = (L - 1) stride - 2 padding + dilation (kL - 1) + output_padding + 1``.
+
+    Args:
+        input: ``(N, C_in, L)``, or ``(C_in, L)`` for one unbatched sample.
+        weight: ``(C_in, C_out/groups, kL)`` (note: in-channels first).
+        bias: ``(C_out,)`` or None.
+        stride: Step between the input positions' windows in the output (>= 1).
+        padding: Cropped from both ends of the full output (>= 0).
+        output_padding: Extra length added at the end (< stride or < dilation), to
+            pick among the output lengths a strided ``conv1d`` maps to the same length.
+        groups: Must divide ``C_in``; ``C_out = weight.shape[1] * groups``.
+        dilation: Spacing between kernel elements (>= 1).
+
+    Returns:
+        ``(N, C_out, L_out)`` (``(C_out, L_out)`` for an unbatched input).
+
+    Gradient:
+        ``d input = conv1d(g, weight, stride, padding, dilation, groups)``,
+        ``d weight = x @ im2col(g)^T``, ``d bias = g`` summed over N and L.
+    """
+    return _conv_transpose(
+        "conv_transpose1d",
+        1,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
+
+
+def conv_transpose2d(
+    input: Any,
+    weight: Any,
+    bias: Any = None,
+    stride: int | tuple[int, int] = 1,
+    padding: int | tuple[int, int] = 0,
+    output_padding: int | tuple[int, int] = 0,
+    groups: int = 1,
+    dilation: int | tuple[int, int] = 1,
+) -> Variable:
+    """2-D transposed convolution (PyTorch's ``conv_transpose2d``): the gradient of
+    ``conv2d`` with respect to its input, which maps ``(N, C_in, H, W)`` to
+    ``(N, C_out, H_out, W_out)`` with, per dimension,
+
+    ``out = (size - 1) stride - 2 padding + dilation (k - 1) + output_padding + 1``.
+
+    Args:
+        input: ``(N, C_in, H, W)``, or ``(C_in, H, W)`` for one unbatched sample.
+        weight: ``(C_in, C_out/groups, kH, kW)`` (note: in-channels first).
+        bias: ``(C_out,)`` or None.
+        stride: An int or ``(sH, sW)`` (>= 1).
+        padding: Cropped from both sides of the full output, an int or ``(pH, pW)``.
+        output_padding: Extra size added at the bottom/right (< stride or < dilation).
+        groups: Must divide ``C_in``; ``C_out = weight.shape[1] * groups``.
+        dilation: An int or ``(dH, dW)`` (>= 1).
+
+    Returns:
+        ``(N, C_out, H_out, W_out)`` (without N for an unbatched input).
+
+    Gradient:
+        ``d input = conv2d(g, weight, stride, padding, dilation, groups)``,
+        ``d weight = x @ im2col(g)^T``, ``d bias = g`` summed over N, H and W.
+    """
+    return _conv_transpose(
+        "conv_transpose2d",
+        2,
+        input,
+        weight,
+        bias,
+        stride,
+        padding,
+        output_padding,
+        groups,
+        dilation,
+    )
