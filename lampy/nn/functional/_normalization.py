@@ -1,0 +1,608 @@
+"""Normalisation ops of ``lampy.nn.functional`` with PyTorch's names, arguments and
+semantics: ``batch_norm`` (with in-place running statistics), ``layer_norm``,
+``group_norm``, ``rms_norm`` and ``normalize``, plus the p-norm helpers that
+``normalize`` shares with the distance losses.
+
+Each op is fused: one forward pass in numpy and closures computing the closed-form
+gradient (for a standardisation ``xhat = (x - mean) * rstd`` over ``n`` values,
+``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``). Statistics are taken
+in the input's dtype: float32 stays float32; integer inputs are computed in float64.
+Weights and biases are cast to the input's dtype for the forward pass and get their
+gradient in their own dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import contrib_of, needs_grad, value_of
+from lampy.ops._reductions import normalize_axis
+
+__all__ = ["batch_norm", "group_norm", "layer_norm", "normalize", "rms_norm"]
+
+
+def _float(x: Any) -> np.ndarray:
+    """The value of ``x`` as a float array (integers and bools become float64)."""
+    a = np.asarray(value_of(x))
+    return a if a.dtype.kind == "f" else a.astype(np.float64)
+
+
+def _affine(name: str, what: str, w: Any, shape: tuple[int, ...], a: np.ndarray) -> Any:
+    """``weight`` or ``bias`` as an array of ``shape`` in ``a``'s dtype, or None."""
+    if w is None:
+        return None
+    v = np.asarray(value_of(w))
+    if v.shape != shape:
+        raise ShapeError(
+            f"{name}: {what} has shape {v.shape} but the input of shape {a.shape} needs "
+            f"{what} of shape {shape}; pass a {what} of that shape (or None)."
+        )
+    return v.astype(a.dtype, copy=False)
+
+
+def _as_dtype_of(x: Any, d: np.ndarray) -> np.ndarray:
+    """The gradient ``d`` in the dtype of the input ``x`` (a Variable)."""
+    return d.astype(x.dtype, copy=False) if type(x) is Variable else d
+
+
+def _shaped(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` reshaped to ``shape``, made read-only first so that the op takes the view
+    without a copy (``lampy.op`` copies views of writable arrays)."""
+    value.setflags(write=False)
+    return value if value.shape == shape else value.reshape(shape)
+
+
+def _col_sums(g2: np.ndarray) -> Any:
+    """Column sums of a 2-d array, by matrix-vector product (faster than ``sum(0)``)."""
+    return np.ones(g2.shape[0], g2.dtype) @ g2 if g2.shape[0] else np.zeros(g2.shape[1], g2.dtype)
+
+
+def _standardize_rows(x2: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(xhat, rstd)`` of the rows of the 2-d ``x2``: biased variance, ``rstd`` (m,)."""
+    m, d = x2.shape
+    inv_d = 1.0 / d if d else math.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = x2 @ np.ones(d, x2.dtype) if m else np.zeros(0, x2.dtype)
+        mu *= inv_d
+        xhat = x2 - mu[:, None]
+        var = np.einsum("ij,ij->i", xhat, xhat)
+        var *= inv_d
+        var += eps
+        rstd = np.sqrt(var, out=var)
+        np.reciprocal(rstd, out=rstd)
+        xhat *= rstd[:, None]
+    return xhat, rstd
+
+
+def _rows_backward(dxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, fresh: bool) -> Any:
+    """``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))`` row by row, for
+    2-d arrays; ``dxhat`` is overwritten when ``fresh`` (it is then a temporary)."""
+    m, d = xhat.shape
+    inv_d = 1.0 / d if d else 0.0
+    mean_g = dxhat @ np.ones(d, dxhat.dtype) if m else np.zeros(0, dxhat.dtype)
+    mean_gx = np.einsum("ij,ij->i", dxhat, xhat)
+    mean_g *= inv_d
+    mean_gx *= inv_d
+    mean_g *= rstd
+    mean_gx *= rstd
+    corr = xhat * mean_gx[:, None]
+    corr += mean_g[:, None]
+    dx = np.multiply(dxhat, rstd[:, None], out=dxhat if fresh else None)
+    dx -= corr
+    return dx
+
+
+def _trailing(name: str, normalized_shape: Any, a: np.ndarray) -> tuple[int, ...]:
+    """``normalized_shape`` (an int or a sequence of ints) checked against ``a``'s shape."""
+    if isinstance(normalized_shape, (int, np.integer)):
+        shape: tuple[int, ...] = (int(normalized_shape),)
+    else:
+        try:
+            shape = tuple(int(s) for s in normalized_shape)
+        except TypeError:
+            raise LampyTypeError(
+                f"{name}: normalized_shape must be an int or a sequence of ints, "
+                f"got {normalized_shape!r}."
+            ) from None
+    k = len(shape)
+    if k == 0 or k > a.ndim or a.shape[a.ndim - k :] != shape:
+        options = " or ".join(str(a.shape[i:]) for i in range(max(a.ndim - 3, 0), a.ndim))
+        raise ShapeError(
+            f"{name}: normalized_shape {shape} must equal the trailing dimensions of the "
+            f"input, whose shape is {a.shape}; pass its last dimensions, e.g. "
+            f"{options or '(a non-empty shape)'}."
+        )
+    return shape
+
+
+def layer_norm(
+    input: Any,
+    normalized_shape: Any,
+    weight: Any = None,
+    bias: Any = None,
+    eps: float = 1e-05,
+) -> Variable:
+    """Layer normalisation over the trailing ``normalized_shape`` dimensions, as
+    ``torch.nn.functional.layer_norm``: ``(x - mean) / sqrt(var + eps) * weight + bias``
+    with the biased variance of each slice. ``normalized_shape`` may also be an int.
+
+    Args:
+        input: Array of shape ``(*, *normalized_shape)``.
+        normalized_shape: The trailing dimensions to normalise over.
+        weight: Optional elementwise scale of shape ``normalized_shape``.
+        bias: Optional elementwise shift of shape ``normalized_shape``.
+        eps: Added to the variance.
+
+    Gradient:
+        With ``xhat`` the normalised input, ``rstd = 1/sqrt(var + eps)``,
+        ``dxhat = g * weight`` and means over the normalised slice:
+        ``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``;
+        ``dweight = sum(g * xhat)`` and ``dbias = sum(g)`` over the leading dimensions.
+    """
+    name = "layer_norm"
+    a = _float(input)
+    shape = _trailing(name, normalized_shape, a)
+    w = _affine(name, "weight", weight, shape, a)
+    b = _affine(name, "bias", bias, shape, a)
+    d = math.prod(shape)
+    m = math.prod(a.shape[: a.ndim - len(shape)])
+    xhat, rstd = _standardize_rows(a.reshape(m, d), eps)
+    value = xhat if w is None else xhat * w.reshape(d)
+    if b is not None:
+        value = value + b.reshape(d) if value is xhat else np.add(value, b.reshape(d), out=value)
+
+    def d_input(g: np.ndarray) -> Any:
+        g2 = g.reshape(m, d)
+        dxhat = g2 if w is None else g2 * w.reshape(d)
+        return _rows_backward(dxhat, xhat, rstd, w is not None).reshape(a.shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        gx = np.einsum("ij,ij->j", g.reshape(m, d), xhat)
+        return _as_dtype_of(weight, gx.reshape(shape))
+
+    def d_bias(g: np.ndarray) -> Any:
+        return _as_dtype_of(bias, _col_sums(g.reshape(m, d)).reshape(shape))
+
+    return op(
+        name,
+        _shaped(value, a.shape),
+        contrib_of(input, d_input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, d_bias),
+    )
+
+
+def _channels(name: str, a: np.ndarray) -> tuple[int, int, int]:
+    """``(N, C, S)`` of an input of shape ``(N, C, *)``, S the product of the rest."""
+    if a.ndim < 2:
+        raise ShapeError(
+            f"{name}: the input must have shape (N, C, *) with at least 2 dimensions, got "
+            f"shape {a.shape}; add a batch dimension (e.g. input[None]) first."
+        )
+    return a.shape[0], a.shape[1], math.prod(a.shape[2:])
+
+
+def group_norm(
+    input: Any,
+    num_groups: int,
+    weight: Any = None,
+    bias: Any = None,
+    eps: float = 1e-05,
+) -> Variable:
+    """Group normalisation, as ``torch.nn.functional.group_norm``: the C channels of an
+    input of shape ``(N, C, *)`` are split into ``num_groups`` groups of consecutive
+    channels; each group of each sample is standardised over its channels and spatial
+    positions (biased variance), then scaled and shifted per channel.
+
+    Args:
+        input: Array of shape ``(N, C, *)``; ``num_groups`` must divide C.
+        num_groups: Number of groups.
+        weight: Optional per-channel scale of shape ``(C,)``.
+        bias: Optional per-channel shift of shape ``(C,)``.
+        eps: Added to the variance.
+
+    Gradient:
+        As ``layer_norm`` over each (sample, group) slice, with ``dxhat = g * weight[c]``;
+        ``dweight[c] = sum(g * xhat)`` and ``dbias[c] = sum(g)`` over N and space.
+    """
+    name = "group_norm"
+    a = _float(input)
+    n, c, s = _channels(name, a)
+    if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
+        raise LampyTypeError(f"{name}: num_groups must be an int, got {num_groups!r}.")
+    if num_groups <= 0 or c % num_groups:
+        raise ShapeError(
+            f"{name}: num_groups={num_groups} must be positive and divide the number of "
+            f"channels C={c} of the input of shape {a.shape}; choose a divisor of {c}."
+        )
+    w = _affine(name, "weight", weight, (c,), a)
+    b = _affine(name, "bias", bias, (c,), a)
+    rows, d = n * num_groups, (c // num_groups) * s
+    xhat2, rstd = _standardize_rows(a.reshape(rows, d), eps)
+    xhat = xhat2.reshape(n, c, s)
+    value = xhat if w is None else xhat * w[:, None]
+    if b is not None:
+        value = value + b[:, None] if value is xhat else np.add(value, b[:, None], out=value)
+
+    def d_input(g: np.ndarray) -> Any:
+        g3 = g.reshape(n, c, s)
+        dxhat = g3 if w is None else g3 * w[:, None]
+        dx = _rows_backward(dxhat.reshape(rows, d), xhat2, rstd, w is not None)
+        return dx.reshape(a.shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        return _as_dtype_of(weight, np.einsum("ncs,ncs->c", g.reshape(n, c, s), xhat))
+
+    def d_bias(g: np.ndarray) -> Any:
+        return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
+
+    return op(
+        name,
+        _shaped(value, a.shape),
+        contrib_of(input, d_input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, d_bias),
+    )
+
+
+def rms_norm(
+    input: Any,
+    normalized_shape: Any,
+    weight: Any = None,
+    eps: float | None = None,
+) -> Variable:
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dimensions,
+    as ``torch.nn.functional.rms_norm``: ``x / sqrt(mean(x**2) + eps) * weight``.
+
+    Args:
+        input: Array of shape ``(*, *normalized_shape)``.
+        normalized_shape: The trailing dimensions (an int or a sequence of ints).
+        weight: Optional elementwise scale of shape ``normalized_shape``.
+        eps: Added to the mean square; None means ``numpy.finfo(dtype).eps`` of the
+            input's dtype, as PyTorch's ``torch.finfo(dtype).eps``.
+
+    Gradient:
+        With ``r = 1/sqrt(mean(x**2) + eps)``, ``y0 = x r`` and ``dy0 = g * weight``:
+        ``dx = r * (dy0 - y0 * mean(dy0 * y0))``; ``dweight = sum(g * y0)`` over the
+        leading dimensions.
+    """
+    name = "rms_norm"
+    a = _float(input)
+    shape = _trailing(name, normalized_shape, a)
+    w = _affine(name, "weight", weight, shape, a)
+    eps_ = float(np.finfo(a.dtype).eps) if eps is None else eps
+    d = math.prod(shape)
+    m = math.prod(a.shape[: a.ndim - len(shape)])
+    x2 = a.reshape(m, d)
+    inv_d = 1.0 / d if d else math.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.einsum("ij,ij->i", x2, x2)
+        r *= inv_d
+        r += eps_
+        np.sqrt(r, out=r)
+        np.reciprocal(r, out=r)
+    y0 = x2 * r[:, None]
+    value = y0 if w is None else y0 * w.reshape(d)
+
+    def d_input(g: np.ndarray) -> Any:
+        g2 = g.reshape(m, d)
+        dy0 = g2 if w is None else g2 * w.reshape(d)
+        c = np.einsum("ij,ij->i", dy0, y0)
+        c *= inv_d
+        dx = y0 * c[:, None]
+        np.subtract(dy0, dx, out=dx)
+        dx *= r[:, None]
+        return dx.reshape(a.shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        gy = np.einsum("ij,ij->j", g.reshape(m, d), y0)
+        return _as_dtype_of(weight, gy.reshape(shape))
+
+    return op(
+        name, _shaped(value, a.shape), contrib_of(input, d_input), contrib_of(weight, d_weight)
+    )
+
+
+# --- p-norms (shared with the distance losses) --------------------------------------
+
+
+def vector_norm(a: np.ndarray, p: float, axis: int) -> Any:
+    """The p-norm of ``a`` along ``axis``, kept as a length-1 axis (``torch.norm``):
+    p = 0 counts the non-zeros, ±inf is the max/min of ``|a|``, else
+    ``sum(|a|**p)**(1/p)``."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if p == 2:
+            return np.sqrt((a * a).sum(axis=axis, keepdims=True))
+        if p == 1:
+            return np.abs(a).sum(axis=axis, keepdims=True)
+        if p == 0:
+            return (a != 0).sum(axis=axis, keepdims=True).astype(a.dtype)
+        if math.isinf(p):
+            if a.shape[axis] == 0:
+                return np.zeros((*a.shape[:axis], 1, *a.shape[axis + 1 :]), a.dtype)
+            reduce = np.max if p > 0 else np.min
+            return np.asarray(reduce(np.abs(a), axis=axis, keepdims=True))
+        s = (np.abs(a) ** p).sum(axis=axis, keepdims=True)
+        return np.asarray(s ** (1.0 / p), dtype=a.dtype)
+
+
+def vector_norm_grad(a: np.ndarray, norm: np.ndarray, p: float, axis: int, c: Any) -> Any:
+    """``c * d norm / d a`` for ``norm = vector_norm(a, p, axis)`` (``c`` broadcasts
+    against ``norm``), with PyTorch's conventions: 0 where the norm is 0, and for ±inf
+    the gradient split evenly among the entries attaining it; p = 0 gives zeros."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        if p == 0:
+            return np.zeros(np.broadcast_shapes(a.shape, np.shape(c)), a.dtype)
+        if p == 1:
+            return np.sign(a) * c
+        if math.isinf(p):
+            hit = np.abs(a) == norm
+            share = c / hit.sum(axis=axis, keepdims=True).astype(a.dtype)
+            return np.sign(a) * hit * share
+        if p == 2:
+            scale = np.where(norm == 0, 0, c / norm)
+            return a * scale.astype(a.dtype, copy=False)
+        if p < 1:
+            scaled = np.where(a == 0, 0, np.sign(a) * np.abs(a) ** (p - 1))
+        elif p < 2:
+            scaled = np.sign(a) * np.abs(a) ** (p - 1)
+        else:
+            scaled = a * np.abs(a) ** (p - 2)
+        scale = np.where(norm == 0, 0, c / norm ** (p - 1))
+        return (scaled * scale).astype(a.dtype, copy=False)
+
+
+def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
+    """``input / max(||input||_p, eps)`` along ``dim``, as
+    ``torch.nn.functional.normalize``.
+
+    Gradient:
+        With ``n`` the p-norm and ``d = max(n, eps)``: ``dx = g / d - x * sum(g x) / d**2
+        * dn/dx`` where ``n >= eps``, and ``dx = g / eps`` where the norm was clamped
+        (PyTorch's ``clamp_min`` passes no gradient below the bound). ``dn/dx`` is 0 where
+        ``n = 0``.
+    """
+    name = "normalize"
+    a = _float(input)
+    if a.ndim == 0:
+        raise ShapeError(f"{name}: the input must have at least one dimension, got a 0-d array.")
+    (axis,) = normalize_axis(name, dim, a.ndim)
+    norm = vector_norm(a, p, axis)
+    clamped = norm < eps
+    denom = np.maximum(norm, a.dtype.type(eps))
+    value = a / denom
+
+    def d_input(g: np.ndarray) -> Any:
+        dx = g / denom
+        gy = np.sum(g * value, axis=axis, keepdims=True)
+        c = np.where(clamped, 0, -gy / denom).astype(a.dtype, copy=False)
+        dx += vector_norm_grad(a, norm, p, axis, c)
+        return dx
+
+    return op(name, value, contrib_of(input, d_input))
+
+
+# --- batch norm ---------------------------------------------------------------------
+
+
+def _running(name: str, what: str, r: Any, c: int, training: bool) -> Any:
+    """A running statistic: None, or an array of shape (C,) (writable when training)."""
+    if r is None:
+        return None
+    if training and (type(r) is not np.ndarray or not r.flags.writeable):
+        raise LampyTypeError(
+            f"{name}: {what} must be a writable numpy array when training (it is updated "
+            f"in place), got {type(r).__name__}; pass the module's buffer array, not a "
+            "Variable or a read-only array."
+        )
+    v = r if type(r) is np.ndarray else np.asarray(value_of(r))
+    if v.shape != (c,):
+        raise ShapeError(
+            f"{name}: {what} has shape {v.shape} but the input has C={c} channels; pass "
+            f"a {what} of shape ({c},)."
+        )
+    return v
+
+
+def _counter(name: str, t: Any) -> np.ndarray:
+    if type(t) is not np.ndarray or t.shape != () or t.dtype.kind not in "iu":
+        raise LampyTypeError(
+            f"{name}: num_batches_tracked must be a 0-d integer numpy array (it is "
+            f"incremented in place), got {t!r}; use numpy.zeros((), numpy.int64)."
+        )
+    if not t.flags.writeable:
+        raise LampyTypeError(f"{name}: num_batches_tracked must be writable.")
+    return t
+
+
+def batch_norm(
+    input: Any,
+    running_mean: Any,
+    running_var: Any,
+    weight: Any = None,
+    bias: Any = None,
+    training: bool = False,
+    momentum: float | None = 0.1,
+    eps: float = 1e-05,
+    *,
+    num_batches_tracked: np.ndarray | None = None,
+) -> Variable:
+    """Batch normalisation over an input of shape ``(N, C, *)``, per channel, as
+    ``torch.nn.functional.batch_norm``.
+
+    In training mode the input is standardised with the batch's mean and biased
+    variance over N and the spatial dimensions, and the running statistics, when given,
+    are updated in place: ``running = (1 - momentum) * running + momentum * stat``, with
+    the unbiased variance for ``running_var``. ``momentum=None`` takes the cumulative
+    average (factor ``1 / num_batches_tracked``), as ``torch.nn.BatchNorm*d`` does; it
+    needs ``num_batches_tracked``, which is incremented in place whenever the running
+    statistics are updated. In evaluation mode the running statistics are used and the
+    op is affine in the input.
+
+    Args:
+        input: Array of shape ``(N, C)`` or ``(N, C, *)``.
+        running_mean: Writable numpy array of shape ``(C,)``, or None (training only).
+        running_var: Writable numpy array of shape ``(C,)``, or None (training only).
+        weight: Optional per-channel scale of shape ``(C,)``.
+        bias: Optional per-channel shift of shape ``(C,)``.
+        training: Use batch statistics (and update the running ones).
+        momentum: Factor of the running-statistics update; None for a cumulative average.
+        eps: Added to the variance.
+        num_batches_tracked: Keyword-only writable 0-d integer numpy array counting the
+            updates (needed with ``momentum=None``).
+
+    Gradient:
+        Training: with ``xhat`` the normalised input, ``rstd = 1/sqrt(var + eps)`` and
+        ``n`` values per channel, ``dxhat = g * weight``,
+        ``dx = rstd / n * (n dxhat - sum(dxhat) - xhat * sum(dxhat * xhat))``.
+        Evaluation: ``dx = g * weight / sqrt(running_var + eps)``. Both:
+        ``dweight = sum(g * xhat)``, ``dbias = sum(g)`` over N and space. Running
+        statistics get no gradient.
+    """
+    name = "batch_norm"
+    a = _float(input)
+    n, c, s = _channels(name, a)
+    w = _affine(name, "weight", weight, (c,), a)
+    b = _affine(name, "bias", bias, (c,), a)
+    rm = _running(name, "running_mean", running_mean, c, training)
+    rv = _running(name, "running_var", running_var, c, training)
+    count = n * s
+    nbt = None if num_batches_tracked is None else _counter(name, num_batches_tracked)
+    if (rm is None) != (rv is None):
+        raise LampyValueError(f"{name}: give both running_mean and running_var, or neither.")
+    if not training and rm is None:
+        raise LampyValueError(
+            f"{name}: running_mean and running_var must be given in evaluation mode "
+            "(training=False); pass them, or use training=True for batch statistics."
+        )
+    if training and count == 1:
+        raise LampyValueError(
+            f"{name}: expected more than 1 value per channel when training, got input of "
+            f"shape {a.shape}; use a batch of at least 2 values per channel, or "
+            "training=False."
+        )
+    if training and rm is not None and momentum is None and nbt is None:
+        raise LampyValueError(
+            f"{name}: momentum=None (cumulative average) needs num_batches_tracked; pass "
+            "num_batches_tracked=numpy.zeros((), numpy.int64), or a float momentum."
+        )
+    x3 = a.reshape(n, c, s)
+    if training:
+        return _batch_norm_train(x3, a.shape, input, weight, bias, w, b, eps, rm, rv, momentum, nbt)
+    return _batch_norm_eval(x3, a.shape, input, weight, bias, w, b, eps, rm, rv)
+
+
+def _batch_norm_train(
+    x3: np.ndarray,
+    shape: tuple[int, ...],
+    input: Any,
+    weight: Any,
+    bias: Any,
+    w: Any,
+    b: Any,
+    eps: float,
+    rm: Any,
+    rv: Any,
+    momentum: float | None,
+    nbt: np.ndarray | None,
+) -> Variable:
+    n, c, s = x3.shape
+    count = n * s
+    if count == 0:  # PyTorch returns an empty result and leaves the statistics alone
+        value, xhat, rstd = x3.copy(), x3, np.zeros(c, x3.dtype)
+    else:
+        mean = x3.sum(axis=(0, 2)) / count
+        xhat = x3 - mean[:, None]
+        var = np.einsum("ncs,ncs->c", xhat, xhat) / count
+        rstd = 1.0 / np.sqrt(var + eps)
+        xhat *= rstd[:, None]
+        value = xhat if w is None else xhat * w[:, None]
+        if b is not None:
+            value = value + b[:, None] if value is xhat else np.add(value, b[:, None], out=value)
+        if rm is not None:
+            if nbt is not None:
+                nbt += 1
+            f = 1.0 / int(nbt) if momentum is None and nbt is not None else float(momentum or 0)
+            unbiased = var * (count / (count - 1))
+            rm *= 1 - f
+            rm += (f * mean).astype(rm.dtype, copy=False)
+            rv *= 1 - f
+            rv += (f * unbiased).astype(rv.dtype, copy=False)
+
+    def sums(g3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return g3.sum(axis=(0, 2)), np.einsum("ncs,ncs->c", g3, xhat)
+
+    def d_input(g: np.ndarray) -> Any:
+        g3 = g.reshape(n, c, s)
+        sg, sgx = sums(g3)
+        scale = rstd if w is None else rstd * w
+        dx = xhat * (sgx / count)[:, None]
+        dx += (sg / count)[:, None]
+        np.subtract(g3, dx, out=dx)
+        dx *= scale[:, None]
+        return dx.reshape(shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        return _as_dtype_of(weight, np.einsum("ncs,ncs->c", g.reshape(n, c, s), xhat))
+
+    def d_bias(g: np.ndarray) -> Any:
+        return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
+
+    return op(
+        "batch_norm",
+        _shaped(value, shape),
+        contrib_of(input, d_input) if count else _zeros_of(input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, d_bias),
+    )
+
+
+def _zeros_of(x: Any) -> Any:
+    """A param giving ``x`` a zero gradient (an empty batch), or None."""
+    return contrib_of(x, lambda g: np.zeros(x.shape, x.dtype)) if needs_grad(x) else None
+
+
+def _batch_norm_eval(
+    x3: np.ndarray,
+    shape: tuple[int, ...],
+    input: Any,
+    weight: Any,
+    bias: Any,
+    w: Any,
+    b: Any,
+    eps: float,
+    rm: np.ndarray,
+    rv: np.ndarray,
+) -> Variable:
+    n, c, s = x3.shape
+    dt = x3.dtype
+    mean = rm.astype(dt)  # copies: the caller may change its arrays later
+    rstd = (1.0 / np.sqrt(rv.astype(dt) + eps)).astype(dt, copy=False)
+    scale = rstd if w is None else rstd * w
+    shift = -mean * scale if b is None else b - mean * scale
+    value = x3 * scale[:, None]
+    value += shift[:, None]
+
+    def d_input(g: np.ndarray) -> Any:
+        return (g.reshape(n, c, s) * scale[:, None]).reshape(shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        g3 = g.reshape(n, c, s)
+        d = np.einsum("ncs,ncs->c", g3, x3) - g3.sum(axis=(0, 2)) * mean
+        return _as_dtype_of(weight, d * rstd)
+
+    def d_bias(g: np.ndarray) -> Any:
+        return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
+
+    return op(
+        "batch_norm",
+        _shaped(value, shape),
+        contrib_of(input, d_input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, d_bias),
+    )
