@@ -1,0 +1,612 @@
+"""Transformer modules of ``lampy.nn``: ``TransformerEncoderLayer``,
+``TransformerDecoderLayer``, ``TransformerEncoder`` and ``TransformerDecoder``, with
+PyTorch's constructor arguments, initialisation, state_dict keys and forward passes
+(``torch.nn.Transformer*``), post-norm (the default) and pre-norm (``norm_first``).
+
+The stacks copy the given layer ``num_layers`` times, as PyTorch's ``copy.deepcopy``
+does: every layer starts with the SAME weights, each in parameters of its own. The
+dropout generator is shared (a deep copy would make all layers draw identical masks).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+import numpy as np
+
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._variable import Variable, const, param
+from lampy.nn._attention import MultiheadAttention
+from lampy.nn._dropout import Dropout
+from lampy.nn._linear import Linear, check_size, require_rng, shape_of
+from lampy.nn._module import Module
+from lampy.nn._normalization import LayerNorm
+from lampy.nn.functional._activations import gelu, relu
+from lampy.ops._operands import value_of
+
+__all__ = [
+    "TransformerDecoder",
+    "TransformerDecoderLayer",
+    "TransformerEncoder",
+    "TransformerEncoderLayer",
+    "generate_square_subsequent_mask",
+]
+
+Activation = Callable[[Any], Any]
+
+
+def generate_square_subsequent_mask(sz: int, dtype: Any = np.float32) -> np.ndarray:
+    """The (sz, sz) causal float mask: ``-inf`` above the diagonal, 0 elsewhere, as
+    ``torch.nn.Transformer.generate_square_subsequent_mask``."""
+    n = check_size("generate_square_subsequent_mask", "sz", sz, 0)
+    out = np.zeros((n, n), dtype=dtype)
+    out[np.triu_indices(n, 1)] = -np.inf
+    return out
+
+
+def _activation(owner: str, activation: Any) -> Activation:
+    if isinstance(activation, str):
+        if activation == "relu":
+            return relu
+        if activation == "gelu":
+            return gelu
+        raise LampyValueError(
+            f"{owner}: activation should be 'relu', 'gelu' or a callable, not {activation!r}."
+        )
+    if not callable(activation):
+        raise LampyTypeError(
+            f"{owner}: activation must be 'relu', 'gelu' or a callable, got "
+            f"{type(activation).__name__}."
+        )
+    return activation  # type: ignore[no-any-return]
+
+
+def _check_dropout(owner: str, dropout: float) -> float:
+    p = float(dropout)
+    if not 0.0 <= p <= 1.0:
+        raise LampyValueError(f"{owner}: dropout must be in [0, 1], got {dropout}.")
+    return p
+
+
+def _check_src(owner: str, what: str, x: Any, d_model: int, batch_first: bool) -> None:
+    s = shape_of(x)
+    layout = "(N, S, E)" if batch_first else "(S, N, E)"
+    if len(s) not in (2, 3) or s[-1] != d_model:
+        raise ShapeError(
+            f"{owner}: expected {what} {layout} or unbatched (S, E) with E = d_model = "
+            f"{d_model}, got shape {s}."
+        )
+
+
+def _feed_forward(
+    x: Any, linear1: Linear, dropout: Dropout, linear2: Linear, activation: Activation
+) -> Any:
+    return linear2(dropout(activation(linear1(x))))
+
+
+def _is_causal_mask(mask: Any, is_causal: bool | None, size: int) -> bool:
+    """PyTorch's ``_detect_is_causal_mask``: the hint if given, else whether ``mask``
+    (boolean True = masked, or float) equals the (size, size) causal mask."""
+    if is_causal is not None:
+        return bool(is_causal)
+    if mask is None:
+        return False
+    m = np.asarray(value_of(mask))
+    if m.shape != (size, size):
+        return False
+    causal = np.triu(np.ones((size, size), dtype=bool), 1)
+    if m.dtype == np.bool_:
+        return bool(np.array_equal(m, causal))
+    return bool(np.array_equal(m, np.where(causal, -np.inf, 0.0)))
+
+
+# ----------------------------------------------------------------- layers
+@attrs.frozen(eq=False, repr=False)
+class TransformerEncoderLayer(Module):
+    """Self-attention and a feed-forward block, each with a residual connection and a
+    layer norm (``torch.nn.TransformerEncoderLayer``), from Vaswani et al. (2017).
+
+    Post-norm (``norm_first=False``, the default)::
+
+        x = norm1(x + dropout1(self_attn(x, x, x)))
+        x = norm2(x + dropout2(linear2(dropout(activation(linear1(x))))))
+
+    Pre-norm (``norm_first=True``)::
+
+        x = x + dropout1(self_attn(norm1(x), …))
+        x = x + dropout2(linear2(dropout(activation(linear1(norm2(x))))))
+
+    Attributes:
+        self_attn: A MultiheadAttention(d_model, nhead, dropout).
+        linear1: Linear(d_model, dim_feedforward).
+        dropout: Dropout after the activation.
+        linear2: Linear(dim_feedforward, d_model).
+        norm1: LayerNorm(d_model) of the attention block.
+        norm2: LayerNorm(d_model) of the feed-forward block.
+        dropout1: Dropout on the attention output.
+        dropout2: Dropout on the feed-forward output.
+        activation: The feed-forward activation (``relu`` by default).
+        norm_first: Pre-norm when True.
+
+    Example:
+        >>> with lampy.Scope():
+        ...     layer = TransformerEncoderLayer.init(32, 4, 64, batch_first=True, rng=rng)
+        ...     y = layer(np.zeros((2, 10, 32), np.float32))  # (2, 10, 32)
+    """
+
+    self_attn: MultiheadAttention
+    linear1: Linear
+    dropout: Dropout
+    linear2: Linear
+    norm1: LayerNorm
+    norm2: LayerNorm
+    dropout1: Dropout
+    dropout2: Dropout
+    activation: Activation = relu
+    norm_first: bool = False
+
+    @classmethod
+    def init(
+        cls,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Activation = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        *,
+        dtype: Any = np.float32,
+        rng: np.random.Generator | None = None,
+    ) -> TransformerEncoderLayer:
+        """An encoder layer with PyTorch's initialisation.
+
+        Args:
+            d_model: The model dimension (input and output features).
+            nhead: The number of attention heads (``d_model`` must be a multiple).
+            dim_feedforward: The hidden size of the feed-forward block.
+            dropout: The dropout probability everywhere (attention weights included).
+            activation: ``"relu"``, ``"gelu"`` or a callable on Variables.
+            layer_norm_eps: The layer norms' epsilon.
+            batch_first: Whether inputs are (N, S, E) instead of (S, N, E).
+            norm_first: Pre-norm (layer norm before each block) when True.
+            bias: Whether the linear layers and layer norms have biases.
+            dtype: The parameters' dtype.
+            rng: The generator drawing the initial weights and dropout masks (required).
+        """
+        owner = "TransformerEncoderLayer.init"
+        r = require_rng(owner, rng)
+        p = _check_dropout(owner, dropout)
+        ff = check_size(owner, "dim_feedforward", dim_feedforward)
+        act = _activation(owner, activation)
+        attn = MultiheadAttention.init(
+            d_model, nhead, dropout=p, bias=bias, batch_first=batch_first, dtype=dtype, rng=r
+        )
+        e = attn.embed_dim
+        return cls(
+            attn,
+            Linear.init(e, ff, bias=bias, dtype=dtype, rng=r),
+            Dropout.init(p, rng=r),
+            Linear.init(ff, e, bias=bias, dtype=dtype, rng=r),
+            LayerNorm.init(e, eps=layer_norm_eps, bias=bias, dtype=dtype),
+            LayerNorm.init(e, eps=layer_norm_eps, bias=bias, dtype=dtype),
+            Dropout.init(p, rng=r),
+            Dropout.init(p, rng=r),
+            act,
+            bool(norm_first),
+        )
+
+    def extra_repr(self) -> str:
+        a = self.self_attn
+        return f"d_model={a.embed_dim}, nhead={a.num_heads}, norm_first={self.norm_first}"
+
+    def _sa_block(self, x: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
+        out, _ = self.self_attn(
+            x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False, is_causal=is_causal
+        )
+        return self.dropout1(out)
+
+    def _ff_block(self, x: Any) -> Any:
+        y = _feed_forward(x, self.linear1, self.dropout, self.linear2, self.activation)
+        return self.dropout2(y)
+
+    def forward(
+        self,
+        src: Any,
+        src_mask: Any = None,
+        src_key_padding_mask: Any = None,
+        is_causal: bool = False,
+    ) -> Variable:
+        """The layer applied to ``src`` (S, N, E), (N, S, E) with ``batch_first``, or (S, E).
+
+        Args:
+            src: The input sequence.
+            src_mask: (S, S) or (N * nhead, S, S) attention mask, boolean (True = NOT
+                allowed) or float (added to the scores).
+            src_key_padding_mask: (N, S) or (S,): True (or -inf) marks padding keys.
+            is_causal: A hint that ``src_mask`` is the causal mask (see
+                [MultiheadAttention.forward][lampy.nn.MultiheadAttention.forward]).
+
+        Raises:
+            ShapeError: for an input or mask of the wrong shape.
+        """
+        attn = self.self_attn
+        _check_src(
+            f"TransformerEncoderLayer(d_model={attn.embed_dim}, nhead={attn.num_heads})",
+            "src",
+            src,
+            attn.embed_dim,
+            attn.batch_first,
+        )
+        x = src
+        if self.norm_first:
+            x = self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal) + x
+            return self._ff_block(self.norm2(x)) + x  # type: ignore[no-any-return]
+        x = self.norm1(self._sa_block(x, src_mask, src_key_padding_mask, is_causal) + x)
+        return self.norm2(self._ff_block(x) + x)  # type: ignore[no-any-return]
+
+
+@attrs.frozen(eq=False, repr=False)
+class TransformerDecoderLayer(Module):
+    """Self-attention, attention over the encoder's output (``memory``) and a
+    feed-forward block, each with a residual connection and a layer norm
+    (``torch.nn.TransformerDecoderLayer``).
+
+    Post-norm (the default)::
+
+        x = norm1(x + dropout1(self_attn(x, x, x)))
+        x = norm2(x + dropout2(multihead_attn(x, memory, memory)))
+        x = norm3(x + dropout3(linear2(dropout(activation(linear1(x))))))
+
+    Pre-norm (``norm_first=True``) applies ``norm1``/``norm2``/``norm3`` to each
+    block's input instead, as in the encoder layer.
+
+    Attributes:
+        self_attn: MultiheadAttention over the target.
+        multihead_attn: MultiheadAttention of the target over the memory.
+        linear1: Linear(d_model, dim_feedforward).
+        dropout: Dropout after the activation.
+        linear2: Linear(dim_feedforward, d_model).
+        norm1: LayerNorm(d_model).
+        norm2: LayerNorm(d_model).
+        norm3: LayerNorm(d_model).
+        dropout1: Dropout on the self-attention output.
+        dropout2: Dropout on the cross-attention output.
+        dropout3: Dropout on the feed-forward output.
+        activation: The feed-forward activation.
+        norm_first: Pre-norm when True.
+    """
+
+    self_attn: MultiheadAttention
+    multihead_attn: MultiheadAttention
+    linear1: Linear
+    dropout: Dropout
+    linear2: Linear
+    norm1: LayerNorm
+    norm2: LayerNorm
+    norm3: LayerNorm
+    dropout1: Dropout
+    dropout2: Dropout
+    dropout3: Dropout
+    activation: Activation = relu
+    norm_first: bool = False
+
+    @classmethod
+    def init(
+        cls,
+        d_model: int,
+        nhead: int,
+        dim_feedforward: int = 2048,
+        dropout: float = 0.1,
+        activation: str | Activation = "relu",
+        layer_norm_eps: float = 1e-5,
+        batch_first: bool = False,
+        norm_first: bool = False,
+        bias: bool = True,
+        *,
+        dtype: Any = np.float32,
+        rng: np.random.Generator | None = None,
+    ) -> TransformerDecoderLayer:
+        """A decoder layer with PyTorch's initialisation; the arguments are the encoder
+        layer's (see [TransformerEncoderLayer.init][lampy.nn.TransformerEncoderLayer.init])."""
+        owner = "TransformerDecoderLayer.init"
+        r = require_rng(owner, rng)
+        p = _check_dropout(owner, dropout)
+        ff = check_size(owner, "dim_feedforward", dim_feedforward)
+        act = _activation(owner, activation)
+
+        def mha() -> MultiheadAttention:
+            return MultiheadAttention.init(
+                d_model, nhead, dropout=p, bias=bias, batch_first=batch_first, dtype=dtype, rng=r
+            )
+
+        self_attn = mha()
+        cross = mha()
+        e = self_attn.embed_dim
+        linear1 = Linear.init(e, ff, bias=bias, dtype=dtype, rng=r)
+        drop = Dropout.init(p, rng=r)
+        linear2 = Linear.init(ff, e, bias=bias, dtype=dtype, rng=r)
+
+        def norm() -> LayerNorm:
+            return LayerNorm.init(e, eps=layer_norm_eps, bias=bias, dtype=dtype)
+
+        return cls(
+            self_attn,
+            cross,
+            linear1,
+            drop,
+            linear2,
+            norm(),
+            norm(),
+            norm(),
+            Dropout.init(p, rng=r),
+            Dropout.init(p, rng=r),
+            Dropout.init(p, rng=r),
+            act,
+            bool(norm_first),
+        )
+
+    def extra_repr(self) -> str:
+        a = self.self_attn
+        return f"d_model={a.embed_dim}, nhead={a.num_heads}, norm_first={self.norm_first}"
+
+    def _sa_block(self, x: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
+        out, _ = self.self_attn(
+            x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False, is_causal=is_causal
+        )
+        return self.dropout1(out)
+
+    def _mha_block(self, x: Any, mem: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
+        out, _ = self.multihead_attn(
+            x,
+            mem,
+            mem,
+            attn_mask=mask,
+            key_padding_mask=kpm,
+            need_weights=False,
+            is_causal=is_causal,
+        )
+        return self.dropout2(out)
+
+    def _ff_block(self, x: Any) -> Any:
+        y = _feed_forward(x, self.linear1, self.dropout, self.linear2, self.activation)
+        return self.dropout3(y)
+
+    def forward(
+        self,
+        tgt: Any,
+        memory: Any,
+        tgt_mask: Any = None,
+        memory_mask: Any = None,
+        tgt_key_padding_mask: Any = None,
+        memory_key_padding_mask: Any = None,
+        tgt_is_causal: bool = False,
+        memory_is_causal: bool = False,
+    ) -> Variable:
+        """The layer applied to ``tgt`` (T, N, E) attending to ``memory`` (S, N, E)
+        ((N, T, E) and (N, S, E) with ``batch_first``; (T, E), (S, E) unbatched).
+
+        Args:
+            tgt: The target sequence.
+            memory: The encoder's output.
+            tgt_mask: (T, T) or (N * nhead, T, T) mask of the self-attention.
+            memory_mask: (T, S) or (N * nhead, T, S) mask of the cross-attention.
+            tgt_key_padding_mask: (N, T) or (T,) padding of the target.
+            memory_key_padding_mask: (N, S) or (S,) padding of the memory.
+            tgt_is_causal: A hint that ``tgt_mask`` is the causal mask.
+            memory_is_causal: A hint that ``memory_mask`` is the causal mask.
+
+        Boolean masks are True where attention is NOT allowed; float masks are added.
+
+        Raises:
+            ShapeError: for inputs or masks of the wrong shape.
+        """
+        attn = self.self_attn
+        owner = f"TransformerDecoderLayer(d_model={attn.embed_dim}, nhead={attn.num_heads})"
+        _check_src(owner, "tgt", tgt, attn.embed_dim, attn.batch_first)
+        _check_src(owner, "memory", memory, attn.embed_dim, attn.batch_first)
+        x = tgt
+        m_args = (memory, memory_mask, memory_key_padding_mask, memory_is_causal)
+        if self.norm_first:
+            x = self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal) + x
+            x = self._mha_block(self.norm2(x), *m_args) + x
+            return self._ff_block(self.norm3(x)) + x  # type: ignore[no-any-return]
+        x = self.norm1(self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal) + x)
+        x = self.norm2(self._mha_block(x, *m_args) + x)
+        return self.norm3(self._ff_block(x) + x)  # type: ignore[no-any-return]
+
+
+# ----------------------------------------------------------------- stacks
+def _clone(value: Any) -> Any:
+    """A copy of ``value`` with new parameters (same values) and new buffers; modules
+    and containers are rebuilt, other settings (ints, callables, generators) shared."""
+    if isinstance(value, Module):
+        changes = {
+            f.alias or f.name: _clone(getattr(value, f.name))
+            for f in attrs.fields(type(value))
+            if f.name != "training"
+        }
+        return attrs.evolve(value, **changes)
+    if type(value) is Variable:
+        return param(value.value) if value.needs_grad else const(value.value)
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, tuple | list):
+        return type(value)(_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _stack(owner: str, layer: Any, cls: type, num_layers: int, norm: Any) -> tuple[Any, ...]:
+    if not isinstance(layer, cls):
+        raise LampyTypeError(f"{owner}: expected a {cls.__name__}, got {type(layer).__name__}.")
+    n = check_size(owner, "num_layers", num_layers, 0)
+    if norm is not None and not isinstance(norm, Module):
+        raise LampyTypeError(
+            f"{owner}: norm must be a lampy.nn.Module (e.g. LayerNorm) or None, got "
+            f"{type(norm).__name__}."
+        )
+    return tuple(_clone(layer) for _ in range(n))
+
+
+def _seq_len(x: Any, batch_first: bool) -> int:
+    s = shape_of(x)
+    return s[0] if len(s) == 2 else s[1 if batch_first else 0]
+
+
+@attrs.frozen(eq=False, repr=False)
+class TransformerEncoder(Module):
+    """A stack of ``num_layers`` encoder layers and an optional final norm
+    (``torch.nn.TransformerEncoder``). Parameters are named ``layers.0.…``,
+    ``layers.1.…`` and ``norm.…``.
+
+    Like PyTorch's deep copies, the layers are copies of the given layer: they start
+    with identical weights, each held in its own parameters (train them apart). The
+    given layer itself is not part of the stack.
+
+    Attributes:
+        layers: The encoder layers.
+        norm: The final normalisation (e.g. a LayerNorm) or None.
+    """
+
+    layers: tuple[TransformerEncoderLayer, ...]
+    norm: Module | None = None
+
+    @property
+    def num_layers(self) -> int:
+        """The number of layers."""
+        return len(self.layers)
+
+    @classmethod
+    def init(
+        cls,
+        encoder_layer: TransformerEncoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+        enable_nested_tensor: bool = True,
+        mask_check: bool = True,
+    ) -> TransformerEncoder:
+        """``num_layers`` copies of ``encoder_layer`` (same initial weights, own
+        parameters), then ``norm``.
+
+        Args:
+            encoder_layer: The layer to copy.
+            num_layers: How many copies.
+            norm: An optional module applied to the last layer's output.
+            enable_nested_tensor: Accepted for PyTorch compatibility and ignored: lampy
+                has no nested tensors (PyTorch's fast path, taken only without
+                gradients in eval mode with a padding mask, also writes 0 at padded
+                output positions; lampy computes them as the training path does).
+            mask_check: Accepted for PyTorch compatibility and ignored (it configures
+                the same nested-tensor fast path).
+        """
+        del enable_nested_tensor, mask_check
+        layers = _stack(
+            "TransformerEncoder.init", encoder_layer, TransformerEncoderLayer, num_layers, norm
+        )
+        return cls(layers, norm)
+
+    def extra_repr(self) -> str:
+        return f"num_layers={self.num_layers}"
+
+    def forward(
+        self,
+        src: Any,
+        mask: Any = None,
+        src_key_padding_mask: Any = None,
+        is_causal: bool | None = None,
+    ) -> Any:
+        """Each layer applied in turn, then ``norm``.
+
+        Args:
+            src: (S, N, E), (N, S, E) with ``batch_first``, or (S, E).
+            mask: The layers' ``src_mask``.
+            src_key_padding_mask: The layers' ``src_key_padding_mask``.
+            is_causal: A hint that ``mask`` is causal; None (the default) detects it by
+                comparing ``mask`` with the causal mask, as PyTorch does.
+        """
+        x = src
+        if self.layers:
+            bf = self.layers[0].self_attn.batch_first
+            causal = _is_causal_mask(mask, is_causal, _seq_len(src, bf))
+            for layer in self.layers:
+                x = layer(x, mask, src_key_padding_mask, causal)
+        if self.norm is not None:
+            x = self.norm(x)
+        return x
+
+
+@attrs.frozen(eq=False, repr=False)
+class TransformerDecoder(Module):
+    """A stack of ``num_layers`` decoder layers and an optional final norm
+    (``torch.nn.TransformerDecoder``); the layers are copies of the given one, as in
+    [TransformerEncoder][lampy.nn.TransformerEncoder].
+
+    Attributes:
+        layers: The decoder layers.
+        norm: The final normalisation or None.
+    """
+
+    layers: tuple[TransformerDecoderLayer, ...]
+    norm: Module | None = None
+
+    @property
+    def num_layers(self) -> int:
+        """The number of layers."""
+        return len(self.layers)
+
+    @classmethod
+    def init(
+        cls,
+        decoder_layer: TransformerDecoderLayer,
+        num_layers: int,
+        norm: Module | None = None,
+    ) -> TransformerDecoder:
+        """``num_layers`` copies of ``decoder_layer`` (same initial weights, own
+        parameters), then ``norm``."""
+        layers = _stack(
+            "TransformerDecoder.init", decoder_layer, TransformerDecoderLayer, num_layers, norm
+        )
+        return cls(layers, norm)
+
+    def extra_repr(self) -> str:
+        return f"num_layers={self.num_layers}"
+
+    def forward(
+        self,
+        tgt: Any,
+        memory: Any,
+        tgt_mask: Any = None,
+        memory_mask: Any = None,
+        tgt_key_padding_mask: Any = None,
+        memory_key_padding_mask: Any = None,
+        tgt_is_causal: bool | None = None,
+        memory_is_causal: bool = False,
+    ) -> Any:
+        """Each layer applied in turn to ``tgt`` with the same ``memory``, then ``norm``;
+        the arguments are those of
+        [TransformerDecoderLayer.forward][lampy.nn.TransformerDecoderLayer.forward], with
+        ``tgt_is_causal=None`` detecting a causal ``tgt_mask``."""
+        x = tgt
+        if self.layers:
+            bf = self.layers[0].self_attn.batch_first
+            causal = _is_causal_mask(tgt_mask, tgt_is_causal, _seq_len(tgt, bf))
+            for layer in self.layers:
+                x = layer(
+                    x,
+                    memory,
+                    tgt_mask,
+                    memory_mask,
+                    tgt_key_padding_mask,
+                    memory_key_padding_mask,
+                    causal,
+                    memory_is_causal,
+                )
+        if self.norm is not None:
+            x = self.norm(x)
+        return x
