@@ -4,8 +4,11 @@ The public API is re-exported here; implementation modules start with ``_``. Ops
 re-exported from [lampy.ops][] under numpy's names.
 """
 
+from lampy import data as data
+from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
+from lampy import train as train
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
 from lampy._errors import LampyError as LampyError
@@ -165,5 +168,7 @@ from lampy.ops import var as var
 from lampy.ops import vdot as vdot
 from lampy.ops import vstack as vstack
 from lampy.ops import where as where
+from lampy.train import load as load
+from lampy.train import save as save
 
 __version__ = "0.1.0.dev0"

@@ -1,0 +1,153 @@
+"""Checkpoints: a module's state, an optimizer's state and metadata in one safetensors file.
+
+Layout of a lampy checkpoint (see docs/checkpoints.md):
+
+* every entry of ``module.state_dict()`` under its own dotted name, so PyTorch's
+  ``model.load_state_dict(safetensors.torch.load_file(path), strict=False)`` or any other
+  safetensors reader finds the weights by the names PyTorch uses;
+* every array of ``optimizer.state_dict()["state"]`` as ``__optimizer__.state.<i>.<key>``;
+* in ``__metadata__`` (strings only): ``lampy.format`` (``"1"``), ``lampy.optimizer`` (a
+  JSON text of the optimizer's class, param groups and non-array state) and
+  ``lampy.metadata`` (a JSON text of the keyword metadata given to ``save``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+import numpy as np
+
+from lampy.io._safetensors import CheckpointError, read_safetensors, write_safetensors
+from lampy.nn._module import Module
+
+__all__ = ["load", "save"]
+
+FORMAT = "1"
+_OPT = "__optimizer__.state."
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, np.generic):
+        return v.item()
+    if isinstance(v, np.ndarray):
+        return v.tolist()
+    raise TypeError(
+        f"save: metadata value {v!r} of type {type(v).__name__} is not JSON-serialisable; "
+        "pass numbers, strings, lists and dicts (e.g. scheduler.state_dict())."
+    )
+
+
+def save(
+    path: str | os.PathLike[str], module: Module, optimizer: Any = None, **metadata: Any
+) -> None:
+    """Save ``module`` (and ``optimizer``, and ``metadata``) to a safetensors file.
+
+    The write is atomic: the file is written under a temporary name, flushed to disk and
+    renamed over ``path``, so a crash mid-save leaves the previous checkpoint intact.
+
+    Args:
+        path: The file to write (``.safetensors`` by convention).
+        module: The module whose ``state_dict()`` is saved.
+        optimizer: An optimizer whose ``state_dict()`` is saved too (its step counts,
+            moments and param groups), so training can resume exactly.
+        **metadata: JSON-serialisable values (epoch, scheduler state, a generator's
+            ``bit_generator.state``...), returned by [load][lampy.load].
+
+    Raises:
+        LampyTypeError: if a metadata value is not JSON-serialisable or an array's dtype
+            cannot be stored.
+    """
+    tensors: dict[str, np.ndarray] = dict(module.state_dict())
+    meta: dict[str, str] = {"lampy.format": FORMAT}
+    if optimizer is not None:
+        sd = optimizer.state_dict()
+        scalars: dict[str, dict[str, Any]] = {}
+        for index, state in sd["state"].items():
+            for key, value in state.items():
+                if isinstance(value, np.ndarray):
+                    tensors[f"{_OPT}{index}.{key}"] = value
+                else:
+                    scalars.setdefault(str(index), {})[key] = value
+        meta["lampy.optimizer"] = json.dumps(
+            {
+                "class": type(optimizer).__name__,
+                "param_groups": sd["param_groups"],
+                "state": scalars,
+            },
+            default=_json_default,
+        )
+    try:
+        meta["lampy.metadata"] = json.dumps(metadata, default=_json_default)
+    except TypeError as e:
+        from lampy._errors import LampyTypeError
+
+        raise LampyTypeError(str(e)) from None
+    write_safetensors(path, tensors, meta)
+
+
+def _tuples(group: dict[str, Any]) -> dict[str, Any]:
+    """JSON turned tuples (betas, etas...) into lists; turn them back, but ``params``."""
+    return {k: (tuple(v) if isinstance(v, list) and k != "params" else v) for k, v in group.items()}
+
+
+def load(path: str | os.PathLike[str], module: Module, optimizer: Any = None) -> dict[str, Any]:
+    """Load a checkpoint written by [save][lampy.save] into ``module`` (and ``optimizer``).
+
+    Weights are copied into the module's existing parameter buffers in place (see
+    [Module.load_state_dict][lampy.nn.Module.load_state_dict]); names, shapes and dtypes
+    are all checked first, so a checkpoint that does not fit changes nothing. Nothing is
+    unpickled: the file holds JSON and raw numbers only.
+
+    Returns:
+        The metadata given to ``save`` as keywords.
+
+    Raises:
+        CheckpointError: if the file is malformed, lacks optimizer state that was asked
+            for, or was saved from another kind of optimizer.
+        LampyValueError, ShapeError, LampyTypeError: from the module's or the optimizer's
+            ``load_state_dict`` when names, shapes or dtypes do not fit.
+    """
+    tensors, meta = read_safetensors(path)
+    model_sd = {k: v for k, v in tensors.items() if not k.startswith(_OPT)}
+    opt_sd = None
+    if optimizer is not None:
+        raw = meta.get("lampy.optimizer")
+        if raw is None:
+            raise CheckpointError(
+                f"load: '{path}' holds no optimizer state (it was saved without an "
+                "optimizer); call load(path, module) and start the optimizer afresh."
+            )
+        info = json.loads(raw)
+        if info["class"] != type(optimizer).__name__:
+            raise CheckpointError(
+                f"load: '{path}' holds the state of a {info['class']} optimizer, not of a "
+                f"{type(optimizer).__name__}; load it into the same kind of optimizer."
+            )
+        state: dict[int, dict[str, Any]] = {
+            int(i): dict(values) for i, values in info["state"].items()
+        }
+        for key, value in tensors.items():
+            if key.startswith(_OPT):
+                index, name = key[len(_OPT) :].split(".", 1)
+                state.setdefault(int(index), {})[name] = value
+        opt_sd = {"state": state, "param_groups": [_tuples(g) for g in info["param_groups"]]}
+    # Check both before changing either: the module's load validates everything before it
+    # writes, so only the optimizer needs a dry run first.
+    if opt_sd is not None:
+        _dry_run_optimizer(optimizer, opt_sd)
+    module.load_state_dict(model_sd)
+    if opt_sd is not None:
+        optimizer.load_state_dict(opt_sd)
+    return dict(json.loads(meta.get("lampy.metadata", "{}")))
+
+
+def _dry_run_optimizer(optimizer: Any, sd: dict[str, Any]) -> None:
+    """Raise what ``optimizer.load_state_dict(sd)`` would raise, changing nothing."""
+    import copy
+
+    probe = copy.copy(optimizer)
+    probe.state = dict(optimizer.state)
+    probe.param_groups = [dict(g) for g in optimizer.param_groups]
+    probe.load_state_dict(sd)
