@@ -1,14 +1,15 @@
 """Linear and shape modules of ``lampy.nn``: Linear, Bilinear, Identity, Flatten,
 Unflatten and Lambda, with PyTorch's constructor arguments, initialisation and
 state_dict keys; plus the small helpers the other module files share (``require_rng``,
-``shape_of``).
+``shape_of``, ``named_errors``...).
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import attrs
@@ -48,6 +49,16 @@ def require_rng(owner: str, rng: Any, why: str = "its parameters are initialised
 def shape_of(x: Any) -> tuple[int, ...]:
     """The shape of a Variable, array or scalar input."""
     return tuple(np.shape(value_of(x)))
+
+
+@contextmanager
+def named_errors(module: Module) -> Iterator[None]:
+    """Re-raise a functional op's argument errors with the module's repr in front, so
+    that the message names the layer and its configuration."""
+    try:
+        yield
+    except (ShapeError, LampyValueError, LampyTypeError) as e:
+        raise type(e)(f"{module!r}: {e}") from None
 
 
 def check_size(owner: str, what: str, v: Any, minimum: int = 1) -> int:

@@ -1,0 +1,377 @@
+"""Normalisation modules of ``lampy.nn``: BatchNorm1d, BatchNorm2d, LayerNorm,
+GroupNorm and RMSNorm, with PyTorch's constructor arguments, initialisation (weights
+1, biases 0, running mean 0, running variance 1) and state_dict keys.
+
+BatchNorm's running statistics are buffers: plain writable numpy arrays updated in
+place by training-mode forward passes, so every ``train()``/``eval()`` copy of a module
+sees the same statistics.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any, ClassVar, TypeVar
+
+import attrs
+import numpy as np
+
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._variable import Variable, param
+from lampy.nn._linear import check_size, named_errors, shape_of
+from lampy.nn._module import Module
+from lampy.nn.functional._normalization import batch_norm, group_norm, layer_norm, rms_norm
+
+__all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "RMSNorm"]
+
+B = TypeVar("B", bound="_BatchNorm")
+
+
+def _shape(owner: str, normalized_shape: Any) -> tuple[int, ...]:
+    try:
+        if np.ndim(normalized_shape) == 0:
+            return (operator.index(normalized_shape),)
+        return tuple(operator.index(i) for i in normalized_shape)
+    except TypeError:
+        raise LampyTypeError(
+            f"{owner}: normalized_shape must be an int or a sequence of ints, got "
+            f"{normalized_shape!r}."
+        ) from None
+
+
+def _ones_zeros(
+    shape: tuple[int, ...], affine: bool, bias: bool, dtype: Any
+) -> tuple[Variable | None, Variable | None]:
+    w = param(np.ones(shape, dtype), copy=False) if affine else None
+    b = param(np.zeros(shape, dtype), copy=False) if affine and bias else None
+    return w, b
+
+
+@attrs.frozen(eq=False, repr=False)
+class _BatchNorm(Module):
+    """Batch normalisation per channel of an input ``(N, C, *)``.
+
+    In training mode the batch's mean and biased variance normalise the input, and the
+    running statistics (if tracked) are updated in place: ``running = (1 - momentum) *
+    running + momentum * batch_stat`` (unbiased variance), or a cumulative average for
+    ``momentum=None``; ``num_batches_tracked`` counts the updates. In evaluation mode
+    the running statistics are used. With ``track_running_stats=False`` there are no
+    buffers and batch statistics are used in both modes. From Ioffe & Szegedy (2015),
+    "Batch normalization".
+
+    Attributes:
+        weight: (num_features,) scale, ones; None unless ``affine``.
+        bias: (num_features,) shift, zeros; None unless ``affine``.
+        running_mean: (num_features,) buffer, zeros; None unless ``track_running_stats``.
+        running_var: (num_features,) buffer, ones.
+        num_batches_tracked: 0-d int64 buffer counting training batches.
+    """
+
+    weight: Variable | None
+    bias: Variable | None
+    running_mean: np.ndarray | None
+    running_var: np.ndarray | None
+    num_batches_tracked: np.ndarray | None
+    num_features: int
+    eps: float = 1e-5
+    momentum: float | None = 0.1
+
+    _ranks: ClassVar[tuple[int, ...]] = (4,)
+    _layout: ClassVar[str] = "(N, C, H, W)"
+
+    @property
+    def affine(self) -> bool:
+        """Whether the module has a learnable weight and bias."""
+        return self.weight is not None
+
+    @property
+    def track_running_stats(self) -> bool:
+        """Whether the module keeps running statistics."""
+        return self.running_mean is not None
+
+    @classmethod
+    def init(
+        cls: type[B],
+        num_features: int,
+        eps: float = 1e-5,
+        momentum: float | None = 0.1,
+        affine: bool = True,
+        track_running_stats: bool = True,
+        *,
+        dtype: Any = np.float32,
+    ) -> B:
+        """A batch-norm module with PyTorch's arguments and initialisation.
+
+        Args:
+            num_features: The number of channels C.
+            eps: Added to the variance for stability.
+            momentum: Weight of the batch statistic in the running-statistics update;
+                None for a cumulative average.
+            affine: Whether to learn a per-channel weight (ones) and bias (zeros).
+            track_running_stats: Whether to keep running statistics for evaluation.
+            dtype: The dtype of the parameters and running statistics.
+        """
+        c = check_size(f"{cls.__name__}.init", "num_features", num_features, 1)
+        w, b = _ones_zeros((c,), affine, True, dtype)
+        rm = rv = nbt = None
+        if track_running_stats:
+            rm, rv = np.zeros(c, dtype), np.ones(c, dtype)
+            nbt = np.zeros((), np.int64)
+        mom = None if momentum is None else float(momentum)
+        return cls(w, b, rm, rv, nbt, c, float(eps), mom)
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+            f"affine={self.affine}, track_running_stats={self.track_running_stats}"
+        )
+
+    def forward(self, input: Any) -> Variable:
+        """Normalise ``input`` per channel (batch statistics in training mode or without
+        running statistics, else the running ones); updates the buffers in place.
+
+        Raises:
+            ShapeError: for a wrong rank or channel count.
+            LampyValueError: for a single value per channel in training mode.
+        """
+        s = shape_of(input)
+        if len(s) not in self._ranks or s[1] != self.num_features:
+            why = (
+                f"{len(s)} dimensions, not {' or '.join(map(str, self._ranks))}"
+                if len(s) not in self._ranks
+                else f"the channel count {s[1]} differs from num_features {self.num_features}"
+            )
+            raise ShapeError(
+                f"{self!r}: expected input {self._layout.replace('C', str(self.num_features))}"
+                f", got shape {s}: {why}."
+            )
+        batch_stats = self.training or self.running_mean is None
+        with named_errors(self):
+            return batch_norm(
+                input,
+                self.running_mean,
+                self.running_var,
+                self.weight,
+                self.bias,
+                batch_stats,
+                self.momentum,
+                self.eps,
+                num_batches_tracked=self.num_batches_tracked,
+            )
+
+
+@attrs.frozen(eq=False, repr=False)
+class BatchNorm1d(_BatchNorm):
+    """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs (``torch.nn.BatchNorm1d``).
+
+    Example:
+        >>> with lampy.Scope():
+        ...     bn = BatchNorm1d.init(4)
+        ...     y = bn(np.random.default_rng(0).normal(size=(8, 4)))  # updates running stats
+        ...     z = bn.eval()(np.ones((2, 4)))                        # uses them
+    """
+
+    _ranks = (2, 3)
+    _layout = "(N, C) or (N, C, L)"
+
+
+@attrs.frozen(eq=False, repr=False)
+class BatchNorm2d(_BatchNorm):
+    """Batch normalisation of ``(N, C, H, W)`` inputs (``torch.nn.BatchNorm2d``)."""
+
+    _ranks = (4,)
+    _layout = "(N, C, H, W)"
+
+
+def _check_trailing(module: Module, input: Any, shape: tuple[int, ...]) -> None:
+    s = shape_of(input)
+    if len(s) < len(shape) or s[len(s) - len(shape) :] != shape:
+        raise ShapeError(
+            f"{module!r}: expected input (*, {', '.join(map(str, shape))}), got shape {s}: "
+            f"its trailing dimensions must equal normalized_shape {shape}."
+        )
+
+
+@attrs.frozen(eq=False, repr=False)
+class LayerNorm(Module):
+    """Normalisation over the trailing ``normalized_shape`` dimensions of each sample
+    (``torch.nn.LayerNorm``): ``(x - mean) / sqrt(var + eps) * weight + bias``. From Ba
+    et al. (2016), "Layer normalization".
+
+    Attributes:
+        weight: ``normalized_shape`` scale, ones; None without ``elementwise_affine``.
+        bias: ``normalized_shape`` shift, zeros; None without ``elementwise_affine`` or
+            with ``bias=False``.
+
+    Example:
+        >>> with lampy.Scope():
+        ...     y = LayerNorm.init(16)(np.ones((2, 5, 16)))
+    """
+
+    weight: Variable | None
+    bias: Variable | None
+    normalized_shape: tuple[int, ...]
+    eps: float = 1e-5
+
+    @property
+    def elementwise_affine(self) -> bool:
+        """Whether the module has a learnable weight."""
+        return self.weight is not None
+
+    @classmethod
+    def init(
+        cls,
+        normalized_shape: int | tuple[int, ...],
+        eps: float = 1e-5,
+        elementwise_affine: bool = True,
+        bias: bool = True,
+        *,
+        dtype: Any = np.float32,
+    ) -> LayerNorm:
+        """A LayerNorm with PyTorch's arguments and initialisation.
+
+        Args:
+            normalized_shape: The trailing dimensions to normalise over (an int for one).
+            eps: Added to the variance for stability.
+            elementwise_affine: Whether to learn a weight (ones) and a bias (zeros).
+            bias: Whether to learn the bias (with ``elementwise_affine``).
+            dtype: The parameters' dtype.
+        """
+        shape = _shape("LayerNorm.init", normalized_shape)
+        w, b = _ones_zeros(shape, elementwise_affine, bias, dtype)
+        return cls(w, b, shape, float(eps))
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+    def forward(self, input: Any) -> Variable:
+        """``layer_norm(input, normalized_shape, weight, bias, eps)``.
+
+        Raises:
+            ShapeError: if the input's trailing dimensions are not ``normalized_shape``.
+        """
+        _check_trailing(self, input, self.normalized_shape)
+        with named_errors(self):
+            return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+
+
+@attrs.frozen(eq=False, repr=False)
+class GroupNorm(Module):
+    """Normalisation over groups of channels of each sample (``torch.nn.GroupNorm``):
+    the C channels of an ``(N, C, *)`` input are split into ``num_groups`` groups,
+    each standardised over its channels and positions, then scaled and shifted per
+    channel. From Wu & He (2018), "Group normalization".
+
+    Attributes:
+        weight: (num_channels,) ones; None unless ``affine``.
+        bias: (num_channels,) zeros; None unless ``affine``.
+    """
+
+    weight: Variable | None
+    bias: Variable | None
+    num_groups: int
+    num_channels: int
+    eps: float = 1e-5
+
+    @property
+    def affine(self) -> bool:
+        """Whether the module has a learnable weight and bias."""
+        return self.weight is not None
+
+    @classmethod
+    def init(
+        cls,
+        num_groups: int,
+        num_channels: int,
+        eps: float = 1e-5,
+        affine: bool = True,
+        *,
+        dtype: Any = np.float32,
+    ) -> GroupNorm:
+        """A GroupNorm with PyTorch's arguments and initialisation.
+
+        Raises:
+            LampyValueError: if ``num_groups`` does not divide ``num_channels``.
+        """
+        g = check_size("GroupNorm.init", "num_groups", num_groups, 1)
+        c = check_size("GroupNorm.init", "num_channels", num_channels, 1)
+        if c % g:
+            raise LampyValueError(
+                f"GroupNorm.init: num_channels={c} must be divisible by num_groups={g}."
+            )
+        w, b = _ones_zeros((c,), affine, True, dtype)
+        return cls(w, b, g, c, float(eps))
+
+    def extra_repr(self) -> str:
+        return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
+
+    def forward(self, input: Any) -> Variable:
+        """``group_norm(input, num_groups, weight, bias, eps)`` over ``(N, C, *)``.
+
+        Raises:
+            ShapeError: for fewer than 2 dimensions or a channel count other than
+                ``num_channels``.
+        """
+        s = shape_of(input)
+        if len(s) < 2 or s[1] != self.num_channels:
+            raise ShapeError(
+                f"{self!r}: expected input (N, {self.num_channels}, *), got shape {s}: "
+                + (
+                    "it needs at least 2 dimensions."
+                    if len(s) < 2
+                    else f"the channel count {s[1]} differs from num_channels {self.num_channels}."
+                )
+            )
+        with named_errors(self):
+            return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+
+
+@attrs.frozen(eq=False, repr=False)
+class RMSNorm(Module):
+    """Root-mean-square normalisation over the trailing ``normalized_shape`` dimensions
+    (``torch.nn.RMSNorm``): ``x / sqrt(mean(x**2) + eps) * weight``. From Zhang &
+    Sennrich (2019), "Root mean square layer normalization".
+
+    Attributes:
+        weight: ``normalized_shape`` scale, ones; None without ``elementwise_affine``.
+    """
+
+    weight: Variable | None
+    normalized_shape: tuple[int, ...]
+    eps: float | None = None
+
+    @property
+    def elementwise_affine(self) -> bool:
+        """Whether the module has a learnable weight."""
+        return self.weight is not None
+
+    @classmethod
+    def init(
+        cls,
+        normalized_shape: int | tuple[int, ...],
+        eps: float | None = None,
+        elementwise_affine: bool = True,
+        *,
+        dtype: Any = np.float32,
+    ) -> RMSNorm:
+        """An RMSNorm with PyTorch's arguments; ``eps=None`` means the machine epsilon
+        of the input's dtype, as in PyTorch."""
+        shape = _shape("RMSNorm.init", normalized_shape)
+        w, _ = _ones_zeros(shape, elementwise_affine, False, dtype)
+        return cls(w, shape, None if eps is None else float(eps))
+
+    def extra_repr(self) -> str:
+        return (
+            f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
+        )
+
+    def forward(self, input: Any) -> Variable:
+        """``rms_norm(input, normalized_shape, weight, eps)``.
+
+        Raises:
+            ShapeError: if the input's trailing dimensions are not ``normalized_shape``.
+        """
+        _check_trailing(self, input, self.normalized_shape)
+        with named_errors(self):
+            return rms_norm(input, self.normalized_shape, self.weight, self.eps)
