@@ -103,8 +103,10 @@ def _trailing(name: str, normalized_shape: Any, a: np.ndarray) -> tuple[int, ...
         shape: tuple[int, ...] = (int(normalized_shape),)
     else:
         try:
+            if isinstance(normalized_shape, (str, bytes)):
+                raise TypeError
             shape = tuple(int(s) for s in normalized_shape)
-        except TypeError:
+        except (TypeError, ValueError):
             raise LampyTypeError(
                 f"{name}: normalized_shape must be an int or a sequence of ints, "
                 f"got {normalized_shape!r}."
