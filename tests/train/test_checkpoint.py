@@ -1,0 +1,205 @@
+"""Checkpoints: safetensors files other readers load, atomic writes, validation that
+changes nothing on failure, and resuming a run exactly where it stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from safetensors.numpy import load_file, save_file
+
+import lampy
+import lampy.optim as optim
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.data import Batches
+from lampy.io import CheckpointError, read_safetensors, write_safetensors
+from lampy.train import fit
+from tests.train.conftest import ce_loss, classification_data, mlp
+
+
+def _state(model: Any) -> dict[str, np.ndarray]:
+    return {k: v.copy() for k, v in model.state_dict().items()}
+
+
+def _trained(seed: int) -> tuple[Any, Any]:
+    x, y = classification_data(32)
+    model = mlp(seed)
+    opt = optim.Adam(model.parameters(), lr=0.01, amsgrad=True)
+    fit(model, ce_loss, opt, Batches(x, y, batch_size=8), epochs=1, progress=False)
+    return model, opt
+
+
+def test_round_trip_restores_weights_optimizer_and_metadata(tmp_path: Path) -> None:
+    """save then load into fresh objects gives equal weights, optimizer state, metadata."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(0)
+        lampy.save(
+            path, model, opt, epoch=3, note="hi", rng=np.random.default_rng(5).bit_generator.state
+        )
+        other = mlp(99)
+        opt2 = optim.Adam(other.parameters(), lr=0.5, amsgrad=True)
+        meta = lampy.load(path, other, opt2)
+        assert meta["epoch"] == 3 and meta["note"] == "hi"
+        assert meta["rng"] == np.random.default_rng(5).bit_generator.state
+        for k, v in _state(model).items():
+            np.testing.assert_array_equal(other.state_dict()[k], v)
+        sd, sd2 = opt.state_dict(), opt2.state_dict()
+        assert sd2["param_groups"] == sd["param_groups"]
+        for i, s in sd["state"].items():
+            for key, v in s.items():
+                np.testing.assert_array_equal(sd2["state"][i][key], v)
+
+
+def test_files_are_standard_safetensors(tmp_path: Path) -> None:
+    """The safetensors package reads lampy's files (weights under PyTorch's names), and
+    lampy reads files the package wrote."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(1)
+        lampy.save(path, model, opt)
+        loaded = load_file(path)
+        for k, v in model.state_dict().items():
+            np.testing.assert_array_equal(loaded[k], v)
+        assert any(k.startswith("__optimizer__.state.") for k in loaded)
+        theirs = tmp_path / "theirs.safetensors"
+        save_file({k: v.copy() for k, v in model.state_dict().items()}, theirs)
+        other = mlp(2)
+        assert lampy.load(theirs, other) == {}
+        for k, v in model.state_dict().items():
+            np.testing.assert_array_equal(other.state_dict()[k], v)
+
+
+def test_write_is_atomic(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A crash during a save leaves the previous checkpoint whole and no temporary file."""
+    path = tmp_path / "ckpt.safetensors"
+    write_safetensors(path, {"a": np.arange(3.0)})
+    before = path.read_bytes()
+
+    class Boom(Exception):
+        pass
+
+    def crash(*args: Any) -> None:
+        raise Boom
+
+    monkeypatch.setattr(os, "replace", crash)
+    with pytest.raises(Boom):
+        write_safetensors(path, {"a": np.zeros(1000)})
+    assert path.read_bytes() == before
+    assert [p.name for p in tmp_path.iterdir()] == ["ckpt.safetensors"]
+
+
+def test_mismatched_checkpoints_are_clear_errors_and_change_nothing(tmp_path: Path) -> None:
+    """Other shapes, other names, other optimizers or no optimizer state: clear errors,
+    and the module and optimizer keep their state."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(3)
+        lampy.save(path, model, opt)
+        from lampy import nn
+        from lampy.nn._linear import Linear
+
+        rng = np.random.default_rng(0)
+        wide = nn.Sequential.init(Linear.init(4, 9, rng=rng), Linear.init(9, 2, rng=rng))
+        snap = _state(wide)
+        with pytest.raises(LampyValueError, match="keys do not match"):
+            lampy.load(path, wide)
+        target, target_opt = _trained(4)
+        snap, opt_snap = _state(target), target_opt.state_dict()
+        with pytest.raises(CheckpointError, match="state of a Adam optimizer, not of a SGD"):
+            lampy.load(path, target, optim.SGD(target.parameters(), lr=0.1))
+        plain = tmp_path / "plain.safetensors"
+        lampy.save(plain, model)
+        with pytest.raises(CheckpointError, match="holds no optimizer state"):
+            lampy.load(plain, target, target_opt)
+        bad = {k: v for k, v in read_safetensors(path)[0].items()}
+        bad["0.weight"] = np.zeros((8, 5), np.float32)
+        write_safetensors(tmp_path / "bad.safetensors", bad, read_safetensors(path)[1])
+        with pytest.raises(ShapeError, match=r"'0\.weight' has shape \(8, 4\)"):
+            lampy.load(tmp_path / "bad.safetensors", target, target_opt)
+        for k, v in snap.items():
+            np.testing.assert_array_equal(target.state_dict()[k], v)
+        assert target_opt.state_dict()["param_groups"] == opt_snap["param_groups"]
+        with pytest.raises(LampyTypeError, match="not JSON-serialisable"):
+            lampy.save(path, model, when=object())
+
+
+@pytest.mark.parametrize(
+    ("data", "match"),
+    [
+        (b"abc", "not a safetensors file"),
+        (None, "has 4 bytes, but shape"),
+        ((10**9).to_bytes(8, "little") + b"{}", "truncated"),
+        ((4).to_bytes(8, "little") + b"nope", "not valid JSON"),
+        ((2).to_bytes(8, "little") + b"[]", "not a JSON object"),
+    ],
+)
+def test_malformed_files_are_rejected(tmp_path: Path, data: bytes | None, match: str) -> None:
+    """Truncated files, bad JSON and tensors that do not fit their bytes are CheckpointErrors."""
+    path = tmp_path / "x.safetensors"
+    if data is None:
+        header = json.dumps({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 4]}}).encode()
+        data = len(header).to_bytes(8, "little") + header + b"\0" * 4
+    path.write_bytes(data)
+    with pytest.raises(CheckpointError, match=match):
+        read_safetensors(path)
+
+
+def _run(path: Path | None, epochs: int, stop_after: int | None = None) -> list[np.ndarray]:
+    """Train with dropout, shuffling, Adam and a schedule; optionally stop, checkpoint,
+    rebuild everything from other seeds, load, and resume."""
+    x, y = classification_data(48)
+    with lampy.Scope():
+        data_rng = np.random.default_rng(1)
+        model = mlp(7, dropout=0.3)
+        opt = optim.Adam(model.parameters(), lr=0.02)
+        sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
+        batches = Batches(x, y, batch_size=8, shuffle=True, rng=data_rng)
+        drop_rng = model.layers[2].rng
+        if stop_after is None:
+            fit(model, ce_loss, opt, batches, epochs=epochs, scheduler=sched, progress=False)
+            return [p.value.copy() for p in model.parameters()]
+        assert path is not None
+        fit(model, ce_loss, opt, batches, epochs=stop_after, scheduler=sched, progress=False)
+        lampy.save(
+            path,
+            model,
+            opt,
+            epoch=stop_after,
+            scheduler=sched.state_dict(),
+            data_rng=data_rng.bit_generator.state,
+            drop_rng=drop_rng.bit_generator.state,
+        )
+    with lampy.Scope():  # a new process, in effect: everything rebuilt from other seeds
+        data_rng = np.random.default_rng(100)
+        model = mlp(70, dropout=0.3)
+        opt = optim.Adam(model.parameters(), lr=0.5)
+        sched = optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.7)
+        meta = lampy.load(path, model, opt)
+        sched.load_state_dict(meta["scheduler"])
+        data_rng.bit_generator.state = meta["data_rng"]
+        model.layers[2].rng.bit_generator.state = meta["drop_rng"]
+        batches = Batches(x, y, batch_size=8, shuffle=True, rng=data_rng)
+        fit(
+            model,
+            ce_loss,
+            opt,
+            batches,
+            epochs=epochs,
+            initial_epoch=meta["epoch"],
+            scheduler=sched,
+            progress=False,
+        )
+        return [p.value.copy() for p in model.parameters()]
+
+
+def test_resuming_from_a_checkpoint_continues_exactly(tmp_path: Path) -> None:
+    """4 epochs straight equal 2 epochs, save, rebuild, load, and 2 more: bit for bit."""
+    straight = _run(None, 4)
+    resumed = _run(tmp_path / "mid.safetensors", 4, stop_after=2)
+    for a, b in zip(straight, resumed, strict=True):
+        np.testing.assert_array_equal(a, b)

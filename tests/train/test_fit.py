@@ -1,0 +1,375 @@
+"""lampy.train.fit: learns, matches a hand-written loop, releases every step's graph,
+accumulates gradients, runs schedulers and callbacks, and stops on non-finite losses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lampy
+import lampy.optim as optim
+from lampy._errors import LampyTypeError, LampyValueError
+from lampy.data import Batches
+from lampy.train import (
+    BestCheckpoint,
+    Callback,
+    EarlyStopping,
+    MetricsLogger,
+    NonFiniteError,
+    TrainState,
+    accuracy,
+    evaluate,
+    fit,
+)
+from tests.train.conftest import ce_loss, classification_data, mlp
+
+
+def _weights(model: Any) -> list[np.ndarray]:
+    return [p.value.copy() for p in model.parameters()]
+
+
+def test_fit_learns_and_reports_history() -> None:
+    """A small MLP reaches high accuracy; the history has one entry per epoch."""
+    x, y = classification_data(256)
+    with lampy.Scope():
+        model = mlp(0)
+        opt = optim.Adam(model.parameters(), lr=0.05)
+        train = Batches(x, y, batch_size=32, shuffle=True, rng=np.random.default_rng(0))
+        hist = fit(
+            model,
+            ce_loss,
+            opt,
+            train,
+            epochs=15,
+            valid_batches=Batches(x, y, batch_size=64),
+            metrics={"accuracy": accuracy},
+            progress=False,
+        )
+        assert len(hist) == 15
+        assert hist["epoch"] == list(range(1, 16))
+        assert hist["val_accuracy"][-1] >= 0.95
+        assert hist["loss"][-1] < hist["loss"][0]
+        assert set(hist.epochs[0]) >= {
+            "loss",
+            "val_loss",
+            "val_accuracy",
+            "lr",
+            "time",
+            "samples_per_s",
+        }
+        with pytest.raises(KeyError, match="no 'val_f1'"):
+            hist["val_f1"]
+
+
+def test_fit_equals_a_hand_written_loop() -> None:
+    """fit's steps are exactly: scope, loss, backward, step, zero_grad, batch by batch."""
+    x, y = classification_data(64)
+    with lampy.Scope():
+        a, b = mlp(3), mlp(3)
+        opt_a = optim.SGD(a.parameters(), lr=0.1, momentum=0.9)
+        fit(a, ce_loss, opt_a, Batches(x, y, batch_size=16), epochs=2, progress=False)
+        opt_b = optim.SGD(b.parameters(), lr=0.1, momentum=0.9)
+        for _ in range(2):
+            for batch in Batches(x, y, batch_size=16):
+                with lampy.Scope():
+                    ce_loss(b, batch).backward()
+                opt_b.step()
+                opt_b.zero_grad()
+        for wa, wb in zip(_weights(a), _weights(b), strict=True):
+            np.testing.assert_array_equal(wa, wb)
+
+
+def test_each_step_releases_its_graph() -> None:
+    """After fit, the outer scope holds only the model's parameters: no step leaked."""
+    x, y = classification_data(64)
+    with lampy.Scope() as outer:
+        model = mlp(1)
+        before = len(outer)
+        fit(
+            model,
+            ce_loss,
+            optim.SGD(model.parameters(), lr=0.1),
+            Batches(x, y, batch_size=8),
+            epochs=2,
+            valid_batches=Batches(x, y, batch_size=32),
+            progress=False,
+        )
+        assert len(outer) == before
+
+
+def test_grad_accumulation_equals_one_big_batch() -> None:
+    """Accumulating 4 batches of 8 steps like one batch of 32 (mean losses)."""
+    x, y = classification_data(64)
+    with lampy.Scope():
+        a, b = mlp(2), mlp(2)
+        fit(
+            a,
+            ce_loss,
+            optim.SGD(a.parameters(), lr=0.5),
+            Batches(x, y, batch_size=8),
+            epochs=1,
+            grad_accumulation=4,
+            progress=False,
+        )
+        fit(
+            b,
+            ce_loss,
+            optim.SGD(b.parameters(), lr=0.5),
+            Batches(x, y, batch_size=32),
+            epochs=1,
+            progress=False,
+        )
+        for wa, wb in zip(_weights(a), _weights(b), strict=True):
+            np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-6)
+
+
+def test_clip_grad_norm_bounds_the_step() -> None:
+    """With clipping to a tiny norm and plain SGD, a step moves weights by at most lr * norm."""
+    x, y = classification_data(32)
+    with lampy.Scope():
+        model = mlp(4)
+        w0 = np.concatenate([w.ravel() for w in _weights(model)])
+        fit(
+            model,
+            ce_loss,
+            optim.SGD(model.parameters(), lr=1.0),
+            Batches(x, y, batch_size=32),
+            epochs=1,
+            clip_grad_norm=1e-3,
+            progress=False,
+        )
+        w1 = np.concatenate([w.ravel() for w in _weights(model)])
+        assert np.linalg.norm(w1 - w0) <= 1e-3 * (1 + 1e-4)
+
+
+def test_schedulers_step_per_epoch_or_per_batch() -> None:
+    """StepLR steps once an epoch, OneCycleLR once a batch, ReduceLROnPlateau on val_loss."""
+    x, y = classification_data(32)
+    with lampy.Scope():
+        model = mlp(5)
+        opt = optim.SGD(model.parameters(), lr=1.0)
+        hist = fit(
+            model,
+            ce_loss,
+            opt,
+            Batches(x, y, batch_size=8),
+            epochs=3,
+            scheduler=optim.lr_scheduler.StepLR(opt, step_size=1, gamma=0.5),
+            progress=False,
+        )
+        assert hist["lr"] == [0.5, 0.25, 0.125]
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=8)
+        fit(
+            model,
+            ce_loss,
+            opt,
+            Batches(x, y, batch_size=8),
+            epochs=2,
+            scheduler=sched,
+            progress=False,
+        )
+        assert sched.last_epoch == 8
+        opt = optim.SGD(model.parameters(), lr=1e-6)
+        sched2 = optim.lr_scheduler.ReduceLROnPlateau(opt, patience=0, factor=0.5, eps=0.0)
+        hist = fit(
+            model,
+            ce_loss,
+            opt,
+            Batches(x, y, batch_size=8),
+            epochs=3,
+            scheduler=sched2,
+            valid_batches=Batches(x, y, batch_size=32),
+            progress=False,
+        )
+        # At lr 1e-6 val_loss cannot improve by the relative threshold 1e-4: lr is cut.
+        assert hist["lr"] == [1e-6, 5e-7, 2.5e-7]
+
+
+def test_callbacks_see_every_hook_and_can_stop() -> None:
+    """A user callback gets each hook in order and stops training by setting state.stop."""
+    calls: list[str] = []
+
+    class Spy(Callback):
+        def on_train_begin(self, state: TrainState) -> None:
+            calls.append("train_begin")
+
+        def on_epoch_begin(self, state: TrainState) -> None:
+            calls.append(f"epoch_begin {state.epoch}")
+
+        def on_batch_end(self, state: TrainState, logs: dict[str, float]) -> None:
+            calls.append(f"batch {state.step}")
+
+        def on_epoch_end(self, state: TrainState, logs: dict[str, float]) -> None:
+            calls.append(f"epoch_end {state.epoch}")
+            state.stop = state.epoch == 2
+
+        def on_train_end(self, state: TrainState) -> None:
+            calls.append("train_end")
+
+    x, y = classification_data(16)
+    with lampy.Scope():
+        model = mlp(6)
+        hist = fit(
+            model,
+            ce_loss,
+            optim.SGD(model.parameters(), lr=0.1),
+            Batches(x, y, batch_size=8),
+            epochs=5,
+            callbacks=[Spy()],
+            progress=False,
+        )
+    assert len(hist) == 2
+    assert calls == [
+        "train_begin",
+        "epoch_begin 1",
+        "batch 1",
+        "batch 2",
+        "epoch_end 1",
+        "epoch_begin 2",
+        "batch 3",
+        "batch 4",
+        "epoch_end 2",
+        "train_end",
+    ]
+
+
+def test_early_stopping_and_best_checkpoint(tmp_path: Path) -> None:
+    """EarlyStopping stops after `patience` flat epochs; BestCheckpoint keeps the best epoch."""
+    x, y = classification_data(32)
+    with lampy.Scope():
+        model = mlp(7)
+        opt = optim.SGD(model.parameters(), lr=0.0)  # no learning: val_loss never improves
+        stop = EarlyStopping(monitor="val_loss", patience=2)
+        best = BestCheckpoint(tmp_path / "best.safetensors")
+        hist = fit(
+            model,
+            ce_loss,
+            opt,
+            Batches(x, y, batch_size=8),
+            epochs=10,
+            valid_batches=Batches(x, y, batch_size=32),
+            callbacks=[stop, best],
+            progress=False,
+        )
+        assert len(hist) == 3 and stop.stopped_epoch == 3
+        assert best.best_epoch == 1
+        meta = lampy.load(tmp_path / "best.safetensors", model)
+        assert meta["epoch"] == 1 and meta["val_loss"] == pytest.approx(hist["val_loss"][0])
+        with pytest.raises(LampyValueError, match="monitor 'val_acc' is not among"):
+            fit(
+                model,
+                ce_loss,
+                opt,
+                Batches(x, y, batch_size=8),
+                epochs=1,
+                callbacks=[EarlyStopping(monitor="val_acc")],
+                progress=False,
+            )
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".jsonl"])
+def test_metrics_logger_writes_a_row_per_epoch(tmp_path: Path, suffix: str) -> None:
+    """MetricsLogger writes a CSV with a header, or JSON lines, one row per epoch."""
+    x, y = classification_data(16)
+    path = tmp_path / f"log{suffix}"
+    with lampy.Scope():
+        model = mlp(8)
+        fit(
+            model,
+            ce_loss,
+            optim.SGD(model.parameters(), lr=0.1),
+            Batches(x, y, batch_size=8),
+            epochs=3,
+            callbacks=[MetricsLogger(path)],
+            progress=False,
+        )
+    lines = path.read_text().splitlines()
+    if suffix == ".csv":
+        assert lines[0].startswith("epoch,loss,lr") and len(lines) == 4
+    else:
+        rows = [json.loads(line) for line in lines]
+        assert [r["epoch"] for r in rows] == [1, 2, 3]
+
+
+def test_progress_prints_one_summary_line_per_epoch(capsys: pytest.CaptureFixture[str]) -> None:
+    """With progress on (and no terminal), fit prints one line per epoch and no bar."""
+    x, y = classification_data(16)
+    with lampy.Scope():
+        model = mlp(9)
+        fit(
+            model,
+            ce_loss,
+            optim.SGD(model.parameters(), lr=0.1),
+            Batches(x, y, batch_size=8),
+            epochs=2,
+            progress=True,
+        )
+    out = capsys.readouterr()
+    lines = out.out.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("epoch 1/2: loss ") and "lr 0.1" in lines[0]
+    assert "samples/s" in lines[1] and out.err == ""
+
+
+def test_evaluate_uses_eval_mode_without_gradients() -> None:
+    """evaluate weights batch means by batch size, in eval mode (dropout off), no grads."""
+    x, y = classification_data(50)
+    with lampy.Scope():
+        model = mlp(10, dropout=0.5)
+        a = evaluate(model, Batches(x, y, batch_size=7), {"accuracy": accuracy})
+        b = evaluate(model, Batches(x, y, batch_size=50), {"accuracy": accuracy})
+        assert a["accuracy"] == pytest.approx(b["accuracy"])
+        assert all(p.grad is None for p in model.parameters())
+        with pytest.raises(LampyValueError, match="must give a scalar"):
+            evaluate(model, Batches(x, y, batch_size=7), {"scores": lambda m, b: m(b[0])})
+
+
+def test_nonfinite_loss_stops_with_the_step_and_op() -> None:
+    """A nan loss raises NonFiniteError naming the batch; detect_anomaly names the op."""
+    x, y = classification_data(32)
+    x[20] = np.nan  # batch 3 of 8 samples
+
+    with lampy.Scope():
+        model = mlp(11)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        with pytest.raises(
+            NonFiniteError,
+            match=r"loss is nan at epoch 1, batch 3 \(after 2 optimizer steps\).*detect_anomaly=True",
+        ):
+            fit(model, ce_loss, opt, Batches(x, y, batch_size=8), epochs=1, progress=False)
+
+        def log_loss(m: Any, batch: Any) -> lampy.Variable:
+            with np.errstate(divide="ignore"):  # log(0) = -inf, from finite inputs
+                return lampy.log(m(batch[0]) * 0.0).mean()
+
+        with pytest.raises(
+            NonFiniteError, match=r"op 'log' produced inf in its output float32\[8, 2\]"
+        ):
+            fit(
+                model,
+                log_loss,
+                opt,
+                Batches(x[:8], y[:8], batch_size=8),
+                epochs=1,
+                progress=False,
+                detect_anomaly=True,
+            )
+
+
+def test_fit_argument_errors() -> None:
+    """Bad accumulation counts, non-Variable losses and non-modules are clear errors."""
+    x, y = classification_data(16)
+    with lampy.Scope():
+        model = mlp(12)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        batches = Batches(x, y, batch_size=8)
+        with pytest.raises(LampyValueError, match="grad_accumulation must be >= 1"):
+            fit(model, ce_loss, opt, batches, epochs=1, grad_accumulation=0)
+        with pytest.raises(LampyTypeError, match="must return a scalar lampy Variable, got float"):
+            fit(model, lambda m, b: 1.0, opt, batches, epochs=1, progress=False)  # type: ignore[arg-type, return-value]
+        with pytest.raises(LampyTypeError, match="model must be a lampy.nn.Module"):
+            fit(lambda v: v, ce_loss, opt, batches, epochs=1)  # type: ignore[arg-type]
