@@ -338,7 +338,7 @@ def test_nonfinite_loss_stops_with_the_step_and_op() -> None:
         opt = optim.SGD(model.parameters(), lr=0.1)
         with pytest.raises(
             NonFiniteError,
-            match=r"loss is nan at epoch 1, batch 3 \(after 2 optimizer steps\).*detect_anomaly=True",
+            match=r"loss is nan at epoch 1, batch 3 \(after 2 optimizer steps\).*detect_anomaly",
         ):
             fit(model, ce_loss, opt, Batches(x, y, batch_size=8), epochs=1, progress=False)
 
@@ -371,5 +371,5 @@ def test_fit_argument_errors() -> None:
             fit(model, ce_loss, opt, batches, epochs=1, grad_accumulation=0)
         with pytest.raises(LampyTypeError, match="must return a scalar lampy Variable, got float"):
             fit(model, lambda m, b: 1.0, opt, batches, epochs=1, progress=False)  # type: ignore[arg-type, return-value]
-        with pytest.raises(LampyTypeError, match="model must be a lampy.nn.Module"):
+        with pytest.raises(LampyTypeError, match=r"model must be a lampy\.nn\.Module"):
             fit(lambda v: v, ce_loss, opt, batches, epochs=1)  # type: ignore[arg-type]
