@@ -1,0 +1,318 @@
+"""Attention of ``lampy.nn.functional``: ``scaled_dot_product_attention``, with
+PyTorch's name, arguments, defaults and masking conventions
+(``torch.nn.functional.scaled_dot_product_attention``).
+
+One fused op with a hand-written backward pass: the forward pass keeps the attention
+weights ``P`` (one (L, S) matrix per batch entry and head) and the backward pass uses
+the softmax identity ``dS = P * (dP - rowsum(dP * P))``, where ``rowsum(dP * P)``
+equals ``rowsum(g * out)`` (FlashAttention's trick, Dao et al. 2022), an (L, Ev)
+product instead of an (L, S) one. float32 stays float32.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._unbroadcast import unbroadcast
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import contrib_of, needs_grad, value_of
+
+__all__ = ["scaled_dot_product_attention"]
+
+_matmul = np.matmul
+_NAME = "scaled_dot_product_attention"
+
+
+def _shapes_error(detail: str, *arrays: np.ndarray) -> ShapeError:
+    shapes = ", ".join(str(a.shape) for a in arrays)
+    return ShapeError(f"{_NAME}: shapes {shapes} do not fit together: {detail}")
+
+
+def _check_shapes(q: np.ndarray, k: np.ndarray, v: np.ndarray) -> tuple[int, ...]:
+    """Check query (..., L, E), key (..., S, E), value (..., S, Ev); returns the
+    broadcast batch shape of the scores (query's and key's batch dimensions)."""
+    if q.ndim < 2 or k.ndim < 2 or v.ndim < 2:
+        raise _shapes_error(
+            "query, key and value need at least 2 dimensions: (..., L, E), (..., S, E) "
+            "and (..., S, Ev).",
+            q,
+            k,
+            v,
+        )
+    if q.shape[-1] != k.shape[-1]:
+        raise _shapes_error(
+            f"the query's last axis (E = {q.shape[-1]}) must equal the key's "
+            f"({k.shape[-1]}): query is (..., L, E), key (..., S, E).",
+            q,
+            k,
+        )
+    if k.shape[-2] != v.shape[-2]:
+        raise _shapes_error(
+            f"key and value need the same sequence length S (axis -2): {k.shape[-2]} and "
+            f"{v.shape[-2]}.",
+            k,
+            v,
+        )
+    try:
+        batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2])
+        np.broadcast_shapes(batch, v.shape[:-2])
+    except ValueError:
+        raise _shapes_error(
+            "the leading (batch, head) dimensions of query, key and value must be equal or "
+            "broadcast (numpy rules); for grouped-query attention pass enable_gqa=True.",
+            q,
+            k,
+            v,
+        ) from None
+    return batch
+
+
+def _repeat_heads(
+    q: np.ndarray, k: np.ndarray, v: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """Grouped-query attention: repeat key and value heads (axis -3) so that each of the
+    query's heads has one; returns them and the two group sizes."""
+    if q.ndim < 3 or k.ndim < 3 or v.ndim < 3:
+        raise _shapes_error(
+            "enable_gqa=True needs a head axis (-3): (..., H, L, E) inputs.", q, k, v
+        )
+    hq, hk, hv = q.shape[-3], k.shape[-3], v.shape[-3]
+    if hk == 0 or hv == 0 or hq % hk or hq % hv:
+        raise _shapes_error(
+            f"with enable_gqa=True the query's number of heads ({hq}) must be a multiple of "
+            f"the key's ({hk}) and the value's ({hv}).",
+            q,
+            k,
+            v,
+        )
+    gk, gv = hq // hk, hq // hv
+    return (
+        np.repeat(k, gk, axis=-3) if gk > 1 else k,
+        np.repeat(v, gv, axis=-3) if gv > 1 else v,
+        gk,
+        gv,
+    )
+
+
+def _group_sum(d: np.ndarray, groups: int) -> np.ndarray:
+    """Undo ``np.repeat(x, groups, axis=-3)`` in a gradient: sum each group of heads."""
+    if groups == 1:
+        return d
+    h = d.shape[-3] // groups
+    summed: np.ndarray = d.reshape((*d.shape[:-3], h, groups, *d.shape[-2:])).sum(axis=-3)
+    return summed
+
+
+def _mask_of(
+    attn_mask: Any, is_causal: bool, scores_shape: tuple[int, ...], dtype: Any
+) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """``(blocked, bias)``: a boolean array True where attention is not allowed, or a
+    float array to add to the scores (at most one is not None)."""
+    n_l, n_s = scores_shape[-2:]
+    if is_causal:
+        if attn_mask is not None:
+            raise LampyValueError(
+                f"{_NAME}: pass either attn_mask or is_causal=True, not both; to combine "
+                "them, build one boolean mask (numpy.tril(numpy.ones((L, S), bool)) & mask)."
+            )
+        return ~np.tri(n_l, n_s, dtype=bool), None  # top-left causal: tril(ones(L, S))
+    if attn_mask is None:
+        return None, None
+    m = np.asarray(value_of(attn_mask))
+    if m.dtype.kind not in "bf":
+        raise DTypeError(
+            f"{_NAME}: attn_mask must be boolean (True = may attend) or floating (added to "
+            f"the scores), got dtype {m.dtype}."
+        )
+    try:
+        fits = np.broadcast_shapes(m.shape, scores_shape) == scores_shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ShapeError(
+            f"{_NAME}: attn_mask of shape {m.shape} must broadcast to the attention "
+            f"scores' shape {scores_shape} (batch..., L, S)."
+        )
+    if m.dtype.kind == "b":
+        return ~m, None
+    return None, m.astype(dtype, copy=False)
+
+
+def _exp_rows(scores: np.ndarray) -> np.ndarray:
+    """Replace ``scores`` in place by ``E = exp(scores - rowmax)`` and return ``inv``,
+    ``1 / rowsum(E)`` of shape (..., 1), so that ``softmax = E * inv``. Rows with no
+    allowed entry (all -inf) get ``inv = 0``: zeros, as PyTorch's ``_safe_softmax``."""
+    m = scores.max(axis=-1, keepdims=True, initial=-np.inf)
+    m[m == -np.inf] = 0
+    scores -= m
+    np.exp(scores, out=scores)
+    total = scores.sum(axis=-1, keepdims=True)
+    inv: np.ndarray = np.divide(1, total, out=np.zeros_like(total), where=total > 0)
+    return inv
+
+
+def scaled_dot_product_attention(
+    query: Any,
+    key: Any,
+    value: Any,
+    attn_mask: Any = None,
+    dropout_p: float = 0.0,
+    is_causal: bool = False,
+    scale: float | None = None,
+    enable_gqa: bool = False,
+    *,
+    rng: np.random.Generator | None = None,
+) -> Variable:
+    """Attention ``softmax(q k^T * scale + mask) v``, fused.
+
+    Shapes: ``query`` (..., L, E), ``key`` (..., S, E), ``value`` (..., S, Ev); the
+    leading (batch, head) dimensions broadcast; the result is (..., L, Ev).
+
+    Args:
+        query: The queries.
+        key: The keys.
+        value: The values.
+        attn_mask: Boolean (True = the query may attend to that key, as PyTorch) or
+            floating (added to the scores; a float Variable gets its gradient),
+            broadcastable to the scores' shape (..., L, S).
+        dropout_p: Dropout probability on the attention weights (applied whenever > 0,
+            as in PyTorch's functional form; pass 0 for evaluation).
+        is_causal: Apply the top-left causal mask ``tril(ones(L, S))`` (query ``i``
+            sees keys ``0..i``); not together with ``attn_mask``.
+        scale: The score scale; ``1 / sqrt(E)`` by default.
+        enable_gqa: Grouped-query attention: key and value may have fewer heads (axis
+            -3) than the query, each serving ``Hq / Hk`` consecutive query heads.
+        rng: The random generator, required when ``0 < dropout_p < 1``.
+
+    Returns:
+        The attention output.
+
+    Raises:
+        ShapeError: if the shapes do not fit (named in the message).
+        DTypeError: if the mask is neither boolean nor floating.
+        LampyValueError: for ``dropout_p`` outside [0, 1], a missing ``rng``, or both
+            ``attn_mask`` and ``is_causal``.
+
+    A row whose keys are all masked gives zeros (and zero gradients), as PyTorch 2.13
+    does (its ``_safe_softmax``), not NaN.
+
+    Gradient:
+        With ``P`` the attention weights, ``D`` the dropout mask scaled by
+        ``1 / (1 - p)`` (ones without dropout) and ``g`` the output gradient:
+        ``d value = (P D)^T g``; ``dP = (g v^T) D``;
+        ``dS = P (dP - rowsum(g * out))``; ``d query = scale dS k``,
+        ``d key = scale dS^T q``, ``d attn_mask = dS`` (float masks), summed over
+        broadcast dimensions and over each group of query heads with ``enable_gqa``.
+
+    Examples:
+        >>> import numpy as np, lampy
+        >>> from lampy.nn.functional import scaled_dot_product_attention
+        >>> with lampy.Scope():
+        ...     q = k = np.zeros((1, 2, 4))
+        ...     v = np.array([[[1.0], [3.0]]])
+        ...     print(scaled_dot_product_attention(q, k, v, is_causal=True).value.ravel())
+        [1. 2.]
+    """
+    q, k, v = (np.asarray(value_of(x)) for x in (query, key, value))
+    dtype = np.result_type(q.dtype, k.dtype, v.dtype)
+    if dtype.kind != "f":
+        dtype = np.dtype(np.float64)
+    q, k, v = (x.astype(dtype, copy=False) for x in (q, k, v))
+    if not 0.0 <= dropout_p <= 1.0:
+        raise LampyValueError(f"{_NAME}: dropout_p has to be between 0 and 1, got {dropout_p}.")
+    gk = gv = 1
+    if enable_gqa:
+        k, v, gk, gv = _repeat_heads(q, k, v)
+    batch = _check_shapes(q, k, v)
+    n_l, n_e, n_s = q.shape[-2], q.shape[-1], k.shape[-2]
+    scores_shape = (*batch, n_l, n_s)
+    blocked, bias = _mask_of(attn_mask, is_causal, scores_shape, dtype)
+    keep = None
+    if 0 < dropout_p < 1:
+        if rng is None:
+            raise LampyValueError(
+                f"{_NAME}: dropout_p={dropout_p} needs an explicit random generator: pass "
+                "rng=numpy.random.default_rng(seed), or dropout_p=0.0 for evaluation."
+            )
+        if not isinstance(rng, np.random.Generator):
+            raise LampyTypeError(
+                f"{_NAME}: rng must be a numpy.random.Generator, got {type(rng).__name__}."
+            )
+    s = float(1.0 / math.sqrt(n_e) if scale is None else scale)
+    sc = dtype.type(s)
+
+    # Forward: E = exp(q k^T s + mask - rowmax), P = E * inv with inv = 1 / rowsum(E),
+    # out = (P D) v = ((E D) v) * inv: the normalisation scales the (L, Ev) output
+    # rather than the (L, S) weights (and, in backward, g rather than dP).
+    qs = q * sc if s != 1.0 else q
+    e = _matmul(qs, np.swapaxes(k, -1, -2))
+    if blocked is not None:
+        np.copyto(e, -np.inf, where=blocked)
+    elif bias is not None:
+        e += bias
+    inv = _exp_rows(e)
+    keep = None
+    if dropout_p == 1:
+        keep = np.zeros_like(e)
+    elif dropout_p > 0:
+        assert rng is not None
+        draw = np.float32 if dtype == np.float32 else np.float64
+        keep = np.multiply(
+            rng.random(e.shape, dtype=draw) < draw(1.0 - dropout_p),
+            dtype.type(1.0 / (1.0 - dropout_p)),
+            dtype=dtype,
+        )
+    ed = e if keep is None else e * keep
+    out = _matmul(ed, v)
+    out *= inv
+
+    # dS = P (dP - rowsum(g * out)) = E ((g inv) v^T D - rowsum(g * out) inv) is shared by
+    # the query's, key's and mask's closures: computed by the first that runs (the
+    # engine serves one op's closures one after another), dropped by the last.
+    mask_grad = bias is not None and needs_grad(attn_mask)
+    users = int(needs_grad(query)) + int(needs_grad(key)) + int(mask_grad)
+    mask_shape = np.shape(value_of(attn_mask)) if mask_grad else ()
+    cache: list[Any] = []
+
+    def d_scores(g: np.ndarray) -> np.ndarray:
+        if not cache or cache[0] is not g:
+            ds = _matmul(g * inv, np.swapaxes(v, -1, -2))
+            if keep is not None:
+                ds *= keep
+            ds -= np.einsum("...i,...i->...", g, out)[..., None] * inv
+            ds *= e
+            cache[:] = [g, ds, users]
+        d: np.ndarray = cache[1]
+        cache[2] -= 1
+        if cache[2] <= 0:
+            cache.clear()
+        return d
+
+    def d_query(g: np.ndarray) -> Any:
+        d = _matmul(d_scores(g), k)
+        d *= sc
+        return unbroadcast(d, q.shape)
+
+    def d_key(g: np.ndarray) -> Any:
+        d = _matmul(np.swapaxes(d_scores(g), -1, -2), qs)  # qs = q * scale
+        return _group_sum(unbroadcast(d, k.shape), gk)
+
+    def d_value(g: np.ndarray) -> Any:
+        d = _matmul(np.swapaxes(ed, -1, -2), g * inv)
+        return _group_sum(unbroadcast(d, v.shape), gv)
+
+    def d_mask(g: np.ndarray) -> Any:
+        return unbroadcast(d_scores(g), mask_shape)
+
+    return op(
+        _NAME,
+        out,
+        contrib_of(query, d_query),
+        contrib_of(key, d_key),
+        contrib_of(value, d_value),
+        contrib_of(attn_mask, d_mask, fresh=False) if mask_grad else None,
+    )

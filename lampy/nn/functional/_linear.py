@@ -1,0 +1,218 @@
+"""Linear layers of ``lampy.nn.functional``: ``linear`` and ``bilinear``, with PyTorch's
+names, arguments and shapes (``torch.nn.functional.linear`` / ``bilinear``).
+
+Each is one fused op. Leading (batch) dimensions are folded into one row axis, so the
+products are single matrix products (a reshape, not a copy, when the input is
+contiguous), and the weight's gradient is one matrix product over all rows. float32
+stays float32; an integer or bool input (a constant) takes the weight's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import shape_mismatch
+from lampy.autograd._unbroadcast import unbroadcast
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import contrib_of, value_of
+
+__all__ = ["bilinear", "linear"]
+
+_matmul = np.matmul
+
+
+def _as_array(x: Any) -> np.ndarray:
+    return np.asarray(value_of(x))
+
+
+def _float_like(a: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``a`` itself when floating, else ``a`` cast to the weight's dtype."""
+    if a.dtype.kind == "f":
+        return a
+    return a.astype(w.dtype if w.dtype.kind == "f" else np.float64)
+
+
+def _check_bias(name: str, b: np.ndarray, n_out: int, w: np.ndarray) -> None:
+    if b.ndim > 1 or (b.ndim == 1 and b.shape[0] not in (1, n_out)):
+        raise shape_mismatch(
+            name, w, b, detail=f"bias must have shape ({n_out},) (out_features), got {b.shape}."
+        )
+
+
+def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
+    """Affine map ``y = x @ W.T + b`` over the last axis of ``x``.
+
+    Shapes: ``input`` (*, in_features) with any number of leading dimensions (none
+    too), ``weight`` (out_features, in_features) or (in_features,), ``bias``
+    (out_features,) or None; the result is (*, out_features) (just (*) for a 1-d
+    weight). The leading dimensions are folded into one axis of ``N`` rows, so the
+    forward pass is one matrix product plus the bias.
+
+    Args:
+        input: The input, a Variable or array.
+        weight: The weight matrix.
+        bias: An optional bias, added to every row.
+
+    Returns:
+        The output Variable.
+
+    Raises:
+        ShapeError: if the last axis of ``input`` is not ``in_features``, the weight is
+            not 1-d or 2-d, or the bias does not have shape (out_features,).
+
+    Gradient:
+        With ``G`` the output gradient and ``X`` the input, both as (N, ·) matrices:
+        ``d input = G @ W``, ``d weight = G.T @ X`` (one product over all rows),
+        ``d bias = sum of G over the rows``.
+
+    Examples:
+        >>> import numpy as np, lampy
+        >>> from lampy.nn.functional import linear
+        >>> with lampy.Scope():
+        ...     w = lampy.param(np.ones((2, 3)))
+        ...     y = linear(np.arange(3.0), w, np.array([0.0, 1.0]))
+        ...     print(y.value)
+        [3. 4.]
+    """
+    w = _as_array(weight)
+    a = _float_like(_as_array(input), w)
+    name = "linear"
+    if w.ndim not in (1, 2):
+        raise shape_mismatch(
+            name, a, w, detail="weight must be (out_features, in_features) or (in_features,)."
+        )
+    n_in = w.shape[-1]
+    if a.ndim == 0 or a.shape[-1] != n_in:
+        raise shape_mismatch(
+            name,
+            a,
+            w,
+            detail=f"input must have shape (*, in_features) with in_features = {n_in} "
+            "(the weight's last axis); weight is (out_features, in_features).",
+        )
+    w2 = w if w.ndim == 2 else w.reshape(1, n_in)
+    n_out = w2.shape[0]
+    lead = a.shape[:-1]
+    n_rows = math.prod(lead)
+    x2 = a.reshape(n_rows, n_in)
+    dtype = np.result_type(a.dtype, w.dtype)
+    value = np.empty((*lead, n_out) if w.ndim == 2 else lead, dtype=dtype)
+    y2 = value.reshape(n_rows, n_out)
+    _matmul(x2, w2.T, out=y2)
+    b = None
+    if bias is not None:
+        b = _as_array(bias)
+        _check_bias(name, b, n_out, w)
+        np.add(y2, b, out=y2)
+
+    def d_input(g: np.ndarray) -> Any:
+        return _matmul(g.reshape(n_rows, n_out), w2).reshape(a.shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        return _matmul(g.reshape(n_rows, n_out).T, x2).reshape(w.shape)
+
+    def d_bias(g: np.ndarray) -> Any:
+        assert b is not None
+        return unbroadcast(g.reshape(n_rows, n_out).sum(axis=0), b.shape)
+
+    return op(
+        name,
+        value,
+        contrib_of(input, d_input),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, d_bias),
+    )
+
+
+def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Variable:
+    """Bilinear map ``y_k = x1^T W_k x2 + b_k`` over the last axes of ``x1`` and ``x2``.
+
+    Shapes: ``input1`` (*, in1_features) and ``input2`` (*, in2_features) with the same
+    leading dimensions, ``weight`` (out_features, in1_features, in2_features), ``bias``
+    (out_features,) or None; the result is (*, out_features).
+
+    The forward pass computes ``T = x1 @ W`` as one matrix product, ``T[n, k, j] =
+    sum_i x1[n, i] W[k, i, j]``, and then ``y[n, k] = sum_j T[n, k, j] x2[n, j]``.
+
+    Raises:
+        ShapeError: if the leading dimensions differ, a feature size does not match the
+            weight, or the bias does not have shape (out_features,).
+
+    Gradient:
+        ``d x1[n, i] = sum_kj g[n, k] W[k, i, j] x2[n, j]``,
+        ``d x2[n, j] = sum_k g[n, k] T[n, k, j]``,
+        ``d W[k, i, j] = sum_n x1[n, i] g[n, k] x2[n, j]``, ``d b_k = sum_n g[n, k]``.
+    """
+    name = "bilinear"
+    w = _as_array(weight)
+    a1 = _float_like(_as_array(input1), w)
+    a2 = _float_like(_as_array(input2), w)
+    if w.ndim != 3:
+        raise shape_mismatch(
+            name, a1, a2, w, detail="weight must be (out_features, in1_features, in2_features)."
+        )
+    n_out, n1, n2 = w.shape
+    if a1.ndim == 0 or a2.ndim == 0 or a1.shape[:-1] != a2.shape[:-1]:
+        raise shape_mismatch(
+            name,
+            a1,
+            a2,
+            detail="input1 (*, in1_features) and input2 (*, in2_features) must have the "
+            "same leading dimensions.",
+        )
+    if a1.shape[-1] != n1 or a2.shape[-1] != n2:
+        raise shape_mismatch(
+            name,
+            a1,
+            a2,
+            w,
+            detail=f"the weight {w.shape} is (out_features, in1_features, in2_features): "
+            f"input1's last axis must be {n1} and input2's {n2}.",
+        )
+    lead = a1.shape[:-1]
+    n = math.prod(lead)
+    x1 = a1.reshape(n, n1)
+    x2 = a2.reshape(n, n2)
+    # W as an (in1, out * in2) matrix: T = x1 @ w_r gives T[n, k * in2 + j].
+    w_r = w.transpose(1, 0, 2).reshape(n1, n_out * n2)
+    t = _matmul(x1, w_r).reshape(n, n_out, n2)
+    value = np.empty((*lead, n_out), dtype=np.result_type(t.dtype, x2.dtype))
+    y2 = value.reshape(n, n_out)
+    _matmul(t, x2[:, :, None], out=y2[:, :, None])
+    b = None
+    if bias is not None:
+        b = _as_array(bias)
+        _check_bias(name, b, n_out, w)
+        np.add(y2, b, out=y2)
+
+    def outer(g: np.ndarray) -> np.ndarray:
+        """``U[n, k * in2 + j] = g[n, k] x2[n, j]``."""
+        g2 = g.reshape(n, n_out)
+        u: np.ndarray = g2[:, :, None] * x2[:, None, :]
+        return u.reshape(n, n_out * n2)
+
+    def d_input1(g: np.ndarray) -> Any:
+        return _matmul(outer(g), w_r.T).reshape(a1.shape)
+
+    def d_input2(g: np.ndarray) -> Any:
+        return _matmul(g.reshape(n, 1, n_out), t).reshape(a2.shape)
+
+    def d_weight(g: np.ndarray) -> Any:
+        d = _matmul(x1.T, outer(g)).reshape(n1, n_out, n2)
+        return np.ascontiguousarray(d.transpose(1, 0, 2))
+
+    def d_bias(g: np.ndarray) -> Any:
+        assert b is not None
+        return unbroadcast(g.reshape(n, n_out).sum(axis=0), b.shape)
+
+    return op(
+        name,
+        value,
+        contrib_of(input1, d_input1),
+        contrib_of(input2, d_input2),
+        contrib_of(weight, d_weight),
+        contrib_of(bias, d_bias),
+    )
