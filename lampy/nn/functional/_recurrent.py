@@ -229,28 +229,29 @@ def gru_sequence(xw: Any, w_hh: Any, b_hh: Any, h0: Any, reverse: bool = False) 
     ns = np.empty_like(hwn)
     out = np.empty_like(hwn)
     wt = w.T
-    half = x.dtype.type(0.5)
+    neg_x = np.negative(x[..., :hh2])  # sigmoid(v) = 1 / (1 + exp(-v)) on r and z
+    one = x.dtype.type(1)
     h = h_0
-    for t in _order(length, reverse):
-        hw = _matmul(h, wt)
-        if b is not None:
-            hw += b
-        a = rz[t]
-        np.add(x[t, :, :hh2], hw[:, :hh2], out=a)
-        a *= half
-        np.tanh(a, out=a)
-        a *= half
-        a += half
-        hwn[t] = hw[:, hh2:]
-        n = ns[t]
-        np.multiply(a[:, :hidden], hw[:, hh2:], out=n)
-        n += x[t, :, hh2:]
-        np.tanh(n, out=n)
-        hn = out[t]
-        np.subtract(h, n, out=hn)
-        hn *= a[:, hidden:]
-        hn += n
-        h = hn
+    with np.errstate(over="ignore"):
+        for t in _order(length, reverse):
+            hw = _matmul(h, wt)
+            if b is not None:
+                hw += b
+            a = rz[t]
+            np.subtract(neg_x[t], hw[:, :hh2], out=a)
+            np.exp(a, out=a)
+            a += one
+            np.reciprocal(a, out=a)
+            hwn[t] = hw[:, hh2:]
+            n = ns[t]
+            np.multiply(a[:, :hidden], hw[:, hh2:], out=n)
+            n += x[t, :, hh2:]
+            np.tanh(n, out=n)
+            hn = out[t]
+            np.subtract(h, n, out=hn)
+            hn *= a[:, hidden:]
+            hn += n
+            h = hn
 
     def backward(g: np.ndarray) -> dict[str, np.ndarray]:
         r, z = rz[..., :hidden], rz[..., hidden:]
@@ -337,39 +338,44 @@ def lstm_sequence(
     if wr is not None and wr.shape != (p, hidden):
         raise ShapeError(f"lstm_sequence: w_hr must have shape {(p, hidden)}, got {wr.shape}.")
     h3 = 3 * hidden
-    # sigmoid(v) = 0.5 * tanh(0.5 v) + 0.5 on i, f, o; tanh on g: one tanh for all gates.
-    scale = np.full(4 * hidden, 0.5, dtype=x.dtype)
-    scale[2 * hidden : h3] = 1
-    shift = np.full(4 * hidden, 0.5, dtype=x.dtype)
-    shift[2 * hidden : h3] = 0
-    acts = x + b if b is not None else x.copy()
+    # All four gates through one exp: sigmoid(v) = 1 / (1 + exp(-v)) on i, f, o and
+    # tanh(v) = 2 / (1 + exp(-2 v)) - 1 on g. The pre-activations are kept negated and
+    # scaled (-1, -1, -2, -1 per gate), so each step adds h @ (W_hh.T * scale) and
+    # exponentiates; exp overflowing to inf gives the correct limits 0 and -1.
+    scale = np.full(4 * hidden, -1, dtype=x.dtype)
+    scale[2 * hidden : h3] = -2
+    numerator = np.ones(4 * hidden, dtype=x.dtype)
+    numerator[2 * hidden : h3] = 2
+    acts = np.multiply(x + b if b is not None else x, scale)
     out = np.empty((length, batch, p + hidden), dtype=x.dtype)
     tcs = np.empty((length, batch, hidden), dtype=x.dtype)
     ms = tcs if wr is None else np.empty_like(tcs)
-    wt = w.T
+    wt = w.T * scale
     wrt = None if wr is None else wr.T
+    one = x.dtype.type(1)
     h, c = h_0, c_0
-    for t in _order(length, reverse):
-        a = acts[t]
-        a += _matmul(h, wt)
-        a *= scale
-        np.tanh(a, out=a)
-        a *= scale
-        a += shift
-        cn = out[t, :, p:]
-        np.multiply(a[:, hidden : 2 * hidden], c, out=cn)
-        cn += a[:, :hidden] * a[:, 2 * hidden : h3]
-        tc = tcs[t]
-        np.tanh(cn, out=tc)
-        if wrt is None:
-            h = out[t, :, :p]
-            np.multiply(a[:, h3:], tc, out=h)
-        else:
-            m = ms[t]
-            np.multiply(a[:, h3:], tc, out=m)
-            h = out[t, :, :p]
-            h[...] = _matmul(m, wrt)
-        c = cn
+    with np.errstate(over="ignore"):
+        for t in _order(length, reverse):
+            a = acts[t]
+            a += _matmul(h, wt)
+            np.exp(a, out=a)
+            a += one
+            np.divide(numerator, a, out=a)
+            a[:, 2 * hidden : h3] -= one
+            cn = out[t, :, p:]
+            np.multiply(a[:, hidden : 2 * hidden], c, out=cn)
+            cn += a[:, :hidden] * a[:, 2 * hidden : h3]
+            tc = tcs[t]
+            np.tanh(cn, out=tc)
+            if wrt is None:
+                h = out[t, :, :p]
+                np.multiply(a[:, h3:], tc, out=h)
+            else:
+                m = ms[t]
+                np.multiply(a[:, h3:], tc, out=m)
+                h = out[t, :, :p]
+                h[...] = _matmul(m, wrt)
+            c = cn
 
     def backward(g: np.ndarray) -> dict[str, np.ndarray]:
         gh, gc = g[..., :p], g[..., p:]
