@@ -1,0 +1,156 @@
+"""``Adam`` and ``AdamW``: adaptive moment estimation, with L2 or decoupled weight decay."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import Variable
+from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
+
+__all__ = ["Adam", "AdamW"]
+
+
+class Adam(Optimizer):
+    """Adam (Kingma and Ba, 2015), as PyTorch's ``torch.optim.Adam``.
+
+    Per param at step ``t``, with ``g`` the gradient (negated if ``maximize``)::
+
+        p = p * (1 - lr * weight_decay)       if decoupled_weight_decay (AdamW)
+        g = g + weight_decay * p              otherwise (L2 penalty), if weight_decay != 0
+        m = lerp(m, g, 1 - beta1)             # m + (1 - beta1) * (g - m)
+        v = beta2 * v + (1 - beta2) * g * g
+        v_max = max(v_max, v)                 if amsgrad, and v_max is used below for v
+        p = p - lr / (1 - beta1**t) * m / (sqrt(v) / sqrt(1 - beta2**t) + eps)
+
+    State per param: ``"step"`` (an int), ``"exp_avg"``, ``"exp_avg_sq"`` and, with
+    ``amsgrad``, ``"max_exp_avg_sq"``, all of the param's dtype.
+
+    Args:
+        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        lr: Learning rate.
+        betas: Decay rates of the first and second moment averages.
+        eps: Added to the denominator (after the bias-corrected square root).
+        weight_decay: Weight decay coefficient.
+        amsgrad: Use the running maximum of the second moment (AMSGrad, Reddi et al.).
+        maximize: Maximize the objective instead of minimizing it.
+        decoupled_weight_decay: Decay the weights directly (AdamW) instead of adding an
+            L2 penalty to the gradient.
+
+    Raises:
+        LampyValueError: a negative ``lr``, ``eps`` or ``weight_decay``, or a beta outside
+            ``[0, 1)``.
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+        decoupled_weight_decay: bool = False,
+    ) -> None:
+        defaults = {
+            "lr": lr,
+            "betas": tuple(betas) if isinstance(betas, list) else betas,
+            "eps": eps,
+            "weight_decay": weight_decay,
+            "amsgrad": amsgrad,
+            "maximize": maximize,
+            "decoupled_weight_decay": decoupled_weight_decay,
+        }
+        super().__init__(params, defaults)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        name = type(self).__name__
+        check_nonnegative(name, lr=group["lr"], eps=group["eps"])
+        check_betas(name, group["betas"])
+        check_nonnegative(name, weight_decay=group["weight_decay"])
+
+    def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
+        beta1, beta2 = group["betas"]
+        lr, weight_decay, amsgrad = group["lr"], group["weight_decay"], group["amsgrad"]
+        state = self.state.get(p)
+        if not state:
+            state = self.state[p] = {
+                "step": 0,
+                "exp_avg": np.zeros_like(value),
+                "exp_avg_sq": np.zeros_like(value),
+            }
+        if amsgrad and "max_exp_avg_sq" not in state:
+            state["max_exp_avg_sq"] = np.zeros_like(value)
+        g_buf, tmp, denom = self._scratch(value, 3)
+        state["step"] += 1
+        step = state["step"]
+        if weight_decay != 0 and group["decoupled_weight_decay"]:
+            np.multiply(value, 1 - lr * weight_decay, out=value)
+            weight_decay = 0
+        g = self._direction(grad, value, weight_decay, group["maximize"], g_buf)
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        self._lerp(exp_avg, g, 1 - beta1, tmp)
+        np.multiply(g, 1 - beta2, out=tmp)
+        np.multiply(tmp, g, out=tmp)
+        np.multiply(exp_avg_sq, beta2, out=exp_avg_sq)
+        np.add(exp_avg_sq, tmp, out=exp_avg_sq)
+
+        step_size = lr / (1 - beta1**step)
+        bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+        second = exp_avg_sq
+        if amsgrad:
+            second = state["max_exp_avg_sq"]
+            np.maximum(second, exp_avg_sq, out=second)
+        np.sqrt(second, out=denom)
+        np.divide(denom, bias_correction2_sqrt, out=denom)
+        np.add(denom, group["eps"], out=denom)
+        np.multiply(exp_avg, -step_size, out=tmp)
+        np.divide(tmp, denom, out=tmp)
+        np.add(value, tmp, out=value)
+
+
+class AdamW(Adam):
+    """AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay.
+
+    As PyTorch's ``torch.optim.AdamW``: the same update as [Adam][lampy.optim.Adam] with
+    ``decoupled_weight_decay=True``: ``p = p * (1 - lr * weight_decay)`` before the Adam
+    step, and the decay never enters the moment averages. The default weight decay is
+    ``1e-2``.
+
+    Args:
+        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        lr: Learning rate.
+        betas: Decay rates of the first and second moment averages.
+        eps: Added to the denominator.
+        weight_decay: Decoupled weight decay coefficient.
+        amsgrad: Use the AMSGrad variant.
+        maximize: Maximize the objective instead of minimizing it.
+
+    Raises:
+        LampyValueError: as [Adam][lampy.optim.Adam].
+    """
+
+    def __init__(
+        self,
+        params: ParamsT,
+        lr: float = 1e-3,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 1e-2,
+        amsgrad: bool = False,
+        *,
+        maximize: bool = False,
+    ) -> None:
+        super().__init__(
+            params,
+            lr,
+            betas,
+            eps,
+            weight_decay,
+            amsgrad,
+            maximize=maximize,
+            decoupled_weight_decay=True,
+        )

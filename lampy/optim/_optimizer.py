@@ -1,0 +1,369 @@
+"""The ``Optimizer`` base class: param groups, per-param state, in-place steps, state dicts.
+
+An optimizer holds lampy param Variables (leaves made by [lampy.param][]) in param
+groups, each a dict of hyper-parameters (``lr``, ``weight_decay``...) that schedulers and
+users may change between steps. [Optimizer.step][] walks the groups, skips params whose
+``.grad`` is None, opens the read-only values with ``lampy._memory.writable`` and hands
+each param to the subclass's ``_update``, which changes the value **in place** with numpy
+ufuncs writing into preallocated buffers (``out=``): after the first step, a step
+allocates no arrays. The layout of ``state_dict`` follows PyTorch's.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._memory import writable
+from lampy.autograd._variable import Variable
+
+__all__ = ["Optimizer", "ParamsT", "required"]
+
+ParamsT = Iterable[Variable] | Iterable[dict[str, Any]]
+"""What an optimizer takes: params, or dicts of param groups with their own settings."""
+
+
+class _Required:
+    """Marks a hyper-parameter that every param group must give (PyTorch's ``required``)."""
+
+    def __repr__(self) -> str:
+        return "<required parameter>"
+
+
+required: Any = _Required()
+
+
+def _as_param_list(params: Any, where: str) -> list[Variable]:
+    if isinstance(params, Variable):
+        return [params]
+    if isinstance(params, (set, frozenset)):
+        raise LampyTypeError(
+            f"{where}: params must be an ordered collection (a list or tuple), not a set: "
+            "the order of a set changes between runs, so state would not line up with "
+            "params when it is saved and loaded."
+        )
+    return list(params)
+
+
+def _check_param(p: Any, where: str) -> None:
+    if not isinstance(p, Variable):
+        raise LampyTypeError(
+            f"{where}: an optimizer can only optimize lampy Variables made by lampy.param, "
+            f"but one of the params is a {type(p).__name__}."
+        )
+    if p.is_released:
+        raise LampyValueError(
+            f"{where}: a param was released (its Scope has exited). Make the params in a "
+            "Scope that outlives the optimizer."
+        )
+    if not p.needs_grad or not p.is_leaf:
+        kind = "a constant" if not p.needs_grad else "an op result"
+        raise LampyValueError(
+            f"{where}: can only optimize params (leaves made by lampy.param), got {kind} "
+            f"of shape {p.shape}. Make it with `lampy.param(...)`."
+        )
+
+
+def check_nonnegative(name: str, **values: float) -> None:
+    """Raise ``LampyValueError`` naming the first of ``values`` that is negative (or NaN)."""
+    for key, v in values.items():
+        if not v >= 0.0:
+            raise LampyValueError(f"{name}: invalid {key} value {v}: it must be >= 0.")
+
+
+def check_betas(name: str, betas: Any) -> None:
+    """Raise ``LampyValueError`` unless ``betas`` is a pair with each value in ``[0, 1)``."""
+    if not isinstance(betas, (tuple, list)) or len(betas) != 2:
+        raise LampyValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}.")
+    for i, b in enumerate(betas):
+        if not 0.0 <= b < 1.0:
+            raise LampyValueError(
+                f"{name}: invalid beta parameter at index {i}: {b}; it must be in [0, 1)."
+            )
+
+
+class Optimizer:
+    """Base class of optimizers: param groups, per-param state and in-place updates.
+
+    Subclasses set their defaults, validate hyper-parameters in ``_check_group`` and
+    implement ``_update(group, p, value, grad)``, which changes ``value`` (the writable
+    value of param ``p``) in place from ``grad``, keeping its state in ``self.state[p]``
+    and using ``self._scratch(value, n)`` for temporary arrays.
+
+    Args:
+        params: An iterable of params (Variables made by [lampy.param][]), or of dicts
+            defining param groups: each has a ``"params"`` entry and may override any
+            default hyper-parameter.
+        defaults: The default hyper-parameters of every group.
+
+    Attributes:
+        defaults: The default hyper-parameters.
+        param_groups: List of dicts, one per group: ``"params"`` (a list of Variables)
+            and the hyper-parameters, which may be changed between steps (schedulers set
+            ``"lr"``).
+        state: Per-param state, a dict keyed by the param Variable (by identity).
+
+    Raises:
+        LampyTypeError: ``params`` is a single Variable or a set, or holds something
+            other than Variables.
+        LampyValueError: no params, a param is given twice, a Variable is not a param
+            (a constant or an op result), or a hyper-parameter is invalid.
+    """
+
+    def __init__(self, params: ParamsT, defaults: dict[str, Any]) -> None:
+        name = type(self).__name__
+        if isinstance(params, Variable):
+            raise LampyTypeError(
+                f"{name}: params should be an iterable of Variables or dicts, but got a "
+                "single Variable. Pass a list: `[w]`."
+            )
+        self.defaults: dict[str, Any] = dict(defaults)
+        self.state: dict[Variable, dict[str, Any]] = {}
+        self.param_groups: list[dict[str, Any]] = []
+        self._scratch_arrays: dict[tuple[tuple[int, ...], np.dtype[Any]], list[np.ndarray]] = {}
+        given: list[Any] = _as_param_list(params, name)
+        if not given:
+            raise LampyValueError(f"{name}: got an empty parameter list.")
+        groups = given if isinstance(given[0], dict) else [{"params": given}]
+        for g in groups:
+            self.add_param_group(g)
+
+    # ------------------------------------------------------------------ groups
+    def add_param_group(self, param_group: dict[str, Any]) -> None:
+        """Add a param group (a dict with ``"params"`` and optional hyper-parameters).
+
+        Missing hyper-parameters take the optimizer's defaults. Useful to train layers
+        that were frozen at first. Nothing is added if the group is invalid.
+
+        Raises:
+            LampyTypeError: ``param_group`` is not a dict or holds non-Variables.
+            LampyValueError: a param is not a param, appears twice, or is already in
+                another group; a required hyper-parameter is missing or one is invalid.
+        """
+        name = type(self).__name__
+        if not isinstance(param_group, dict):
+            raise LampyTypeError(
+                f"{name}: a param group must be a dict, got {type(param_group).__name__}."
+            )
+        if "params" not in param_group:
+            raise LampyValueError(f"{name}: a param group needs a 'params' entry.")
+        group = dict(param_group)
+        params = _as_param_list(group["params"], name)
+        for p in params:
+            _check_param(p, name)
+        for key, default in self.defaults.items():
+            if default is required and key not in group:
+                raise LampyValueError(
+                    f"{name}: the param group does not give a value of the required "
+                    f"hyper-parameter {key!r}."
+                )
+            group.setdefault(key, default)
+        if len({id(p) for p in params}) != len(params):
+            raise LampyValueError(
+                f"{name}: a param group holds the same param more than once; list each param once."
+            )
+        taken = {id(p) for g in self.param_groups for p in g["params"]}
+        if any(id(p) in taken for p in params):
+            raise LampyValueError(
+                f"{name}: some params appear in more than one param group; each param must "
+                "belong to exactly one group."
+            )
+        self._check_group(group)
+        group["params"] = params
+        self.param_groups.append(group)
+
+    def _check_group(self, group: dict[str, Any]) -> None:
+        """Validate a group's hyper-parameters (subclasses raise ``LampyValueError``)."""
+
+    # ------------------------------------------------------------------- steps
+    def zero_grad(self, set_to_none: bool = False) -> None:
+        """Fill the gradient buffer of every param with zeros, in place.
+
+        Unlike PyTorch (whose default is ``set_to_none=True``), lampy keeps each
+        Variable's gradient buffer for reuse: the buffers are zero-filled
+        ([lampy.Variable.zero_grad][]). A param whose buffer exists is then stepped with a
+        zero gradient (weight decay and momentum still act on it), where PyTorch would
+        skip a param whose grad is None.
+
+        Raises:
+            LampyValueError: ``set_to_none=True`` (lampy cannot drop a gradient buffer).
+        """
+        if set_to_none:
+            raise LampyValueError(
+                f"{type(self).__name__}.zero_grad: set_to_none=True is not supported: "
+                "lampy keeps gradient buffers and zero-fills them; call zero_grad()."
+            )
+        for group in self.param_groups:
+            for p in group["params"]:
+                p.zero_grad()
+
+    def step(self, closure: Callable[[], Any] | None = None) -> Any:
+        """Update every param that has a gradient, in place, and return the closure's loss.
+
+        Args:
+            closure: Optional function that recomputes the loss (and its gradients) and
+                returns it; it is called first, and its result returned.
+
+        Returns:
+            The closure's result, or None.
+        """
+        loss = None
+        if closure is not None:
+            loss = closure()
+        for group in self.param_groups:
+            params = [p for p in group["params"] if p.grad is not None]
+            if not params:
+                continue
+            # numpy's warnings off: like PyTorch, a NaN or inf simply propagates
+            with writable([p.value for p in params]) as values, np.errstate(all="ignore"):
+                for p, value in zip(params, values, strict=True):
+                    self._update(group, p, value, p.grad)
+        return loss
+
+    def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
+        raise NotImplementedError
+
+    def _scratch(self, like: np.ndarray, n: int) -> list[np.ndarray]:
+        """``n`` scratch arrays of ``like``'s shape and dtype, shared by same-shaped params.
+
+        Allocated on first use and reused by every later step: their contents are garbage
+        on entry and must not be kept between calls.
+        """
+        key = (like.shape, like.dtype)
+        arrays = self._scratch_arrays.get(key)
+        if arrays is None:
+            arrays = self._scratch_arrays[key] = []
+        while len(arrays) < n:
+            arrays.append(np.empty_like(like))
+        return arrays
+
+    @staticmethod
+    def _direction(
+        grad: np.ndarray,
+        value: np.ndarray,
+        weight_decay: float,
+        maximize: bool,
+        out: np.ndarray,
+    ) -> np.ndarray:
+        """The gradient, negated if ``maximize``, plus ``weight_decay * value`` (L2 decay).
+
+        Returns ``grad`` itself when there is nothing to change, else ``out``.
+        """
+        if weight_decay != 0:
+            np.multiply(value, weight_decay, out=out)
+            (np.subtract if maximize else np.add)(out, grad, out=out)
+            return out
+        if maximize:
+            np.negative(grad, out=out)
+            return out
+        return grad
+
+    @staticmethod
+    def _lerp(a: np.ndarray, b: np.ndarray, weight: float, tmp: np.ndarray) -> None:
+        """``a += weight * (b - a)`` in place, in the two forms PyTorch's ``lerp_`` uses."""
+        np.subtract(b, a, out=tmp)
+        if weight < 0.5:
+            np.multiply(tmp, weight, out=tmp)
+            np.add(a, tmp, out=a)
+        else:
+            np.multiply(tmp, 1 - weight, out=tmp)
+            np.subtract(b, tmp, out=a)
+
+    # ------------------------------------------------------------- state dicts
+    def state_dict(self) -> dict[str, Any]:
+        """The optimizer's state as a dict, in PyTorch's layout, as a snapshot.
+
+        ``{"state": {index: {name: array or number}}, "param_groups": [{..., "params":
+        [indices]}]}``: params are numbered in the order of the groups. Arrays are
+        copies, so later steps do not change a dict already taken.
+        """
+        index: dict[int, int] = {}
+        groups = []
+        for g in self.param_groups:
+            packed = {k: copy.copy(v) for k, v in g.items() if k != "params"}
+            for p in g["params"]:
+                index.setdefault(id(p), len(index))
+            packed["params"] = [index[id(p)] for p in g["params"]]
+            groups.append(packed)
+        state = {
+            index[id(p)]: {
+                k: v.copy() if isinstance(v, np.ndarray) else copy.copy(v) for k, v in s.items()
+            }
+            for p, s in self.state.items()
+        }
+        return {"state": state, "param_groups": groups}
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        """Load a state from [state_dict][lampy.optim.Optimizer.state_dict], in place.
+
+        Saved params are matched to this optimizer's params by position (group by
+        group). Arrays are copied and cast to each param's dtype. Hyper-parameters of
+        each group are taken from the dict. Nothing changes if the dict does not fit.
+
+        Raises:
+            LampyValueError: the dict lacks ``"state"``/``"param_groups"``, has another
+                number of groups or of params in a group, or refers to unknown params.
+            ShapeError: a state array's shape differs from its param's.
+        """
+        name = f"{type(self).__name__}.load_state_dict"
+        if not isinstance(state_dict, dict) or not {"state", "param_groups"} <= state_dict.keys():
+            raise LampyValueError(
+                f"{name}: expected a dict with 'state' and 'param_groups' entries, as made by "
+                "Optimizer.state_dict()."
+            )
+        saved_groups = state_dict["param_groups"]
+        if len(saved_groups) != len(self.param_groups):
+            raise LampyValueError(
+                f"{name}: the loaded state dict has {len(saved_groups)} param groups but "
+                f"this optimizer has {len(self.param_groups)}."
+            )
+        id_map: dict[Any, Variable] = {}
+        for i, (g, saved) in enumerate(zip(self.param_groups, saved_groups, strict=True)):
+            if len(saved["params"]) != len(g["params"]):
+                raise LampyValueError(
+                    f"{name}: param group {i} of the loaded state dict has "
+                    f"{len(saved['params'])} params but this optimizer's has "
+                    f"{len(g['params'])}."
+                )
+            id_map.update(zip(saved["params"], g["params"], strict=True))
+        new_state: dict[Variable, dict[str, Any]] = {}
+        for key, entry in state_dict["state"].items():
+            if key not in id_map:
+                raise LampyValueError(
+                    f"{name}: the state refers to param {key!r}, which no loaded param group lists."
+                )
+            p = id_map[key]
+            new_state[p] = {k: self._load_value(name, key, k, v, p) for k, v in entry.items()}
+        new_groups = []
+        for g, saved in zip(self.param_groups, saved_groups, strict=True):
+            new = {k: copy.copy(v) for k, v in saved.items() if k != "params"}
+            new["params"] = g["params"]
+            new_groups.append(new)
+        self.state = new_state
+        self.param_groups = new_groups
+
+    @staticmethod
+    def _load_value(name: str, index: Any, key: str, v: Any, p: Variable) -> Any:
+        if key == "step":
+            return int(v)
+        if v is None or isinstance(v, (int, float)):
+            return v
+        a = np.asarray(v)
+        if a.shape != p.shape:
+            raise ShapeError(
+                f"{name}: state {key!r} of param {index!r} has shape {a.shape} but the param "
+                f"has shape {p.shape}."
+            )
+        return np.array(a, dtype=p.dtype, copy=True)
+
+    def __repr__(self) -> str:
+        lines = [f"{type(self).__name__} ("]
+        for i, g in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines.extend(f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params")
+        lines.append(")")
+        return "\n".join(lines)

@@ -1,0 +1,74 @@
+"""After the first step, a step allocates no arrays: traced memory neither grows nor
+peaks by more than a small fraction of a param's size, for every optimizer and option."""
+
+from __future__ import annotations
+
+import tracemalloc
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lampy
+from lampy.optim._adadelta import Adadelta
+from lampy.optim._adagrad import Adagrad
+from lampy.optim._adam import Adam, AdamW
+from lampy.optim._lion import Lion
+from lampy.optim._optimizer import Optimizer
+from lampy.optim._rmsprop import RMSprop
+from lampy.optim._sgd import SGD
+
+CONFIGS: list[tuple[Callable[..., Optimizer], dict[str, Any]]] = [
+    (SGD, {"lr": 0.1}),
+    (SGD, {"lr": 0.1, "momentum": 0.9, "dampening": 0.1, "weight_decay": 0.1}),
+    (SGD, {"lr": 0.1, "momentum": 0.9, "nesterov": True, "maximize": True}),
+    (Adam, {}),
+    (Adam, {"amsgrad": True, "weight_decay": 0.1, "maximize": True}),
+    (Adam, {"betas": (0.2, 0.3), "decoupled_weight_decay": True, "weight_decay": 0.1}),
+    (AdamW, {"amsgrad": True}),
+    (RMSprop, {}),
+    (RMSprop, {"momentum": 0.9, "centered": True, "weight_decay": 0.1}),
+    (RMSprop, {"alpha": 0.3, "centered": True, "maximize": True}),
+    (Adagrad, {"lr_decay": 0.1, "weight_decay": 0.1}),
+    (Adadelta, {"weight_decay": 0.1, "maximize": True}),
+    (Lion, {"weight_decay": 0.1}),
+    (Lion, {"maximize": True}),
+]
+
+
+@pytest.mark.parametrize(
+    ("cls", "kw"), CONFIGS, ids=[f"{c.__name__}-{'-'.join(kw) or 'default'}" for c, kw in CONFIGS]
+)
+def test_steps_after_the_first_allocate_nothing(cls: Any, kw: dict[str, Any]) -> None:
+    """20 more steps leave traced memory where it was and its peak within 4 KiB."""
+    rng = np.random.default_rng(0)
+    with lampy.Scope():
+        ps = [
+            lampy.param(rng.standard_normal((80, 64)).astype(np.float32)),
+            lampy.param(rng.standard_normal(4000)),
+            lampy.param(rng.standard_normal((50, 80)).astype(np.float32)),
+        ]
+        with lampy.Scope():
+            loss = sum(((p * p).sum() for p in ps), start=lampy.const(0.0))
+            loss.backward()
+        opt = cls(ps, **kw)
+        opt.step()  # the first step allocates state and scratch
+        tracemalloc.start()
+        try:
+            for _ in range(100):  # traced steps, so that the interpreter's free lists fill
+                opt.step()
+            before = tracemalloc.get_traced_memory()[0]
+            tracemalloc.reset_peak()
+            for _ in range(20):
+                opt.step()
+            current, peak = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert current - before <= 256, f"memory grew by {current - before} bytes"
+        smallest = min(p.value.nbytes for p in ps)  # 16000 bytes: any array would show
+        assert peak - before < 4096 < smallest, f"a step peaked {peak - before} bytes higher"
+        assert all(
+            p.value.dtype == d
+            for p, d in zip(ps, [np.float32, np.float64, np.float32], strict=True)
+        )
