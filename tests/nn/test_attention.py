@@ -1,0 +1,216 @@
+"""scaled_dot_product_attention: forward against a per-row numpy loop, gradients against
+finite differences, masks (bool, float, broadcast, causal), scale, fully masked rows,
+grouped-query attention, dropout on the weights, dtypes and errors."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import lampy
+from lampy._errors import DTypeError, LampyValueError, ShapeError
+from lampy.nn.functional._attention import scaled_dot_product_attention as sdpa
+from lampy.testing import check_grad
+
+
+def _ref(
+    q: np.ndarray,
+    k: np.ndarray,
+    v: np.ndarray,
+    mask: Any = None,
+    causal: bool = False,
+    scale: float | None = None,
+) -> np.ndarray:
+    """Attention row by row over the broadcast batch: softmax of the allowed scores
+    (zeros for a row with none allowed), times v."""
+    n_l, n_s, n_e = q.shape[-2], k.shape[-2], q.shape[-1]
+    s = 1 / math.sqrt(n_e) if scale is None else scale
+    batch = np.broadcast_shapes(q.shape[:-2], k.shape[:-2], v.shape[:-2])
+    full_mask = None if mask is None else np.broadcast_to(mask, (*batch, n_l, n_s))
+    out = np.zeros((*batch, n_l, v.shape[-1]))
+    for b in np.ndindex(*batch):
+        qb = np.broadcast_to(q, (*batch, *q.shape[-2:]))[b].astype(np.float64)
+        kb = np.broadcast_to(k, (*batch, *k.shape[-2:]))[b].astype(np.float64)
+        vb = np.broadcast_to(v, (*batch, *v.shape[-2:]))[b].astype(np.float64)
+        for i in range(n_l):
+            scores = [float(qb[i] @ kb[j]) * s for j in range(n_s)]
+            allowed = [True] * n_s
+            for j in range(n_s):
+                if causal and j > i:
+                    allowed[j] = False
+                if full_mask is not None:
+                    m = full_mask[b][i, j]
+                    if full_mask.dtype == bool:
+                        allowed[j] = allowed[j] and bool(m)
+                    else:
+                        scores[j] += float(m)
+                        allowed[j] = allowed[j] and m != -np.inf
+            live = [sc for sc, a in zip(scores, allowed, strict=True) if a]
+            if not live:
+                continue
+            top = max(live)
+            w = [math.exp(sc - top) if a else 0.0 for sc, a in zip(scores, allowed, strict=True)]
+            total = sum(w)
+            out[b][i] = sum(w[j] / total * vb[j] for j in range(n_s))
+    return out
+
+
+@st.composite
+def problems(draw: st.DrawFn) -> dict[str, Any]:
+    """Small attention problems: shapes with broadcast batch dims, and a mask kind."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=2)))
+    n_l, n_s = draw(st.integers(1, 4)), draw(st.integers(1, 4))
+    n_e, n_ev = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    k_batch = tuple(1 if draw(st.booleans()) else d for d in batch)  # broadcast key/value
+    q = rng.normal(size=(*batch, n_l, n_e))
+    k = rng.normal(size=(*k_batch, n_s, n_e))
+    v = rng.normal(size=(*k_batch, n_s, n_ev))
+    kind = draw(st.sampled_from(["none", "bool", "float", "causal"]))
+    mask_shape = draw(st.sampled_from([(n_l, n_s), (1, n_s), (n_l, 1), (*batch, n_l, n_s)]))
+    mask: Any = None
+    if kind == "bool":
+        mask = rng.random(mask_shape) < 0.7
+    elif kind == "float":
+        mask = rng.normal(size=mask_shape)
+    scale = draw(st.sampled_from([None, 0.5, 1.0]))
+    return {"q": q, "k": k, "v": v, "mask": mask, "causal": kind == "causal", "scale": scale}
+
+
+@given(problems())
+@settings(max_examples=40)
+def test_attention_forward(pr: dict[str, Any]) -> None:
+    """The fused op equals the row-by-row reference in float64 and float32."""
+    want = _ref(pr["q"], pr["k"], pr["v"], pr["mask"], pr["causal"], pr["scale"])
+    for dtype, tol in [(np.float64, 1e-12), (np.float32, 1e-5)]:
+        q, k, v = (pr[n].astype(dtype) for n in "qkv")
+        with lampy.Scope():
+            got = sdpa(
+                q, k, v, attn_mask=pr["mask"], is_causal=pr["causal"], scale=pr["scale"]
+            ).value.copy()
+        assert got.dtype == dtype and got.shape == want.shape
+        np.testing.assert_allclose(got, want, rtol=tol, atol=tol)
+
+
+@given(problems())
+@settings(max_examples=25)
+def test_attention_gradients(pr: dict[str, Any]) -> None:
+    """Gradients for query, key, value (and a float mask) match finite differences."""
+    kw = {"is_causal": pr["causal"], "scale": pr["scale"]}
+    mask = pr["mask"]
+    if mask is not None and mask.dtype.kind == "f":
+        check_grad(
+            lambda q, k, v, m: sdpa(q, k, v, attn_mask=m, **kw), pr["q"], pr["k"], pr["v"], mask
+        )
+    else:
+        check_grad(lambda q, k, v: sdpa(q, k, v, attn_mask=mask, **kw), pr["q"], pr["k"], pr["v"])
+
+
+def test_attention_float32_gradients() -> None:
+    """The float32 path keeps float32 gradients that match finite differences."""
+    rng = np.random.default_rng(0)
+    q, k, v = (rng.normal(size=(2, 3, 4)).astype(np.float32) for _ in range(3))
+    check_grad(lambda q, k, v: sdpa(q, k, v, is_causal=True), q, k, v)
+
+
+def test_attention_fully_masked_rows_give_zeros() -> None:
+    """A row with every key masked (bool or -inf) gives zeros and zero gradients, as PyTorch."""
+    rng = np.random.default_rng(1)
+    q, k, v = rng.normal(size=(3, 2)), rng.normal(size=(4, 2)), rng.normal(size=(4, 3))
+    bool_mask = np.ones((3, 4), bool)
+    bool_mask[1] = False
+    float_mask = np.where(bool_mask, 0.0, -np.inf)
+    for mask in (bool_mask, float_mask):
+        with lampy.Scope():
+            ps = [lampy.param(a) for a in (q, k, v)]
+            y = sdpa(*ps, attn_mask=mask)
+            y.backward(np.ones(y.shape))
+            assert not y.value[1].any() and np.isfinite(y.value).all()
+            assert ps[0].grad is not None and not ps[0].grad[1].any()
+            assert all(np.isfinite(p.grad).all() for p in ps if p.grad is not None)
+        check_grad(lambda q, k, v, m=mask: sdpa(q, k, v, attn_mask=m), q, k, v)
+
+
+def test_attention_causal_is_top_left() -> None:
+    """is_causal uses tril(ones(L, S)): with L > S the first query sees the first key only."""
+    rng = np.random.default_rng(2)
+    q, k, v = rng.normal(size=(5, 2)), rng.normal(size=(3, 2)), rng.normal(size=(3, 2))
+    with lampy.Scope():
+        got = sdpa(q, k, v, is_causal=True).value.copy()
+    np.testing.assert_allclose(got[0], v[0], rtol=1e-12)
+    np.testing.assert_allclose(got, _ref(q, k, v, np.tri(5, 3, dtype=bool)), rtol=1e-12)
+
+
+@pytest.mark.parametrize(("hq", "hk", "hv"), [(4, 2, 2), (6, 3, 1), (2, 2, 2)])
+def test_attention_grouped_query(hq: int, hk: int, hv: int) -> None:
+    """enable_gqa equals attention with key/value heads repeated; gradients sum per group."""
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(2, hq, 3, 2))
+    k = rng.normal(size=(2, hk, 4, 2))
+    v = rng.normal(size=(2, hv, 4, 3))
+    with lampy.Scope():
+        got = sdpa(q, k, v, enable_gqa=True).value.copy()
+    want = _ref(q, np.repeat(k, hq // hk, axis=1), np.repeat(v, hq // hv, axis=1))
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    check_grad(lambda q, k, v: sdpa(q, k, v, enable_gqa=True, is_causal=True), q, k, v)
+
+
+def test_attention_dropout() -> None:
+    """Dropout on the weights: same seed same result, exact gradients, p = 1 gives zeros."""
+    rng = np.random.default_rng(4)
+    q, k, v = (rng.normal(size=(2, 6, 3)) for _ in range(3))
+    with lampy.Scope():
+        a = sdpa(q, k, v, dropout_p=0.4, rng=np.random.default_rng(7)).value.copy()
+        b = sdpa(q, k, v, dropout_p=0.4, rng=np.random.default_rng(7)).value.copy()
+        c = sdpa(q, k, v, dropout_p=1.0).value.copy()
+    np.testing.assert_array_equal(a, b)
+    assert not c.any() and not np.allclose(a, _ref(q, k, v))
+    check_grad(lambda q, k, v: sdpa(q, k, v, dropout_p=0.4, rng=np.random.default_rng(7)), q, k, v)
+
+
+def test_attention_zero_sizes() -> None:
+    """Zero-size batch, L = 0 and S = 0 (output zeros) all work, as matmul would give."""
+    for shapes in [
+        ((0, 2, 3), (0, 4, 3), (0, 4, 2)),
+        ((0, 3), (4, 3), (4, 2)),
+        ((2, 3), (0, 3), (0, 2)),
+    ]:
+        with lampy.Scope():
+            ps = [lampy.param(np.ones(s)) for s in shapes]
+            y = sdpa(*ps)
+            y.backward(np.ones(y.shape))
+            assert y.shape == (*shapes[0][:-1], shapes[2][-1]) and not y.value.any()
+
+
+@pytest.mark.parametrize(
+    ("args", "kw", "error", "match"),
+    [
+        (((2, 3), (4, 5), (4, 2)), {}, ShapeError, r"\(2, 3\), \(4, 5\).*query's last axis"),
+        (((2, 3), (4, 3), (5, 2)), {}, ShapeError, "same sequence length S"),
+        (((2, 2, 3), (3, 4, 3), (3, 4, 2)), {}, ShapeError, "enable_gqa=True"),
+        (((3,), (4, 3), (4, 2)), {}, ShapeError, "at least 2 dimensions"),
+        (((3, 2, 3), (2, 4, 3), (2, 4, 2)), {"enable_gqa": True}, ShapeError, "multiple of"),
+        (((2, 3), (4, 3), (4, 2)), {"attn_mask": np.ones((3, 4), bool)}, ShapeError, "attn_mask"),
+        (((2, 3), (4, 3), (4, 2)), {"attn_mask": np.ones((2, 4), int)}, DTypeError, "boolean"),
+        (
+            ((2, 3), (4, 3), (4, 2)),
+            {"attn_mask": np.ones((2, 4), bool), "is_causal": True},
+            LampyValueError,
+            "not both",
+        ),
+        (((2, 3), (4, 3), (4, 2)), {"dropout_p": 1.5}, LampyValueError, "between 0 and 1"),
+        (((2, 3), (4, 3), (4, 2)), {"dropout_p": 0.5}, LampyValueError, "random generator"),
+    ],
+)
+def test_attention_errors(
+    args: tuple[tuple[int, ...], ...], kw: dict[str, Any], error: type, match: str
+) -> None:
+    """Shape, mask, dropout and gqa mistakes raise clear errors naming the op."""
+    with lampy.Scope(), pytest.raises(error, match=f"scaled_dot_product_attention: .*{match}"):
+        sdpa(*(np.ones(s) for s in args), **kw)
