@@ -8,6 +8,7 @@ from lampy import data as data
 from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
+from lampy import optim as optim
 from lampy import train as train
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError

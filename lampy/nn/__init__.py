@@ -1,10 +1,70 @@
-"""Neural networks: modules (frozen records of parameters), ``functional`` ops and ``init``."""
+"""Neural networks: modules (frozen records of parameters), ``functional`` ops and ``init``.
+
+Modules follow PyTorch's ``torch.nn``: the same class names, constructor arguments (given
+to each class's ``init`` factory), default initialisations and ``state_dict`` keys.
+"""
 
 from lampy.nn import functional as functional
 from lampy.nn import init as init
+from lampy.nn._activation_modules import CELU as CELU
+from lampy.nn._activation_modules import ELU as ELU
+from lampy.nn._activation_modules import GELU as GELU
+from lampy.nn._activation_modules import GLU as GLU
+from lampy.nn._activation_modules import SELU as SELU
+from lampy.nn._activation_modules import Hardsigmoid as Hardsigmoid
+from lampy.nn._activation_modules import Hardswish as Hardswish
+from lampy.nn._activation_modules import Hardtanh as Hardtanh
+from lampy.nn._activation_modules import LeakyReLU as LeakyReLU
+from lampy.nn._activation_modules import LogSigmoid as LogSigmoid
+from lampy.nn._activation_modules import LogSoftmax as LogSoftmax
+from lampy.nn._activation_modules import Mish as Mish
+from lampy.nn._activation_modules import ReLU as ReLU
+from lampy.nn._activation_modules import ReLU6 as ReLU6
+from lampy.nn._activation_modules import Sigmoid as Sigmoid
+from lampy.nn._activation_modules import SiLU as SiLU
+from lampy.nn._activation_modules import Softmax as Softmax
+from lampy.nn._activation_modules import Softplus as Softplus
+from lampy.nn._activation_modules import Softsign as Softsign
+from lampy.nn._activation_modules import Tanh as Tanh
+from lampy.nn._attention import MultiheadAttention as MultiheadAttention
+from lampy.nn._composite import MLP as MLP
+from lampy.nn._composite import Residual as Residual
 from lampy.nn._containers import ModuleDict as ModuleDict
 from lampy.nn._containers import ModuleList as ModuleList
 from lampy.nn._containers import Sequential as Sequential
+from lampy.nn._conv import Conv1d as Conv1d
+from lampy.nn._conv import Conv2d as Conv2d
+from lampy.nn._conv import ConvTranspose1d as ConvTranspose1d
+from lampy.nn._conv import ConvTranspose2d as ConvTranspose2d
+from lampy.nn._dropout import Dropout as Dropout
+from lampy.nn._embedding import Embedding as Embedding
+from lampy.nn._linear import Bilinear as Bilinear
+from lampy.nn._linear import Flatten as Flatten
+from lampy.nn._linear import Identity as Identity
+from lampy.nn._linear import Lambda as Lambda
+from lampy.nn._linear import Linear as Linear
+from lampy.nn._linear import Unflatten as Unflatten
 from lampy.nn._module import IncompatibleKeys as IncompatibleKeys
 from lampy.nn._module import Module as Module
 from lampy.nn._module import inline as inline
+from lampy.nn._normalization import BatchNorm1d as BatchNorm1d
+from lampy.nn._normalization import BatchNorm2d as BatchNorm2d
+from lampy.nn._normalization import GroupNorm as GroupNorm
+from lampy.nn._normalization import LayerNorm as LayerNorm
+from lampy.nn._normalization import RMSNorm as RMSNorm
+from lampy.nn._pooling import AdaptiveAvgPool2d as AdaptiveAvgPool2d
+from lampy.nn._pooling import AvgPool1d as AvgPool1d
+from lampy.nn._pooling import AvgPool2d as AvgPool2d
+from lampy.nn._pooling import MaxPool1d as MaxPool1d
+from lampy.nn._pooling import MaxPool2d as MaxPool2d
+from lampy.nn._recurrent import GRU as GRU
+from lampy.nn._recurrent import LSTM as LSTM
+from lampy.nn._recurrent import RNN as RNN
+from lampy.nn._rnn_cells import GRUCell as GRUCell
+from lampy.nn._rnn_cells import LSTMCell as LSTMCell
+from lampy.nn._rnn_cells import RNNCell as RNNCell
+from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
+from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
+from lampy.nn._transformer import TransformerEncoder as TransformerEncoder
+from lampy.nn._transformer import TransformerEncoderLayer as TransformerEncoderLayer
+from lampy.nn._transformer import generate_square_subsequent_mask as generate_square_subsequent_mask
