@@ -19,7 +19,8 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn._linear import check_size, named_errors, shape_of
 from lampy.nn._module import Module
-from lampy.nn.functional._normalization import batch_norm, group_norm, layer_norm, rms_norm
+from lampy.nn.functional._batch_norm import batch_norm
+from lampy.nn.functional._normalization import group_norm, layer_norm, rms_norm
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "RMSNorm"]
 
