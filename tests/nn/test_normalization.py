@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 import lampy
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.nn.functional._batch_norm import batch_norm
 from lampy.nn.functional._normalization import (
-    batch_norm,
     group_norm,
     layer_norm,
     normalize,
