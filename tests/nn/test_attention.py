@@ -129,7 +129,7 @@ def test_attention_fully_masked_rows_give_zeros() -> None:
     for mask in (bool_mask, float_mask):
         with lampy.Scope():
             ps = [lampy.param(a) for a in (q, k, v)]
-            y = sdpa(*ps, attn_mask=mask)
+            y = sdpa(ps[0], ps[1], ps[2], attn_mask=mask)
             y.backward(np.ones(y.shape))
             assert not y.value[1].any() and np.isfinite(y.value).all()
             assert ps[0].grad is not None and not ps[0].grad[1].any()
@@ -183,7 +183,7 @@ def test_attention_zero_sizes() -> None:
     ]:
         with lampy.Scope():
             ps = [lampy.param(np.ones(s)) for s in shapes]
-            y = sdpa(*ps)
+            y = sdpa(ps[0], ps[1], ps[2])
             y.backward(np.ones(y.shape))
             assert y.shape == (*shapes[0][:-1], shapes[2][-1]) and not y.value.any()
 
@@ -212,5 +212,6 @@ def test_attention_errors(
     args: tuple[tuple[int, ...], ...], kw: dict[str, Any], error: type, match: str
 ) -> None:
     """Shape, mask, dropout and gqa mistakes raise clear errors naming the op."""
+    q, k, v = (np.ones(s) for s in args)
     with lampy.Scope(), pytest.raises(error, match=f"scaled_dot_product_attention: .*{match}"):
-        sdpa(*(np.ones(s) for s in args), **kw)
+        sdpa(q, k, v, **kw)
