@@ -30,7 +30,7 @@ from lampy.ops._join import concatenate, stack
 from lampy.ops._operands import value_of
 from lampy.ops._shape import expand_dims, squeeze, swapaxes
 
-__all__ = ["GRU", "LSTM", "RNN"]
+__all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
@@ -44,7 +44,7 @@ def _dtype_of(owner: str, what: str, x: Any, want: np.dtype[Any]) -> None:
         )
 
 
-def init_weights(
+def _init_weights(
     gates: int,
     input_size: int,
     hidden_size: int,
@@ -149,7 +149,7 @@ class RNNBase(Module):
         if np.dtype(dtype).kind != "f":
             raise DTypeError(f"{name}: dtype must be a floating dtype, got {np.dtype(dtype)}.")
         r = require_rng(name, rng)
-        weights = init_weights(
+        weights = _init_weights(
             _GATES[mode], n_in, hidden, layers, bool(bias), bool(bidirectional), proj, r, dtype
         )
         return cls(

@@ -26,7 +26,7 @@ from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequ
 from lampy.ops._operands import value_of
 from lampy.ops._shape import reshape
 
-__all__ = ["GRUCell", "LSTMCell", "RNNCell"]
+__all__ = ["GRUCell", "LSTMCell", "RNNCell", "RNNCellBase"]
 
 
 def _weights(

@@ -30,19 +30,26 @@ _matmul = np.matmul
 
 class _Shared:
     """The gradients of all inputs of one op, computed by the first closure that runs
-    and handed out once to each of the ``uses`` closures, then dropped."""
+    and handed out once to each of the ``uses`` closures, then dropped.
+
+    The result is tagged with ``id(g)`` (no reference to ``g`` is kept): should a
+    backward pass stop before every closure ran, the next pass recomputes."""
 
     def __init__(self, compute: Callable[[np.ndarray], dict[str, np.ndarray]], uses: int):
         self._compute = compute
         self._uses = uses
+        self._left = 0
+        self._tag = 0
         self._result: dict[str, np.ndarray] | None = None
 
     def take(self, g: np.ndarray, key: str) -> np.ndarray:
-        if self._result is None:
+        if self._result is None or self._tag != id(g) or key not in self._result:
             self._result = self._compute(g)
+            self._tag = id(g)
+            self._left = self._uses
         out = self._result.pop(key)
-        self._uses -= 1
-        if self._uses <= 0:
+        self._left -= 1
+        if self._left <= 0:
             self._result = None
         return out
 
