@@ -193,7 +193,7 @@ def _max_pool(
             # windows with no tap inside the input (dilation): PyTorch reports the first
             # tap past the left edge; they get no gradient (their value is -inf)
             first = [
-                o * s - p + np.maximum(0, -((o * s - p) // d))
+                o * s - p + np.maximum(0, -((o * s - p) // d)) * d
                 for o, s, p, d in zip(
                     np.ix_(*(np.arange(o) for o in outs)), ss, ps, ds, strict=True
                 )
