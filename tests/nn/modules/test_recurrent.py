@@ -16,6 +16,7 @@ import lampy
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.nn._recurrent import GRU, LSTM, RNN
 from lampy.nn._rnn_cells import GRUCell, LSTMCell, RNNCell
+from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
 from lampy.testing import check_grad
 
 MODULES = {"RNN": RNN, "GRU": GRU, "LSTM": LSTM}
@@ -567,3 +568,49 @@ def test_init_errors(make: Any, error: type[Exception], match: str) -> None:
     """Invalid constructor arguments raise clear errors."""
     with lampy.Scope(), pytest.raises(error, match=match):
         make()
+
+
+# --- the fused sequence ops -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("kind", ["tanh", "relu", "gru", "lstm", "lstm_proj"])
+def test_sequence_ops_gradients(kind: str, reverse: bool) -> None:
+    """The fused ops' gradients (every output step, incl. LSTM's packed c_t) match finite
+    differences for every input."""
+    rng = _rng(4)
+    length, n, h, p = 3, 2, 3, 2
+    if kind in ("tanh", "relu"):
+        check_grad(
+            lambda x, w, b, h0: rnn_sequence(x, w, b, h0, kind, reverse),
+            rng.normal(size=(length, n, h)), rng.normal(size=(h, h)) * 0.5,
+            rng.normal(size=h), rng.normal(size=(n, h)),
+        )  # fmt: skip
+    elif kind == "gru":
+        check_grad(
+            lambda x, w, b, h0: gru_sequence(x, w, b, h0, reverse),
+            rng.normal(size=(length, n, 3 * h)), rng.normal(size=(3 * h, h)) * 0.5,
+            rng.normal(size=3 * h), rng.normal(size=(n, h)),
+        )  # fmt: skip
+    else:
+        q = p if kind == "lstm_proj" else h
+        wr = [rng.normal(size=(p, h))] if kind == "lstm_proj" else []
+        check_grad(
+            lambda x, w, b, h0, c0, *wr: lstm_sequence(x, w, b, h0, c0, *wr, reverse=reverse),
+            rng.normal(size=(length, n, 4 * h)), rng.normal(size=(4 * h, q)) * 0.5,
+            rng.normal(size=4 * h), rng.normal(size=(n, q)), rng.normal(size=(n, h)), *wr,
+        )  # fmt: skip
+
+
+def test_sequence_ops_errors() -> None:
+    """The fused ops reject inconsistent shapes and unknown nonlinearities."""
+    z = np.zeros
+    with lampy.Scope():
+        with pytest.raises(ShapeError, match="xw"):
+            lstm_sequence(z((3, 2, 5)), z((4, 1)), None, z((2, 1)), z((2, 1)))
+        with pytest.raises(ShapeError, match="h0"):
+            gru_sequence(z((3, 2, 6)), z((6, 2)), None, z((3, 2)))
+        with pytest.raises(ShapeError, match="w_hr"):
+            lstm_sequence(z((3, 2, 8)), z((8, 1)), None, z((2, 1)), z((2, 2)), z((2, 2)))
+        with pytest.raises(LampyValueError, match="nonlinearity"):
+            rnn_sequence(z((3, 2, 2)), z((2, 2)), None, z((2, 2)), "sigmoid")
