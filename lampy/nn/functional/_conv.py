@@ -94,7 +94,7 @@ def _conv(
     value = value[0] if unbatched else value
 
     g_matrix = SharedInBackward(
-        lambda g: channels_first(g[None] if unbatched else g).reshape(wm.shape[0], o // groups, -1),
+        lambda g: channels_first(g[None] if unbatched else g).reshape(groups, o // groups, -1),
         needs_grad(input) + needs_grad(weight),
     )
     x_dtype, w_dtype = grad_dtype(input), grad_dtype(weight)
@@ -168,16 +168,8 @@ def _conv_transpose(
 
     x_matrix = channels_first(xb).reshape(groups, ci // groups, -1)  # (G, Ci/G, N * prod(in))
     wm = w.reshape(groups, ci // groups, -1)  # (G, Ci/G, Co/G * prod(kernel))
-    value = cols_to_image(
-        np.matmul(wm.transpose(0, 2, 1), x_matrix),
-        n,
-        kernel,
-        size_in,
-        size,
-        pads,
-        stride_,
-        dilation_,
-    )
+    cols = np.matmul(wm.transpose(0, 2, 1), x_matrix)  # (G, Co/G * prod(kernel), N * prod(in))
+    value = cols_to_image(cols, n, kernel, size_in, size, pads, stride_, dilation_)
     if b is not None:
         value += b.reshape((co,) + (1,) * nd)
     value = value[0] if unbatched else value

@@ -260,7 +260,9 @@ class SharedInBackward:
     """A value that several closures of one op compute from the same ``g``: computed by
     the first closure that asks, handed to the others, and dropped after ``users`` asks.
 
-    Only a weak reference to ``g`` is kept, to recognise it.
+    Only a weak reference to ``g`` is kept, to recognise it: a later pass (a new ``g``)
+    recomputes. If a pass serves fewer closures (gradients for some leaves only), the
+    value is held until the next pass or until the op is released with its scope.
     """
 
     __slots__ = ("_fn", "_key", "_left", "_users", "_value")
