@@ -60,9 +60,11 @@ from lampy.nn._pooling import MaxPool2d as MaxPool2d
 from lampy.nn._recurrent import GRU as GRU
 from lampy.nn._recurrent import LSTM as LSTM
 from lampy.nn._recurrent import RNN as RNN
+from lampy.nn._recurrent import RNNBase as RNNBase
 from lampy.nn._rnn_cells import GRUCell as GRUCell
 from lampy.nn._rnn_cells import LSTMCell as LSTMCell
 from lampy.nn._rnn_cells import RNNCell as RNNCell
+from lampy.nn._rnn_cells import RNNCellBase as RNNCellBase
 from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
 from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
 from lampy.nn._transformer import TransformerEncoder as TransformerEncoder

@@ -30,6 +30,7 @@ from lampy.nn.functional._adaptive_pool import adaptive_max_pool2d as adaptive_m
 from lampy.nn.functional._attention import (
     scaled_dot_product_attention as scaled_dot_product_attention,
 )
+from lampy.nn.functional._batch_norm import batch_norm as batch_norm
 from lampy.nn.functional._conv import conv1d as conv1d
 from lampy.nn.functional._conv import conv2d as conv2d
 from lampy.nn.functional._conv import conv_transpose1d as conv_transpose1d
@@ -62,7 +63,6 @@ from lampy.nn.functional._losses import l1_loss as l1_loss
 from lampy.nn.functional._losses import mse_loss as mse_loss
 from lampy.nn.functional._losses import nll_loss as nll_loss
 from lampy.nn.functional._losses import smooth_l1_loss as smooth_l1_loss
-from lampy.nn.functional._normalization import batch_norm as batch_norm
 from lampy.nn.functional._normalization import group_norm as group_norm
 from lampy.nn.functional._normalization import layer_norm as layer_norm
 from lampy.nn.functional._normalization import normalize as normalize
