@@ -53,12 +53,7 @@ def _split_heads(x: Any, chunk: int, width: int, heads: int, batch_first: bool) 
     into the matching columns of ``x``'s gradient buffer.
     """
     a = value_of(x)
-    if batch_first:
-        b, t = a.shape[0], a.shape[1]
-        perm = (0, 2, 1, 3)
-    else:
-        t, b = a.shape[0], a.shape[1]
-        perm = (1, 2, 0, 3)
+    perm = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
     hd = width // heads
     cols = slice(chunk * width, (chunk + 1) * width)
     four = (a.shape[0], a.shape[1], heads, hd)
@@ -69,7 +64,6 @@ def _split_heads(x: Any, chunk: int, width: int, heads: int, batch_first: bool) 
         dst = np.reshape(out[..., cols], four, copy=False).transpose(perm)
         np.add(dst, g, out=dst)
 
-    del b, t
     return op("split_heads", value, param_of(x, d_x))
 
 
