@@ -130,17 +130,19 @@ def workloads(torch: Any, only: set[str]) -> list[Workload]:
     rng = np.random.default_rng(0)
     out: list[Workload] = []
 
-    def add(name: str, desc: str, lm: Any, tm: Any, x: np.ndarray, y: np.ndarray, kind: str) -> None:
+    def add(
+        name: str, desc: str, lm: Any, tm: Any, x: np.ndarray, y: np.ndarray, kind: str
+    ) -> None:
         if only and name.split("-")[0] not in only:
             return
         if tm is not None:
             lm.load_state_dict({k: v.detach().numpy() for k, v in tm.state_dict().items()})
             tx, ty = torch.from_numpy(x), torch.from_numpy(y)
         if kind == "ce":
-            lloss = lambda m: F.cross_entropy(m(x), y)  # noqa: E731
+            lloss = lambda m: F.cross_entropy(m(x), y)
             tloss = None if tm is None else (lambda m: torch.nn.functional.cross_entropy(m(tx), ty))
         else:
-            lloss = lambda m: F.mse_loss(m(x), y)  # noqa: E731
+            lloss = lambda m: F.mse_loss(m(x), y)
             tloss = None if tm is None else (lambda m: torch.nn.functional.mse_loss(m(tx), ty))
         out.append(Workload(name, desc, lm, lloss, tm, tloss))
 
@@ -149,7 +151,15 @@ def workloads(torch: Any, only: set[str]) -> list[Workload]:
     add("mlp", "MLP 784-512-512-10, batch 128", _mlp(rng), torch and _torch_mlp(torch), x, y, "ce")
     x = rng.normal(size=(64, 1, 28, 28)).astype(np.float32)
     y = rng.integers(0, 10, 64)
-    add("cnn", "CNN 2x(conv3x3+pool), 1x28x28, batch 64", _cnn(rng), torch and _torch_cnn(torch), x, y, "ce")
+    add(
+        "cnn",
+        "CNN 2x(conv3x3+pool), 1x28x28, batch 64",
+        _cnn(rng),
+        torch and _torch_cnn(torch),
+        x,
+        y,
+        "ce",
+    )
     x = rng.normal(size=(32, 64, 128)).astype(np.float32)
     y = rng.normal(size=(32, 64, 128)).astype(np.float32)
     for ff in (512, 2048):
@@ -232,7 +242,9 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def run_all(torch: Any, only: set[str], rounds: int, block: int, rows: list[dict[str, Any]]) -> None:
+def run_all(
+    torch: Any, only: set[str], rounds: int, block: int, rows: list[dict[str, Any]]
+) -> None:
     """Measure every workload, appending one row each to ``rows``."""
     for w in workloads(torch, only):
         if torch is not None:  # same weights, same data: the same loss (dropout off)
@@ -271,7 +283,8 @@ def run_all(torch: Any, only: set[str], rounds: int, block: int, rows: list[dict
 
 def print_rows(rows: list[dict[str, Any]]) -> None:
     """The table: medians, minimums, ratio lampy / torch and the target."""
-    head = f"{'workload':<18} {'lampy ms':>9} {'(min)':>8} {'torch ms':>9} {'(min)':>8} {'ratio':>7} {'target':>7}"
+    cols = ("lampy ms", 9), ("(min)", 8), ("torch ms", 9), ("(min)", 8), ("ratio", 7), ("target", 7)
+    head = f"{'workload':<18} " + " ".join(f"{c:>{w}}" for c, w in cols)
     print(head)
     print("-" * len(head))
     for r in rows:
