@@ -11,8 +11,16 @@ import pytest
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
-# Arguments that keep a run short; an example not listed runs with its defaults.
-SMOKE_ARGS: dict[str, list[str]] = {"fit_curve.py": ["--steps", "60"]}
+# Arguments that keep a run to a few seconds; an example not listed runs with its
+# defaults. "{tmp}" stands for the test's temporary directory (plots are written there).
+SMOKE_ARGS: dict[str, list[str]] = {
+    "fit_curve.py": ["--steps", "60"],
+    "digits_mlp.py": ["--epochs", "1", "--plot", "{tmp}/digits_mlp.png"],
+    "digits_cnn.py": ["--epochs", "1", "--plot", "{tmp}/digits_cnn.png"],
+    "sequence_transformer.py": ["--epochs", "1", "--steps-per-epoch", "10", "--test", "200"],
+    "regression.py": ["--linear-epochs", "20", "--mlp-epochs", "5"],
+    "memory_bounded.py": ["--steps", "150", "--every", "50"],
+}
 
 
 def test_examples_exist() -> None:
@@ -21,18 +29,30 @@ def test_examples_exist() -> None:
     assert {"fit_curve.py", "custom_op.py"} <= names
 
 
+def test_smoke_args_name_examples() -> None:
+    """Every entry of SMOKE_ARGS names an existing example (a renamed one is not skipped)."""
+    assert set(SMOKE_ARGS) <= {p.name for p in EXAMPLES}
+
+
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_example_runs(path: Path) -> None:
-    """The example exits with status 0, prints its progress and emits no warning."""
-    env = {**os.environ, "PYTHONWARNINGS": "error"}
+def test_example_runs(path: Path, tmp_path: Path) -> None:
+    """The example exits with status 0, prints its progress, emits no warning and writes
+    the files it is asked to."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in SMOKE_ARGS.get(path.name, [])]
+    # One BLAS thread: these models are tiny, and threads only slow them down.
+    env = {**os.environ, "PYTHONWARNINGS": "error", "OPENBLAS_NUM_THREADS": "1"}
     result = subprocess.run(
-        [sys.executable, str(path), *SMOKE_ARGS.get(path.name, [])],
+        [sys.executable, str(path), *args],
         capture_output=True,
         text=True,
         timeout=300,
         env=env,
+        cwd=tmp_path,  # anything written by default lands in the temporary directory
         check=False,
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip(), "the example printed nothing"
     assert "Warning" not in result.stderr, result.stderr
+    for a in args:
+        if a.endswith(".png"):
+            assert Path(a).is_file(), f"{path.name} did not write {a}"
