@@ -55,6 +55,27 @@ def _bias_grad(b: np.ndarray | None, unbatched: bool, dtype: Any) -> Any:
     return fn
 
 
+def _operands(
+    name: str,
+    nd: int,
+    input: Any,
+    weight: Any,
+    bias: Any,
+    channels: str,
+    stride: Any,
+    dilation: Any,
+) -> tuple[Any, Any, Any, np.ndarray, bool, Ints, Ints]:
+    """The checked operands of a convolution (``channels`` opens the weight's expected
+    layout): the float values of input, weight and bias, the batched input, whether the
+    input was unbatched, and the stride and dilation as ``nd`` ints."""
+    x, w, b = float_values(name, input, weight, bias)
+    check_weight(name, w, nd, f"{channels}, {_KERNEL[nd]})")
+    xb, unbatched = batched(name, x, nd, _LAYOUT[nd])
+    stride_ = as_ints(name, "stride", stride, nd, 1)
+    dilation_ = as_ints(name, "dilation", dilation, nd, 1)
+    return x, w, b, xb, unbatched, stride_, dilation_
+
+
 def _conv(
     name: str,
     nd: int,
@@ -67,11 +88,9 @@ def _conv(
     groups: Any,
 ) -> Variable:
     """The N-d convolution behind ``conv1d`` and ``conv2d``."""
-    x, w, b = float_values(name, input, weight, bias)
-    check_weight(name, w, nd, f"(out_channels, in_channels/groups, {_KERNEL[nd]})")
-    xb, unbatched = batched(name, x, nd, _LAYOUT[nd])
-    stride_ = as_ints(name, "stride", stride, nd, 1)
-    dilation_ = as_ints(name, "dilation", dilation, nd, 1)
+    x, w, b, xb, unbatched, stride_, dilation_ = _operands(
+        name, nd, input, weight, bias, "(out_channels, in_channels/groups", stride, dilation
+    )
     n, c, spatial = xb.shape[0], xb.shape[1], xb.shape[2:]
     o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
     groups = check_groups(name, groups, out_channels=o)
@@ -130,11 +149,9 @@ def _conv_transpose(
     dilation: Any,
 ) -> Variable:
     """The N-d transposed convolution behind ``conv_transpose1d`` and ``conv_transpose2d``."""
-    x, w, b = float_values(name, input, weight, bias)
-    check_weight(name, w, nd, f"(in_channels, out_channels/groups, {_KERNEL[nd]})")
-    xb, unbatched = batched(name, x, nd, _LAYOUT[nd])
-    stride_ = as_ints(name, "stride", stride, nd, 1)
-    dilation_ = as_ints(name, "dilation", dilation, nd, 1)
+    x, w, b, xb, unbatched, stride_, dilation_ = _operands(
+        name, nd, input, weight, bias, "(in_channels, out_channels/groups", stride, dilation
+    )
     padding_ = as_ints(name, "padding", padding, nd, 0)
     extra = as_ints(name, "output_padding", output_padding, nd, 0)
     if any(e >= max(s, d) for e, s, d in zip(extra, stride_, dilation_, strict=True)):
