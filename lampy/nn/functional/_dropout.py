@@ -38,11 +38,20 @@ def _float(x: Any) -> np.ndarray:
     return a if a.dtype.kind == "f" else a.astype(np.float64)
 
 
-def _identity(input: Any, a: np.ndarray, name: str) -> Variable:
-    """``input`` itself when it is a Variable, else a Variable holding ``a``."""
-    if type(input) is Variable:
-        return input
-    return op(name, a)
+def _float_or_trivial(
+    name: str, input: Any, p: float, training: bool
+) -> tuple[np.ndarray, Variable | None]:
+    """Shared by the dropouts: check ``p``, and return the input's float value with the
+    result when nothing is drawn (None otherwise). Not training, ``p = 0`` or an empty
+    input: ``input`` itself when it is a Variable, else a Variable holding the value;
+    ``p = 1``: zeros with a zero gradient."""
+    _check_p(name, p)
+    a = _float(input)
+    if not training or p == 0 or a.size == 0:
+        return a, input if type(input) is Variable else op(name, a)
+    if p == 1:
+        return a, op(name, np.zeros_like(a), contrib_of(input, lambda g: np.zeros_like(g)))
+    return a, None
 
 
 def _check_rng(name: str, rng: Any, p: float) -> np.random.Generator:
@@ -73,14 +82,12 @@ def _masked(
     """Shared by the dropouts: keep each element (or each channel, when ``mask_shape``
     gives a smaller broadcastable shape) with probability ``1 - p`` and scale by
     ``1 / (1 - p)``."""
-    _check_p(name, p)
-    a = _float(input)
-    if not training or p == 0 or a.size == 0:
-        return _identity(input, a, name)
-    if p == 1:
-        return op(name, np.zeros_like(a), contrib_of(input, lambda g: np.zeros_like(g)))
-    gen = _check_rng(name, rng, p)
-    keep = _keep(gen, a.shape if mask_shape is None else mask_shape, p, a.dtype)
+    a, trivial = _float_or_trivial(name, input, p, training)
+    if trivial is not None:
+        return trivial
+    keep = _keep(
+        _check_rng(name, rng, p), a.shape if mask_shape is None else mask_shape, p, a.dtype
+    )
     mask = np.multiply(keep, a.dtype.type(1.0 / (1.0 - p)), dtype=a.dtype)  # 0 or 1/(1-p)
     value = a * mask
     return op(name, value, contrib_of(input, lambda g: g * mask))
@@ -222,14 +229,10 @@ def alpha_dropout(
         ``dx = g * a * mask``.
     """
     name = "alpha_dropout"
-    _check_p(name, p)
-    a_in = _float(input)
-    if not training or p == 0 or a_in.size == 0:
-        return _identity(input, a_in, name)
-    if p == 1:
-        return op(name, np.zeros_like(a_in), contrib_of(input, lambda g: np.zeros_like(g)))
-    gen = _check_rng(name, rng, p)
-    keep = _keep(gen, a_in.shape, p, a_in.dtype)
+    a_in, trivial = _float_or_trivial(name, input, p, training)
+    if trivial is not None:
+        return trivial
+    keep = _keep(_check_rng(name, rng, p), a_in.shape, p, a_in.dtype)
     al = _SELU_ALPHA_PRIME
     a = 1.0 / np.sqrt((al * al * p + 1) * (1 - p))
     t = a_in.dtype.type
