@@ -11,7 +11,7 @@ dropout generator is shared (a deep copy would make all layers draw identical ma
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -80,10 +80,41 @@ def _check_src(owner: str, what: str, x: Any, d_model: int, batch_first: bool) -
         )
 
 
+def _layer_settings(
+    owner: str, rng: Any, dropout: float, dim_feedforward: int, activation: Any
+) -> tuple[np.random.Generator, float, int, Activation]:
+    """The checked generator, dropout, feed-forward size and activation of a layer."""
+    r = require_rng(owner, rng)
+    p = _check_dropout(owner, dropout)
+    ff = check_size(owner, "dim_feedforward", dim_feedforward)
+    return r, p, ff, _activation(owner, activation)
+
+
+def _feed_forward_parts(
+    e: int, ff: int, p: float, bias: bool, dtype: Any, rng: np.random.Generator
+) -> tuple[Linear, Dropout, Linear]:
+    """``linear1``, ``dropout`` and ``linear2`` of a layer's feed-forward block."""
+    linear1 = Linear.init(e, ff, bias=bias, dtype=dtype, rng=rng)
+    drop = Dropout.init(p, rng=rng)
+    return linear1, drop, Linear.init(ff, e, bias=bias, dtype=dtype, rng=rng)
+
+
 def _feed_forward(
     x: Any, linear1: Linear, dropout: Dropout, linear2: Linear, activation: Activation
 ) -> Any:
     return linear2(dropout(activation(linear1(x))))
+
+
+def _attend(attn: MultiheadAttention, x: Any, kv: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
+    """``attn(x, kv, kv)``'s output, without the weights."""
+    out, _ = attn(
+        x, kv, kv, attn_mask=mask, key_padding_mask=kpm, need_weights=False, is_causal=is_causal
+    )
+    return out
+
+
+def _layer_repr(attn: MultiheadAttention, norm_first: bool) -> str:
+    return f"d_model={attn.embed_dim}, nhead={attn.num_heads}, norm_first={norm_first}"
 
 
 def _is_causal_mask(mask: Any, is_causal: bool | None, size: int) -> bool:
@@ -178,20 +209,16 @@ class TransformerEncoderLayer(Module):
             dtype: The parameters' dtype.
             rng: The generator drawing the initial weights and dropout masks (required).
         """
-        owner = "TransformerEncoderLayer.init"
-        r = require_rng(owner, rng)
-        p = _check_dropout(owner, dropout)
-        ff = check_size(owner, "dim_feedforward", dim_feedforward)
-        act = _activation(owner, activation)
+        r, p, ff, act = _layer_settings(
+            "TransformerEncoderLayer.init", rng, dropout, dim_feedforward, activation
+        )
         attn = MultiheadAttention.init(
             d_model, nhead, dropout=p, bias=bias, batch_first=batch_first, dtype=dtype, rng=r
         )
         e = attn.embed_dim
         return cls(
             attn,
-            Linear.init(e, ff, bias=bias, dtype=dtype, rng=r),
-            Dropout.init(p, rng=r),
-            Linear.init(ff, e, bias=bias, dtype=dtype, rng=r),
+            *_feed_forward_parts(e, ff, p, bias, dtype, r),
             LayerNorm.init(e, eps=layer_norm_eps, bias=bias, dtype=dtype),
             LayerNorm.init(e, eps=layer_norm_eps, bias=bias, dtype=dtype),
             Dropout.init(p, rng=r),
@@ -201,14 +228,10 @@ class TransformerEncoderLayer(Module):
         )
 
     def extra_repr(self) -> str:
-        a = self.self_attn
-        return f"d_model={a.embed_dim}, nhead={a.num_heads}, norm_first={self.norm_first}"
+        return _layer_repr(self.self_attn, self.norm_first)
 
     def _sa_block(self, x: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
-        out, _ = self.self_attn(
-            x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False, is_causal=is_causal
-        )
-        return self.dropout1(out)
+        return self.dropout1(_attend(self.self_attn, x, x, mask, kpm, is_causal))
 
     def _ff_block(self, x: Any) -> Any:
         y = _feed_forward(x, self.linear1, self.dropout, self.linear2, self.activation)
@@ -313,11 +336,9 @@ class TransformerDecoderLayer(Module):
     ) -> TransformerDecoderLayer:
         """A decoder layer with PyTorch's initialisation; the arguments are the encoder
         layer's (see [TransformerEncoderLayer.init][lampy.nn.TransformerEncoderLayer.init])."""
-        owner = "TransformerDecoderLayer.init"
-        r = require_rng(owner, rng)
-        p = _check_dropout(owner, dropout)
-        ff = check_size(owner, "dim_feedforward", dim_feedforward)
-        act = _activation(owner, activation)
+        r, p, ff, act = _layer_settings(
+            "TransformerDecoderLayer.init", rng, dropout, dim_feedforward, activation
+        )
 
         def mha() -> MultiheadAttention:
             return MultiheadAttention.init(
@@ -327,9 +348,7 @@ class TransformerDecoderLayer(Module):
         self_attn = mha()
         cross = mha()
         e = self_attn.embed_dim
-        linear1 = Linear.init(e, ff, bias=bias, dtype=dtype, rng=r)
-        drop = Dropout.init(p, rng=r)
-        linear2 = Linear.init(ff, e, bias=bias, dtype=dtype, rng=r)
+        feed_forward = _feed_forward_parts(e, ff, p, bias, dtype, r)
 
         def norm() -> LayerNorm:
             return LayerNorm.init(e, eps=layer_norm_eps, bias=bias, dtype=dtype)
@@ -337,9 +356,7 @@ class TransformerDecoderLayer(Module):
         return cls(
             self_attn,
             cross,
-            linear1,
-            drop,
-            linear2,
+            *feed_forward,
             norm(),
             norm(),
             norm(),
@@ -351,26 +368,13 @@ class TransformerDecoderLayer(Module):
         )
 
     def extra_repr(self) -> str:
-        a = self.self_attn
-        return f"d_model={a.embed_dim}, nhead={a.num_heads}, norm_first={self.norm_first}"
+        return _layer_repr(self.self_attn, self.norm_first)
 
     def _sa_block(self, x: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
-        out, _ = self.self_attn(
-            x, x, x, attn_mask=mask, key_padding_mask=kpm, need_weights=False, is_causal=is_causal
-        )
-        return self.dropout1(out)
+        return self.dropout1(_attend(self.self_attn, x, x, mask, kpm, is_causal))
 
     def _mha_block(self, x: Any, mem: Any, mask: Any, kpm: Any, is_causal: bool) -> Any:
-        out, _ = self.multihead_attn(
-            x,
-            mem,
-            mem,
-            attn_mask=mask,
-            key_padding_mask=kpm,
-            need_weights=False,
-            is_causal=is_causal,
-        )
-        return self.dropout2(out)
+        return self.dropout2(_attend(self.multihead_attn, x, mem, mask, kpm, is_causal))
 
     def _ff_block(self, x: Any) -> Any:
         y = _feed_forward(x, self.linear1, self.dropout, self.linear2, self.activation)
@@ -460,7 +464,26 @@ def _seq_len(x: Any, batch_first: bool) -> int:
 
 
 @attrs.frozen(eq=False, repr=False)
-class TransformerEncoder(Module):
+class _Stack(Module):
+    """The fields, repr and final norm shared by the encoder and decoder stacks."""
+
+    layers: tuple[Any, ...]
+    norm: Module | None = None
+
+    @property
+    def num_layers(self) -> int:
+        """The number of layers."""
+        return len(self.layers)
+
+    def extra_repr(self) -> str:
+        return f"num_layers={self.num_layers}"
+
+    def _final_norm(self, x: Any) -> Any:
+        return x if self.norm is None else self.norm(x)
+
+
+@attrs.frozen(eq=False, repr=False)
+class TransformerEncoder(_Stack):
     """A stack of ``num_layers`` encoder layers and an optional final norm
     (``torch.nn.TransformerEncoder``). Parameters are named ``layers.0.…``,
     ``layers.1.…`` and ``norm.…``.
@@ -474,13 +497,8 @@ class TransformerEncoder(Module):
         norm: The final normalisation (e.g. a LayerNorm) or None.
     """
 
-    layers: tuple[TransformerEncoderLayer, ...]
-    norm: Module | None = None
-
-    @property
-    def num_layers(self) -> int:
-        """The number of layers."""
-        return len(self.layers)
+    if TYPE_CHECKING:  # the fields are _Stack's
+        layers: tuple[TransformerEncoderLayer, ...]
 
     @classmethod
     def init(
@@ -511,9 +529,6 @@ class TransformerEncoder(Module):
         )
         return cls(layers, norm)
 
-    def extra_repr(self) -> str:
-        return f"num_layers={self.num_layers}"
-
     def forward(
         self,
         src: Any,
@@ -536,13 +551,11 @@ class TransformerEncoder(Module):
             causal = _is_causal_mask(mask, is_causal, _seq_len(src, bf))
             for layer in self.layers:
                 x = layer(x, mask, src_key_padding_mask, causal)
-        if self.norm is not None:
-            x = self.norm(x)
-        return x
+        return self._final_norm(x)
 
 
 @attrs.frozen(eq=False, repr=False)
-class TransformerDecoder(Module):
+class TransformerDecoder(_Stack):
     """A stack of ``num_layers`` decoder layers and an optional final norm
     (``torch.nn.TransformerDecoder``); the layers are copies of the given one, as in
     [TransformerEncoder][lampy.nn.TransformerEncoder].
@@ -552,13 +565,8 @@ class TransformerDecoder(Module):
         norm: The final normalisation or None.
     """
 
-    layers: tuple[TransformerDecoderLayer, ...]
-    norm: Module | None = None
-
-    @property
-    def num_layers(self) -> int:
-        """The number of layers."""
-        return len(self.layers)
+    if TYPE_CHECKING:  # the fields are _Stack's
+        layers: tuple[TransformerDecoderLayer, ...]
 
     @classmethod
     def init(
@@ -573,9 +581,6 @@ class TransformerDecoder(Module):
             "TransformerDecoder.init", decoder_layer, TransformerDecoderLayer, num_layers, norm
         )
         return cls(layers, norm)
-
-    def extra_repr(self) -> str:
-        return f"num_layers={self.num_layers}"
 
     def forward(
         self,
@@ -607,6 +612,4 @@ class TransformerDecoder(Module):
                     causal,
                     memory_is_causal,
                 )
-        if self.norm is not None:
-            x = self.norm(x)
-        return x
+        return self._final_norm(x)
