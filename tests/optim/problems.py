@@ -7,9 +7,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import strategies as st
 
 import lampy
+from lampy._errors import LampyValueError
 
 Update = Callable[[np.ndarray, np.ndarray, int, dict[str, Any]], np.ndarray]
 """A reference update ``(x, g, t, state) -> new x`` at step ``t`` (from 1)."""
@@ -60,3 +62,47 @@ def ref_trajectory(
         x = update(x, sign * (a @ x + b), t, state)
         out.append(x)
     return np.array(out)
+
+
+def ref_grad(x: np.ndarray, g: np.ndarray, weight_decay: float, maximize: bool) -> np.ndarray:
+    """The documented first lines of most updates: negate for ``maximize``, then add the
+    L2 penalty ``weight_decay * x``."""
+    g = -g if maximize else g
+    return g + weight_decay * x if weight_decay else g
+
+
+def check_against_reference(
+    make_opt: Callable[[list[lampy.Variable]], Any],
+    update: Update,
+    problem: tuple[np.ndarray, np.ndarray, np.ndarray],
+    steps: int,
+    maximize: bool,
+    rtol: float,
+) -> None:
+    """A lampy optimizer's iterates equal the reference's on ``problem`` (maximizing the
+    negated quadratic when ``maximize``: the same descent path)."""
+    a, b, x0 = problem
+    sign = -1.0 if maximize else 1.0
+    got = lampy_trajectory(make_opt, a, b, x0, steps, sign=sign)
+    want = ref_trajectory(update, a, b, x0, steps, sign=sign)
+    np.testing.assert_allclose(got, want, rtol=rtol, atol=1e-12)
+
+
+def check_float32(
+    make_opt: Callable[[list[lampy.Variable]], Any], update: Update, seed: int, steps: int
+) -> None:
+    """float32 params step in float32 and stay close to the float64 reference on a
+    diagonal quadratic."""
+    rng = np.random.default_rng(seed)
+    a, b, x0 = np.diag([1.0, 2.0, 3.0]), rng.standard_normal(3), rng.standard_normal(3)
+    got = lampy_trajectory(make_opt, a, b, x0, steps, dtype=np.float32)
+    want = ref_trajectory(update, a, b, x0, steps)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def check_bad_settings(cls: Any, kw: dict[str, Any], match: str) -> None:
+    """``cls([w], **kw)`` raises LampyValueError matching ``match``."""
+    with lampy.Scope():
+        w = lampy.param([1.0])
+        with pytest.raises(LampyValueError, match=match):
+            cls([w], **kw)

@@ -11,10 +11,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lampy
-from lampy._errors import LampyValueError
 from lampy.optim._lion import Lion
 
-from .problems import Update, lampy_trajectory, quadratics, ref_trajectory
+from .problems import Update, check_against_reference, check_bad_settings, quadratics
 
 
 def ref_lion(
@@ -50,11 +49,9 @@ def ref_lion(
 )
 def test_lion_matches_paper(problem: Any, kw: dict[str, Any], steps: int) -> None:
     """Lion follows the paper's update with decoupled weight decay."""
-    a, b, x0 = problem
-    sign = -1.0 if kw["maximize"] else 1.0
-    got = lampy_trajectory(lambda ps: Lion(ps, **kw), a, b, x0, steps, sign=sign)
-    want = ref_trajectory(ref_lion(**kw), a, b, x0, steps, sign=sign)
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    check_against_reference(
+        lambda ps: Lion(ps, **kw), ref_lion(**kw), problem, steps, kw["maximize"], rtol=1e-10
+    )
 
 
 def test_lion_float32_and_unit_steps() -> None:
@@ -75,7 +72,4 @@ def test_lion_float32_and_unit_steps() -> None:
 )
 def test_lion_bad_settings(kw: dict[str, Any], match: str) -> None:
     """Invalid hyper-parameters raise LampyValueError naming them."""
-    with lampy.Scope():
-        w = lampy.param([1.0])
-        with pytest.raises(LampyValueError, match=match):
-            Lion([w], **kw)
+    check_bad_settings(Lion, kw, match)

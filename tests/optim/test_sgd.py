@@ -10,10 +10,16 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lampy
-from lampy._errors import LampyValueError
 from lampy.optim._sgd import SGD
 
-from .problems import Update, lampy_trajectory, quadratics, ref_trajectory
+from .problems import (
+    Update,
+    check_against_reference,
+    check_bad_settings,
+    check_float32,
+    quadratics,
+    ref_grad,
+)
 
 
 def ref_sgd(
@@ -25,9 +31,7 @@ def ref_sgd(
     maximize: bool = False,
 ) -> Update:
     def update(x: np.ndarray, g: np.ndarray, t: int, s: dict[str, Any]) -> np.ndarray:
-        g = -g if maximize else g
-        if weight_decay:
-            g = g + weight_decay * x
+        g = ref_grad(x, g, weight_decay, maximize)
         if momentum:
             s["b"] = g.copy() if t == 1 else momentum * s["b"] + (1 - dampening) * g
             g = g + momentum * s["b"] if nesterov else s["b"]
@@ -52,21 +56,15 @@ def sgd_settings(draw: st.DrawFn) -> dict[str, Any]:
 @given(quadratics(), sgd_settings(), st.integers(1, 6))
 def test_sgd_matches_reference(problem: Any, kw: dict[str, Any], steps: int) -> None:
     """Every option combination follows the documented update on a random quadratic."""
-    a, b, x0 = problem
-    sign = -1.0 if kw["maximize"] else 1.0  # maximize -f: the same descent path
-    got = lampy_trajectory(lambda ps: SGD(ps, **kw), a, b, x0, steps, sign=sign)
-    want = ref_trajectory(ref_sgd(**kw), a, b, x0, steps, sign=sign)
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    check_against_reference(
+        lambda ps: SGD(ps, **kw), ref_sgd(**kw), problem, steps, kw["maximize"], rtol=1e-10
+    )
 
 
 def test_sgd_float32_stays_float32() -> None:
     """float32 params step in float32 and stay close to the float64 reference."""
-    rng = np.random.default_rng(1)
-    a, b, x0 = np.diag([1.0, 2.0, 3.0]), rng.standard_normal(3), rng.standard_normal(3)
     kw = {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}
-    got = lampy_trajectory(lambda ps: SGD(ps, **kw), a, b, x0, 10, dtype=np.float32)
-    want = ref_trajectory(ref_sgd(**kw), a, b, x0, 10)
-    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+    check_float32(lambda ps: SGD(ps, **kw), ref_sgd(**kw), seed=1, steps=10)
 
 
 def test_sgd_state_has_momentum_buffer_only_with_momentum() -> None:
@@ -93,7 +91,4 @@ def test_sgd_state_has_momentum_buffer_only_with_momentum() -> None:
 )
 def test_sgd_bad_settings(kw: dict[str, Any], match: str) -> None:
     """Invalid hyper-parameters raise LampyValueError naming them, as PyTorch checks."""
-    with lampy.Scope():
-        w = lampy.param([1.0])
-        with pytest.raises(LampyValueError, match=match):
-            SGD([w], **kw)
+    check_bad_settings(SGD, kw, match)
