@@ -43,13 +43,16 @@ def _ref_bilinear(x1: np.ndarray, x2: np.ndarray, w: np.ndarray, b: Any) -> np.n
     return out
 
 
-@given(
+linear_cases = given(
     seed=st.integers(0, 2**32 - 1),
     lead=lead_shapes,
     n_in=sizes,
     n_out=sizes,
     with_bias=st.booleans(),
 )
+
+
+@linear_cases
 @settings(max_examples=30)
 def test_linear_forward(
     seed: int, lead: tuple[int, ...], n_in: int, n_out: int, with_bias: bool
@@ -65,13 +68,7 @@ def test_linear_forward(
         np.testing.assert_allclose(got, _ref_linear(x, w, b), rtol=tol, atol=tol)
 
 
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    lead=lead_shapes,
-    n_in=sizes,
-    n_out=sizes,
-    with_bias=st.booleans(),
-)
+@linear_cases
 @settings(max_examples=20)
 def test_linear_gradients(
     seed: int, lead: tuple[int, ...], n_in: int, n_out: int, with_bias: bool
