@@ -248,6 +248,13 @@ class OneCycleLR(LRScheduler):
             start = 0.0
             for i, (end, lr0, lr1, m0, m1) in enumerate(self._phases):
                 if step <= end or i == len(self._phases) - 1:
+                    if end == start:  # PyTorch raises a bare ZeroDivisionError here
+                        raise LampyValueError(
+                            f"OneCycleLR: step {step} falls in phase {i + 1} of the schedule, "
+                            f"which lasts 0 steps (total_steps={self.total_steps}); choose "
+                            "pct_start and total_steps so that pct_start * total_steps is not "
+                            "1 and no phase is empty."
+                        )
                     pct = (step - start) / (end - start)
                     lrs.append(self._anneal(group[lr0], group[lr1], pct))
                     if self.cycle_momentum:

@@ -278,3 +278,11 @@ def test_scheduler_errors() -> None:
             LambdaLR(opt, [lambda e: 1.0])
     with _optimizer(Adagrad) as opt, pytest.raises(LampyValueError, match="cycle_momentum"):
         OneCycleLR(opt, 1.0, total_steps=10)
+
+
+def test_one_cycle_with_an_empty_phase_is_a_clear_error() -> None:
+    """Where PyTorch divides by a zero-length phase, lampy names the phase and the fix."""
+    with lampy.Scope():
+        opt = SGD([lampy.param(np.zeros(1))], lr=0.1, momentum=0.9)
+        with pytest.raises(LampyValueError, match=r"step 0 falls in phase 1 .* lasts 0 steps"):
+            OneCycleLR(opt, max_lr=1.0, total_steps=10, pct_start=0.1)
