@@ -5,10 +5,12 @@
 Each is one op with exact gradients for input, weight and bias. A convolution is im2col
 (an ``as_strided`` view of the padded input, copied once into a matrix whose columns are
 (sample, output position)) followed by one matmul batched over groups; float32 stays
-float32. Its input gradient is the transposed matmul followed by col2im (one strided
-add per kernel position), its weight gradient one matmul against the kept im2col
-matrix. A transposed convolution is the input gradient of a convolution, and its
-gradients are that convolution's forward pass and weight gradient.
+float32. Its input gradient is, with stride 1, a correlation of the padded output
+gradient with the flipped kernel (im2col and one matmul again), and otherwise the
+transposed matmul followed by col2im (one strided add per kernel position); its weight
+gradient is one matmul against the kept im2col matrix. A transposed convolution is the
+input gradient of a convolution, and its gradients are that convolution's forward pass
+and weight gradient.
 """
 
 from __future__ import annotations
@@ -112,15 +114,31 @@ def _conv(
     value = batch_first(y, n, out)
     value = value[0] if unbatched else value
 
+    # With stride 1 (and padding no wider than the dilated kernel's reach), the input
+    # gradient is a correlation of the padded output gradient with the flipped kernel:
+    # one im2col copy and a matmul, much faster than col2im's strided adds.
+    reach = [d * (k - 1) for k, d in zip(kernel, dilation_, strict=True)]
+    full = all(st == 1 for st in stride_) and all(
+        r >= lo and r >= hi for r, (lo, hi) in zip(reach, pads, strict=True)
+    )
     g_matrix = SharedInBackward(
         lambda g: channels_first(g[None] if unbatched else g).reshape(groups, o // groups, -1),
-        needs_grad(input) + needs_grad(weight),
+        (needs_grad(input) and not full) + needs_grad(weight),
     )
     x_dtype, w_dtype = grad_dtype(input), grad_dtype(weight)
 
     def d_input(g: np.ndarray) -> Any:
-        d_cols = np.matmul(wm.transpose(0, 2, 1), g_matrix(g))
-        d = cols_to_image(d_cols, n, kernel, out, spatial, pads, stride_, dilation_)
+        if full:
+            flipped = w[(slice(None), slice(None), *[slice(None, None, -1)] * nd)]
+            wt = flipped.reshape(groups, o // groups, cg, -1).transpose(0, 2, 1, 3)
+            g_pads = tuple((r - lo, r - hi) for r, (lo, hi) in zip(reach, pads, strict=True))
+            gb = g[None] if unbatched else g
+            cols_g = im2col(pad(gb, g_pads), kernel, spatial, (1,) * nd, dilation_, groups)
+            d_flat = np.matmul(wt.reshape(groups, cg, -1), cols_g).reshape(c, -1)
+            d = batch_first(d_flat, n, spatial)
+        else:
+            d_cols = np.matmul(wm.transpose(0, 2, 1), g_matrix(g))
+            d = cols_to_image(d_cols, n, kernel, out, spatial, pads, stride_, dilation_)
         return (d[0] if unbatched else d).astype(x_dtype, copy=False)
 
     def d_weight(g: np.ndarray) -> Any:
