@@ -129,7 +129,7 @@ def _conv(
 
     def d_input(g: np.ndarray) -> Any:
         if full:
-            flipped = w[(slice(None), slice(None), *[slice(None, None, -1)] * nd)]
+            flipped = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
             wt = flipped.reshape(groups, o // groups, cg, -1).transpose(0, 2, 1, 3)
             g_pads = tuple((r - lo, r - hi) for r, (lo, hi) in zip(reach, pads, strict=True))
             gb = g[None] if unbatched else g
