@@ -1,5 +1,5 @@
 """Optimizers (``torch.optim``'s names, arguments and update rules), gradient clipping,
-and learning-rate schedules in [lampy.optim.lr_scheduler][]. Updates are in place."""
+and learning-rate schedules in ``lampy.optim.lr_scheduler``. Updates are in place."""
 
 from lampy.optim import lr_scheduler as lr_scheduler
 from lampy.optim._adadelta import Adadelta as Adadelta

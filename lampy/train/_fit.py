@@ -192,7 +192,7 @@ def fit(
             each epoch.
         metrics: Extra numbers for validation: names and ``metric(model, batch)``
             functions such as [accuracy][lampy.train.accuracy].
-        scheduler: A learning-rate scheduler from [lampy.optim.lr_scheduler][]. It steps
+        scheduler: A learning-rate scheduler from ``lampy.optim.lr_scheduler``. It steps
             once an epoch, after validation (``ReduceLROnPlateau`` with ``val_loss``, or
             ``loss`` without validation), or after every optimizer step for
             ``OneCycleLR``; ``scheduler_interval="step"``/``"epoch"`` overrides.
