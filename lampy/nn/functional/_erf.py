@@ -1,0 +1,94 @@
+"""The error function on numpy arrays (numpy has none), for ``gelu``.
+
+float64 goes through the C library's ``erf`` (``math.erf``, correctly rounded to about
+1 ulp, about 50 ns an element). float32 and float16 take a vectorised path about five
+times faster, accurate to 1 float32 ulp (checked against ``math.erf`` on millions of
+points in the tests):
+
+* ``|x| < 0.5``: the Taylor series ``erf(x) = 2/sqrt(pi) * sum (-1)^n x^(2n+1) /
+  (n! (2n+1))`` to ``n = 7`` (the next term is below 1e-9 relative there);
+* elsewhere ``erf(|x|) = 1 - erfc(|x|)`` with the Chebyshev fit of ``erfc`` from
+  Numerical Recipes (2nd ed., section 6.2, ``erfcc``), whose fractional error is below
+  1.2e-7 for every ``x >= 0``,
+
+evaluated in float64 on cache-sized chunks and rounded once to the input's dtype.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+__all__ = ["erf"]
+
+_erf_obj = np.frompyfunc(math.erf, 1, 1)
+_NR_ERFC = (
+    -1.26551223,
+    1.00002368,
+    0.37409196,
+    0.09678418,
+    -0.18628806,
+    0.27886807,
+    -1.13520398,
+    1.48851587,
+    -0.82215223,
+    0.17087277,
+)
+_TAYLOR = tuple(
+    2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(8)
+)
+_CHUNK = 16384  # float64 scratch arrays of this length stay in the L2 cache
+
+
+def _erf_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, p: np.ndarray, z: np.ndarray) -> None:
+    """erf of the float64 chunk ``x`` into ``out``; ``t``, ``p``, ``z`` are scratch."""
+    np.abs(x, out=z)
+    np.multiply(z, 0.5, out=t)
+    t += 1.0
+    np.reciprocal(t, out=t)  # t = 1 / (1 + |x| / 2)
+    p.fill(_NR_ERFC[9])
+    for c in _NR_ERFC[8:0:-1]:
+        p *= t
+        p += c
+    p *= t
+    p += _NR_ERFC[0]
+    np.multiply(z, z, out=out)  # x^2, kept for the Taylor series
+    p -= out
+    np.exp(p, out=p)
+    p *= t  # erfc(|x|)
+    np.subtract(1.0, p, out=p)
+    np.copysign(p, x, out=p)  # erf(x) away from 0
+    q = t  # t is no longer needed
+    q.fill(_TAYLOR[7])
+    for c in _TAYLOR[6::-1]:
+        q *= out
+        q += c
+    q *= x  # erf(x) near 0
+    np.copyto(p, q, where=z < 0.5)
+    out[...] = p
+
+
+def _erf_fast(a: np.ndarray) -> np.ndarray:
+    flat = np.ascontiguousarray(a).reshape(-1)
+    n = flat.size
+    res = np.empty(n, np.float64)
+    size = min(_CHUNK, n)
+    x, t, p, z = (np.empty(size) for _ in range(4))
+    with np.errstate(over="ignore", invalid="ignore"):  # far tails: Taylor terms unused
+        for s in range(0, n, _CHUNK):
+            m = min(_CHUNK, n - s)
+            x[:m] = flat[s : s + m]
+            _erf_chunk(x[:m], res[s : s + m], t[:m], p[:m], z[:m])
+    return res.astype(a.dtype).reshape(a.shape)
+
+
+def erf(a: Any) -> Any:
+    """Elementwise erf of a float array, in its dtype (see the module docstring)."""
+    arr = np.asarray(a)
+    if arr.dtype.itemsize <= 4:
+        r = _erf_fast(arr)
+    else:
+        r = np.asarray(_erf_obj(arr.astype(np.float64)), dtype=arr.dtype)
+    return r if arr.ndim else r[()]
