@@ -4,7 +4,7 @@ and reprs, no parameters.
 
 Each class declares its settings as fields and a one-line forward; the shared base
 gives them ``init(*args, **kwargs)`` with PyTorch's argument order and the repr.
-PyTorch's ``inplace`` flags are left out: lampy's values are immutable.
+PyTorch's ``inplace`` keyword is accepted and has no effect: lampy's values are immutable.
 """
 
 from __future__ import annotations
@@ -57,6 +57,9 @@ class _Activation(Module):
             LampyTypeError: for an argument the module does not take.
             LampyValueError: for a value it cannot take (GELU's ``approximate``).
         """
+        inplace = kwargs.pop("inplace", False)  # PyTorch's flag: accepted, no effect
+        if not isinstance(inplace, bool):
+            raise LampyTypeError(f"{cls.__name__}.init: inplace must be a bool, got {inplace!r}.")
         try:
             return cls(*args, **kwargs)
         except LampyTypeError:
@@ -65,7 +68,7 @@ class _Activation(Module):
             names = [f.name for f in attrs.fields(cls) if f.name != "training"]
             raise LampyTypeError(
                 f"{cls.__name__}.init: {e}. It takes {names or 'no arguments'} (PyTorch's "
-                "arguments; inplace is not supported, as lampy's values are immutable)."
+                "arguments; inplace only as a keyword, with no effect: values are immutable)."
             ) from None
 
     def extra_repr(self) -> str:

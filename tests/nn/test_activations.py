@@ -13,6 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lampy
+import lampy.nn.functional as F
 from lampy.nn.functional._activations import (
     celu,
     elu,
@@ -261,3 +262,35 @@ def test_variable_used_twice_and_constants() -> None:
     with lampy.Scope():
         out = gelu(x)
         assert not out.needs_grad
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "relu",
+        "relu6",
+        "leaky_relu",
+        "elu",
+        "selu",
+        "celu",
+        "hardtanh",
+        "hardsigmoid",
+        "hardswish",
+        "silu",
+        "mish",
+    ],
+)
+def test_inplace_flag_is_accepted_and_changes_nothing(name: str) -> None:
+    """PyTorch's inplace=True runs, returns a new Variable and leaves the input as it was."""
+    x = np.array([-1.5, 0.25, 2.0])
+    with lampy.Scope():
+        v = lampy.param(x)
+        out = getattr(F, name)(v, inplace=True)
+        np.testing.assert_array_equal(out.value, getattr(F, name)(v).value)
+        np.testing.assert_array_equal(v.value, x)
+
+
+def test_hardtanh_rejects_min_above_max() -> None:
+    """min_val > max_val is an error, as in PyTorch."""
+    with lampy.Scope(), pytest.raises(lampy.LampyValueError, match=r"min_val \(0.5\) must not"):
+        F.hardtanh(np.zeros(3), min_val=0.5, max_val=0.0)

@@ -422,3 +422,16 @@ def test_value_errors() -> None:
             cross_entropy(np.ones((1, 2)), np.array([2]))
         with pytest.raises(ValueError, match="between 0 and 1"):
             binary_cross_entropy(np.array([1.5]), np.array([1.0]))
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+def test_mean_over_only_ignored_targets_is_nan_with_zero_gradient(name: str) -> None:
+    """Every target ignored: the mean is 0/0 = nan (as PyTorch) but the gradient is 0."""
+    f = cross_entropy if name == "cross_entropy" else nll_loss
+    with lampy.Scope():
+        x = lampy.param(np.array([[0.3, -1.0, 2.0], [1.0, 0.5, 0.1]]))
+        loss = f(x, np.array([0, 0]), ignore_index=0)
+        assert np.isnan(loss.item())
+        loss.backward()
+        assert x.grad is not None
+        np.testing.assert_array_equal(x.grad, np.zeros((2, 3)))

@@ -5,7 +5,9 @@ smooth activations, softmax and log_softmax, glu.
 At non-differentiable points every function takes the one-sided derivative PyTorch's
 autograd returns; each docstring's ``Gradient:`` section states it. float32 stays float32;
 integer and bool inputs (constants) are computed in float64, where PyTorch would keep
-integer dtypes for relu-like functions.
+integer dtypes for relu-like functions. The ``inplace`` flags are accepted, so code
+written for PyTorch runs unchanged, and have no effect: values are immutable, so a new
+Variable is always returned.
 """
 
 from __future__ import annotations
@@ -79,7 +81,7 @@ def _softplus(a: Any) -> Any:
     return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
 
 
-def relu(input: Any) -> Variable:
+def relu(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``max(x, 0)``.
 
     Gradient:
@@ -90,7 +92,7 @@ def relu(input: Any) -> Variable:
     return op("relu", value, contrib_of(input, lambda g: g * (a > 0)))
 
 
-def relu6(input: Any) -> Variable:
+def relu6(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``min(max(x, 0), 6)``.
 
     Gradient:
@@ -102,7 +104,7 @@ def relu6(input: Any) -> Variable:
     return op("relu6", value, contrib_of(input, lambda g: g * ((a > 0) & (a < 6))))
 
 
-def leaky_relu(input: Any, negative_slope: float = 0.01) -> Variable:
+def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
     """Elementwise ``x if x > 0 else negative_slope * x``.
 
     Gradient:
@@ -125,7 +127,7 @@ def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: fl
     return op(name, value, contrib_of(input, lambda g: g * np.where(neg, al * sc * isc * e, sc)))
 
 
-def elu(input: Any, alpha: float = 1.0) -> Variable:
+def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     """Elementwise ``x if x > 0 else alpha * (exp(x) - 1)``.
 
     Gradient:
@@ -135,7 +137,7 @@ def elu(input: Any, alpha: float = 1.0) -> Variable:
     return _elu_like("elu", input, alpha, 1.0, 1.0)
 
 
-def selu(input: Any) -> Variable:
+def selu(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``scale * elu(x, alpha)`` with Klambauer et al.'s (2017) constants
     ``alpha = 1.6732632423543772``, ``scale = 1.0507009873554805``.
 
@@ -146,7 +148,7 @@ def selu(input: Any) -> Variable:
     return _elu_like("selu", input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-def celu(input: Any, alpha: float = 1.0) -> Variable:
+def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     """Elementwise ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Gradient:
@@ -200,7 +202,7 @@ def sigmoid(input: Any) -> Variable:
     return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value)))
 
 
-def silu(input: Any) -> Variable:
+def silu(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``x * sigmoid(x)`` (swish).
 
     Gradient:
@@ -212,7 +214,7 @@ def silu(input: Any) -> Variable:
     return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s))))
 
 
-def mish(input: Any) -> Variable:
+def mish(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``x * tanh(softplus(x))`` (Misra 2019), softplus without overflow.
 
     Gradient:
@@ -264,20 +266,26 @@ def log_sigmoid(input: Any) -> Variable:
     return op("log_sigmoid", value, contrib_of(input, lambda g: g * _sigmoid(-a)))
 
 
-def hardtanh(input: Any, min_val: float = -1.0, max_val: float = 1.0) -> Variable:
+def hardtanh(
+    input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+) -> Variable:
     """Elementwise ``min(max(x, min_val), max_val)``.
 
     Gradient:
         ``dx = g * (min_val < x < max_val)``; 0 at both bounds (PyTorch's convention,
         unlike its ``clamp``, which passes the gradient at the bounds).
     """
+    if min_val > max_val:
+        raise LampyValueError(
+            f"hardtanh: min_val ({min_val}) must not be greater than max_val ({max_val})."
+        )
     a = _float(input)
     lo, hi = _c(a, min_val), _c(a, max_val)
     value = np.minimum(np.maximum(a, lo), hi)
     return op("hardtanh", value, contrib_of(input, lambda g: g * ((a > lo) & (a < hi))))
 
 
-def hardsigmoid(input: Any) -> Variable:
+def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``relu6(x + 3) / 6``.
 
     Gradient:
@@ -295,7 +303,7 @@ def hardsigmoid(input: Any) -> Variable:
     )
 
 
-def hardswish(input: Any) -> Variable:
+def hardswish(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``x * relu6(x + 3) / 6``.
 
     Gradient:

@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
+_BCE_EPS = float(np.float32(1e-12))  # PyTorch's EPSILON, a C float even for double inputs
 Deriv = Callable[[Any], Any]
 
 
@@ -70,7 +71,9 @@ def _reduced(
     else:
         with np.errstate(divide="ignore", invalid="ignore"):
             divisor = np.asarray(n if reduction == "mean" else 1, dtype=dtype)
-            scale = np.asarray(1 / divisor, dtype=dtype)
+            # A mean over nothing (every target ignored) is nan, as in PyTorch, but its
+            # gradient is 0, not 0 * inf: no element took part.
+            scale = np.asarray(1 / divisor if divisor != 0 else 0, dtype=dtype)
             value = np.asarray(loss.sum(dtype=dtype) / divisor, dtype=dtype)
 
     def contribution(d: Deriv) -> Callable[[np.ndarray], Any]:
@@ -348,8 +351,9 @@ def binary_cross_entropy(
     ``-weight (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch.
 
     Gradient:
-        ``d input = g weight (x - t) / max(x (1 - x), 1e-12)`` (PyTorch's formula),
-        ``d target = g weight (log(1 - x) - log(x))`` with the clamped logs.
+        ``d input = g weight (x - t) / max(x (1 - x), 1e-12)`` (PyTorch's formula, with
+        its float32 ``1e-12``), ``d target = g weight (log(1 - x) - log(x))`` with the
+        logs not clamped (infinite at x = 0 or 1, as in PyTorch).
     """
     name = "binary_cross_entropy"
     _check_reduction(name, reduction)
@@ -367,11 +371,12 @@ def binary_cross_entropy(
         loss = loss * w
 
     def d_input() -> Any:
-        d = (a - b) / np.maximum(a * (1 - a), a.dtype.type(1e-12))
+        d = (a - b) / np.maximum(a * (1 - a), a.dtype.type(_BCE_EPS))
         return d if w is None else d * w
 
     def d_target() -> Any:
-        d = log_1mx - log_x
+        with np.errstate(divide="ignore"):
+            d = np.log1p(-a) - np.log(a)
         return d if w is None else d * w
 
     return _reduced(

@@ -100,9 +100,14 @@ def test_every_activation_has_a_module() -> None:
 
 
 def test_activation_constructor_errors() -> None:
-    """Unknown arguments, PyTorch's inplace, a bad approximate and a missing dim fail."""
-    with pytest.raises(LampyTypeError, match="inplace is not supported"):
-        act.ReLU.init(inplace=True)
+    """Unknown arguments, a bad approximate and a missing dim fail; PyTorch's inplace
+    keyword is accepted (and has no effect)."""
+    assert isinstance(act.ReLU.init(inplace=True), act.ReLU)
+    assert act.LeakyReLU.init(0.2, inplace=True).negative_slope == 0.2
+    with pytest.raises(LampyTypeError, match="inplace must be a bool"):
+        act.ReLU.init(inplace="yes")
+    with pytest.raises(LampyTypeError, match=r"It takes \['negative_slope'\]"):
+        act.LeakyReLU.init(slope=0.1)
     with pytest.raises(LampyValueError, match="approximate"):
         act.GELU.init("exact")
     with pytest.raises(LampyValueError, match="pass dim explicitly"):
