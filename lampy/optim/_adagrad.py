@@ -23,6 +23,9 @@ class Adagrad(Optimizer):
         p = p - clr * g / (sqrt(s) + eps)
 
     State per param, made when the optimizer is (as PyTorch): ``"step"`` and ``"sum"``.
+    As in PyTorch, the sums of the params given to the constructor start at its
+    ``initial_accumulator_value`` even where a param group sets another; params added
+    later with ``add_param_group`` start at their group's value.
 
     Args:
         params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
@@ -58,15 +61,17 @@ class Adagrad(Optimizer):
             "maximize": maximize,
         }
         super().__init__(params, defaults)
+        # As PyTorch: the sums of the params given here start at the constructor's
+        # initial_accumulator_value, even where a param group sets its own.
         for group in self.param_groups:
             for p in group["params"]:
-                self._init_state(group, p)
+                self._init_state(group, p, initial_accumulator_value)
 
-    def _init_state(self, group: dict[str, Any], p: Variable) -> dict[str, Any]:
-        state = self.state[p] = {
-            "step": 0,
-            "sum": np.full_like(p.value, group["initial_accumulator_value"]),
-        }
+    def _init_state(
+        self, group: dict[str, Any], p: Variable, initial: float | None = None
+    ) -> dict[str, Any]:
+        value = group["initial_accumulator_value"] if initial is None else initial
+        state = self.state[p] = {"step": 0, "sum": np.full_like(p.value, value)}
         return state
 
     def _check_group(self, group: dict[str, Any]) -> None:

@@ -169,3 +169,16 @@ def test_adagrad_state_exists_before_the_first_step() -> None:
 def test_bad_settings(cls: Any, kw: dict[str, Any], match: str) -> None:
     """Invalid hyper-parameters raise LampyValueError naming them."""
     check_bad_settings(cls, kw, match)
+
+
+def test_adagrad_group_accumulator_value_follows_pytorch() -> None:
+    """As PyTorch: params given to the constructor start their sums at the constructor's
+    initial_accumulator_value, even where their group sets another."""
+    with lampy.Scope():
+        p = lampy.param(np.array([1.0, 2.0]))
+        opt = Adagrad([{"params": [p], "initial_accumulator_value": 0.1}], lr=0.5)
+        np.testing.assert_array_equal(opt.state[p]["sum"], [0.0, 0.0])
+        p.backward(np.array([0.5, -1.0]))
+        opt.step()
+        # sum = g^2 = [0.25, 1]; p -= 0.5 * g / (sqrt(sum) + 1e-10)
+        np.testing.assert_allclose(p.value, [0.5, 2.5])
