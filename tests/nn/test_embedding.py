@@ -137,3 +137,13 @@ def test_embedding_weight_must_be_2d() -> None:
     """A weight that is not (num_embeddings, embedding_dim) is a ShapeError."""
     with lampy.Scope(), pytest.raises(ShapeError, match=r"embedding.*2-d"):
         embedding(np.array([0]), np.ones(3))
+
+
+def test_zero_width_embedding_backpropagates() -> None:
+    """An embedding of dimension 0 looks up empty rows and gets an empty gradient."""
+    with lampy.Scope():
+        w = lampy.param(np.zeros((3, 0)))
+        out = embedding(np.array([[0, 2]]), w)
+        assert out.shape == (1, 2, 0)
+        out.sum().backward()
+        assert w.grad is not None and w.grad.shape == (3, 0)

@@ -183,3 +183,13 @@ def test_errors() -> None:
     _raises(
         LampyValueError, r"fold: output_size must be >= 1", fold, np.zeros((1, 8, 9)), (0, 4), 2
     )
+
+
+def test_unfold_of_an_empty_batch() -> None:
+    """A batch of 0 samples unfolds to (0, C * kH * kW, L), and backpropagates."""
+    with lampy.Scope():
+        x = lampy.param(np.zeros((0, 2, 3, 5)))
+        cols = unfold(x, kernel_size=2, stride=(1, 2))
+        assert cols.shape == (0, 8, 4)
+        cols.sum().backward()
+        assert x.grad is not None and x.grad.shape == (0, 2, 3, 5)

@@ -165,7 +165,7 @@ def embedding(
     value = rows.reshape((*ids.shape, dim))
 
     def d_weight(g: np.ndarray, out: np.ndarray) -> None:
-        g2 = g.reshape(-1, dim)
+        g2 = g.reshape(len(flat_ids), dim)
         idx = flat_ids
         if renorm is not None:
             raw, norms, big, scale, denom = renorm

@@ -49,7 +49,7 @@ def _unfold(
 ) -> Any:
     """``(N, C, H, W) -> (N, C * prod(kernel), prod(blocks))``, a new array."""
     cols = np.ascontiguousarray(windows(pad(x, pads), kernel, blocks, stride, dilation))
-    return cols.reshape(x.shape[0], -1, math.prod(blocks))
+    return cols.reshape(x.shape[0], x.shape[1] * math.prod(kernel), math.prod(blocks))
 
 
 def _fold(
