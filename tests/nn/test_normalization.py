@@ -416,3 +416,17 @@ def test_normalize_clamped_norm_gradient() -> None:
         np.testing.assert_allclose(x.grad, np.full((2, 2), 1e12))
     with lampy.Scope(), pytest.raises(ShapeError, match="axis 1 is out of bounds"):
         normalize(np.ones(3))
+
+
+def test_pytorchs_degenerate_input_checks() -> None:
+    """As PyTorch: batch_norm needs eps > 0 when training; group_norm refuses inputs
+    PyTorch's batch-size check refuses."""
+    with lampy.Scope():
+        with pytest.raises(LampyValueError, match="eps must be positive when training"):
+            batch_norm(np.zeros((4, 3)), np.zeros(3), np.ones(3), training=True, eps=0.0)
+        batch_norm(np.zeros((4, 3)), np.zeros(3), np.ones(3), training=False, eps=0.0)
+        for shape, groups in [((1, 1), 1), ((1, 3, 1), 3)]:
+            with pytest.raises(LampyValueError, match="more than 1 value per channel"):
+                group_norm(np.zeros(shape), groups)
+        assert group_norm(np.zeros((2, 3, 1)), 3).shape == (2, 3, 1)
+        assert group_norm(np.zeros((1, 4)), 2).shape == (1, 4)

@@ -110,6 +110,11 @@ def batch_norm(
             f"{name}: running_mean and running_var must be given in evaluation mode "
             "(training=False); pass them, or use training=True for batch statistics."
         )
+    if training and not eps > 0:
+        raise LampyValueError(
+            f"{name}: eps must be positive when training, got {eps}: a channel with no "
+            "variance would divide by zero."
+        )
     if training and count == 1:
         raise LampyValueError(
             f"{name}: expected more than 1 value per channel when training, got input of "

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, ShapeError
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
@@ -221,6 +221,11 @@ def group_norm(
         raise ShapeError(
             f"{name}: num_groups={num_groups} must be positive and divide the number of "
             f"channels C={c} of the input of shape {a.shape}; choose a divisor of {c}."
+        )
+    if (n * c // num_groups) * s == 1:  # PyTorch's own check (its _verify_batch_size)
+        raise LampyValueError(
+            f"{name}: expected more than 1 value per channel, got input of shape {a.shape} "
+            f"with num_groups={num_groups}; PyTorch refuses it too."
         )
     w = _affine(name, "weight", weight, (c,), a)
     b = _affine(name, "bias", bias, (c,), a)
