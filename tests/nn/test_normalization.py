@@ -192,6 +192,18 @@ def test_batch_norm_empty_batch() -> None:
     assert rm.tolist() == [0.0, 0.0, 0.0] and rv.tolist() == [1.0, 1.0, 1.0]
 
 
+@pytest.mark.parametrize("momentum", [0.1, None])
+def test_batch_norm_failed_call_leaves_running_stats(momentum: float | None) -> None:
+    """A training call that fails to record its result (no Scope open) leaves
+    running_mean, running_var and num_batches_tracked unchanged."""
+    rm, rv, nbt = np.zeros(3), np.ones(3), np.zeros((), np.int64)
+    x = np.arange(12.0).reshape(4, 3)
+    with pytest.raises(lampy.NoScopeError):
+        batch_norm(x, rm, rv, training=True, momentum=momentum, num_batches_tracked=nbt)
+    assert rm.tolist() == [0.0, 0.0, 0.0] and rv.tolist() == [1.0, 1.0, 1.0]
+    assert int(nbt) == 0
+
+
 def test_batch_norm_errors() -> None:
     """Bad channel counts, too few values, missing or read-only stats raise clear errors."""
     x = np.ones((2, 3, 4))

@@ -71,8 +71,9 @@ def batch_norm(
     the unbiased variance for ``running_var``. ``momentum=None`` takes the cumulative
     average (factor ``1 / num_batches_tracked``), as ``torch.nn.BatchNorm*d`` does; it
     needs ``num_batches_tracked``, which is incremented in place whenever the running
-    statistics are updated. In evaluation mode the running statistics are used and the
-    op is affine in the input.
+    statistics are updated. The update happens once the result is recorded, so a call
+    that raises (no ``lampy.Scope`` open, ...) leaves them unchanged. In evaluation mode
+    the running statistics are used and the op is affine in the input.
 
     Args:
         input: Array of shape ``(N, C)`` or ``(N, C, *)``.
@@ -159,15 +160,6 @@ def _batch_norm_train(
         value = xhat if w is None else xhat * w[:, None]
         if b is not None:
             value = value + b[:, None] if value is xhat else np.add(value, b[:, None], out=value)
-        if rm is not None:
-            if nbt is not None:
-                nbt += 1
-            f = 1.0 / int(nbt) if momentum is None and nbt is not None else float(momentum or 0)
-            unbiased = var * (count / (count - 1))
-            rm *= 1 - f
-            rm += (f * mean).astype(rm.dtype, copy=False)
-            rv *= 1 - f
-            rv += (f * unbiased).astype(rv.dtype, copy=False)
 
     def sums(g3: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return g3.sum(axis=(0, 2)), np.einsum("ncs,ncs->c", g3, xhat)
@@ -188,13 +180,25 @@ def _batch_norm_train(
     def d_bias(g: np.ndarray) -> Any:
         return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
 
-    return op(
+    out = op(
         "batch_norm",
         _shaped(value, shape),
         contrib_of(input, d_input) if count else _zeros_of(input),
         contrib_of(weight, d_weight),
         contrib_of(bias, d_bias),
     )
+    # the running statistics change only once the result is recorded: a call
+    # that fails (no Scope open, ...) leaves the module state alone
+    if count and rm is not None:
+        if nbt is not None:
+            nbt += 1
+        f = 1.0 / int(nbt) if momentum is None and nbt is not None else float(momentum or 0)
+        unbiased = var * (count / (count - 1))
+        rm *= 1 - f
+        rm += (f * mean).astype(rm.dtype, copy=False)
+        rv *= 1 - f
+        rv += (f * unbiased).astype(rv.dtype, copy=False)
+    return out
 
 
 def _zeros_of(x: Any) -> Any:
