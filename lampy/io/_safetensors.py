@@ -75,7 +75,7 @@ def write_safetensors(
     for name, value in tensors.items():
         a = np.asarray(value)
         code = _code(name, a)
-        a = np.ascontiguousarray(a, dtype=_DTYPES[code])
+        a = np.asarray(a, dtype=_DTYPES[code], order="C")  # keeps 0-d arrays 0-d
         header[name] = {
             "dtype": code,
             "shape": list(a.shape),
@@ -88,6 +88,7 @@ def write_safetensors(
     target = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
         with os.fdopen(fd, "wb") as f:
             f.write(len(raw).to_bytes(8, "little"))
             f.write(raw)
@@ -99,6 +100,35 @@ def write_safetensors(
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    _fsync_dir(target.parent)
+
+
+def _umask() -> int:
+    """The process's umask: read from /proc on Linux (setting it, the only portable way
+    to read it, briefly changes it for every thread)."""
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _fsync_dir(directory: Path) -> None:
+    """Flush the directory entry of the rename to disk (where the platform allows)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:  # not possible on this platform (Windows)
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 def read_safetensors(

@@ -139,7 +139,8 @@ class BestCheckpoint(Callback):
         if self._m.improved(value):
             self.best_epoch = state.epoch
             opt = state.optimizer if self.save_optimizer else None
-            save(self.path, state.model, opt, epoch=state.epoch, **{self._m.monitor: value})
+            meta = {self._m.monitor: value, "epoch": state.epoch}
+            save(self.path, state.model, opt, **meta)
 
 
 class MetricsLogger(Callback):

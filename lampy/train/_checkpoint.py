@@ -110,29 +110,12 @@ def load(path: str | os.PathLike[str], module: Module, optimizer: Any = None) ->
             ``load_state_dict`` when names, shapes or dtypes do not fit.
     """
     tensors, meta = read_safetensors(path)
+    try:  # parse all metadata before anything is changed
+        user = dict(json.loads(meta.get("lampy.metadata", "{}")))
+    except (json.JSONDecodeError, TypeError, ValueError) as e:
+        raise CheckpointError(f"load: '{path}' has malformed lampy.metadata ({e}).") from None
     model_sd = {k: v for k, v in tensors.items() if not k.startswith(_OPT)}
-    opt_sd = None
-    if optimizer is not None:
-        raw = meta.get("lampy.optimizer")
-        if raw is None:
-            raise CheckpointError(
-                f"load: '{path}' holds no optimizer state (it was saved without an "
-                "optimizer); call load(path, module) and start the optimizer afresh."
-            )
-        info = json.loads(raw)
-        if info["class"] != type(optimizer).__name__:
-            raise CheckpointError(
-                f"load: '{path}' holds the state of a {info['class']} optimizer, not of a "
-                f"{type(optimizer).__name__}; load it into the same kind of optimizer."
-            )
-        state: dict[int, dict[str, Any]] = {
-            int(i): dict(values) for i, values in info["state"].items()
-        }
-        for key, value in tensors.items():
-            if key.startswith(_OPT):
-                index, name = key[len(_OPT) :].split(".", 1)
-                state.setdefault(int(index), {})[name] = value
-        opt_sd = {"state": state, "param_groups": [_tuples(g) for g in info["param_groups"]]}
+    opt_sd = None if optimizer is None else _optimizer_state(path, tensors, meta, optimizer)
     # Check both before changing either: the module's load validates everything before it
     # writes, so only the optimizer needs a dry run first.
     if opt_sd is not None:
@@ -140,7 +123,38 @@ def load(path: str | os.PathLike[str], module: Module, optimizer: Any = None) ->
     module.load_state_dict(model_sd)
     if opt_sd is not None:
         optimizer.load_state_dict(opt_sd)
-    return dict(json.loads(meta.get("lampy.metadata", "{}")))
+    return user
+
+
+def _optimizer_state(
+    path: Any, tensors: dict[str, np.ndarray], meta: dict[str, str], optimizer: Any
+) -> dict[str, Any]:
+    """The optimizer's state dict rebuilt from a checkpoint's tensors and metadata."""
+    raw = meta.get("lampy.optimizer")
+    if raw is None:
+        raise CheckpointError(
+            f"load: '{path}' holds no optimizer state (it was saved without an "
+            "optimizer); call load(path, module) and start the optimizer afresh."
+        )
+    try:
+        info = json.loads(raw)
+        saved_class, groups, scalars = info["class"], info["param_groups"], info["state"]
+        state: dict[int, dict[str, Any]] = {int(i): dict(v) for i, v in scalars.items()}
+        for key, value in tensors.items():
+            if key.startswith(_OPT):
+                index, name = key[len(_OPT) :].split(".", 1)
+                state.setdefault(int(index), {})[name] = value
+        param_groups = [_tuples(g) for g in groups]
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as e:
+        raise CheckpointError(
+            f"load: '{path}' has malformed optimizer state ({type(e).__name__}: {e})."
+        ) from None
+    if saved_class != type(optimizer).__name__:
+        raise CheckpointError(
+            f"load: '{path}' holds the state of a {saved_class} optimizer, not of a "
+            f"{type(optimizer).__name__}; load it into the same kind of optimizer."
+        )
+    return {"state": state, "param_groups": param_groups}
 
 
 def _dry_run_optimizer(optimizer: Any, sd: dict[str, Any]) -> None:

@@ -199,7 +199,9 @@ def fit(
         callbacks: [Callback][lampy.train.Callback]s (early stopping, checkpoints,
             logging, your own).
         grad_accumulation: Batches whose gradients are summed before each optimizer
-            step; each batch's loss is divided by it, so the step sees their mean.
+            step; each batch's loss is divided by the number of batches in its group
+            (``grad_accumulation``, or fewer for an epoch's last group when the batches
+            have a ``len()``), so each step sees their mean.
         clip_grad_norm: Clip the gradients' total 2-norm to this before each step.
         progress: Show a progress bar per epoch (loss, lr, samples/s) when stderr is a
             terminal and tqdm is installed, and print a one-line summary per epoch.
@@ -221,6 +223,7 @@ def fit(
             infinite; it names the epoch, batch and optimizer step.
     """
     from lampy.optim._clip import clip_grad_norm_
+    from lampy.optim._schedulers_special import OneCycleLR, ReduceLROnPlateau
 
     if grad_accumulation < 1:
         raise LampyValueError(f"fit: grad_accumulation must be >= 1, got {grad_accumulation}.")
@@ -228,17 +231,58 @@ def fit(
         raise LampyTypeError(f"fit: model must be a lampy.nn.Module, got {type(model).__name__}.")
     interval = scheduler_interval
     if interval is None:
-        interval = "step" if type(scheduler).__name__ == "OneCycleLR" else "epoch"
+        interval = "step" if isinstance(scheduler, OneCycleLR) else "epoch"
     if interval not in ("step", "epoch"):
         raise LampyValueError(
             f"fit: scheduler_interval must be 'step' or 'epoch', got {interval!r}."
         )
-    plateau = type(scheduler).__name__ == "ReduceLROnPlateau"
+    plateau = isinstance(scheduler, ReduceLROnPlateau)
     history = History()
     train_model = model.train()
     state = TrainState(train_model, optimizer, history)
     params = train_model.parameters()
     val_metrics: dict[str, Metric] = {"loss": loss_fn, **(metrics or {})}
+
+    def optimizer_step() -> None:
+        if clip_grad_norm is not None:
+            clip_grad_norm_(params, clip_grad_norm)
+        optimizer.step()
+        optimizer.zero_grad()
+        state.step += 1
+        if scheduler is not None and interval == "step":
+            scheduler.step()
+
+    def train_step(epoch: int, i: int, batch: tuple[Any, ...], divisor: int) -> float:
+        """Forward and backward of one batch in its own scope; the loss as a float."""
+        with lampy.Scope():
+            loss = loss_fn(train_model, batch)
+            if not isinstance(loss, Variable):
+                raise LampyTypeError(
+                    f"fit: loss_fn must return a scalar lampy Variable, got {type(loss).__name__}."
+                )
+            value = _scalar("fit: loss_fn", loss)
+            where = f"epoch {epoch}, batch {i + 1} (after {state.step} optimizer steps)"
+            if not math.isfinite(value):
+                cause = find_nonfinite(loss) if detect_anomaly else None
+                if cause:
+                    hint = f" The first non-finite value: {cause}."
+                elif not detect_anomaly:
+                    hint = " Pass detect_anomaly=True to fit to name the op that produced it."
+                else:
+                    hint = ""
+                raise NonFiniteError(
+                    f"fit: the loss is {value} at {where}.{hint} Lower the learning "
+                    "rate, clip gradients (clip_grad_norm=...), or check the data."
+                )
+            (loss if divisor == 1 else loss / divisor).backward()
+        if detect_anomaly:
+            bad = _nonfinite_grads(train_model)
+            if bad:
+                raise NonFiniteError(
+                    f"fit: gradients of {bad} are not finite at {where}, though the loss is."
+                )
+        return value
+
     for cb in callbacks:
         cb.on_train_begin(state)
     for epoch in range(initial_epoch + 1, epochs + 1):
@@ -248,65 +292,30 @@ def fit(
         total = len(train_batches) if isinstance(train_batches, Sized) else None
         bar = _Progress(progress, total, f"epoch {epoch}/{epochs}")
         start = time.perf_counter()
-        loss_sum, seen, pending = 0.0, 0, 0
-        batch_list = iter(train_batches)
-        i = -1
-        for i, batch in enumerate(batch_list):
-            n = _batch_size(batch)
-            with lampy.Scope():
-                loss = loss_fn(train_model, batch)
-                if not isinstance(loss, Variable):
-                    raise LampyTypeError(
-                        "fit: loss_fn must return a scalar lampy Variable, got "
-                        f"{type(loss).__name__}."
+        loss_sum, seen, pending, i = 0.0, 0, 0, -1
+        try:
+            for i, batch in enumerate(train_batches):
+                if pending == 0:  # a new group: the mean over its batches, when known
+                    group = (
+                        grad_accumulation if total is None else min(grad_accumulation, total - i)
                     )
-                value = _scalar("fit: loss_fn", loss)
-                if not math.isfinite(value):
-                    where = f"epoch {epoch}, batch {i + 1} (after {state.step} optimizer steps)"
-                    cause = find_nonfinite(loss) if detect_anomaly else None
-                    hint = (
-                        f" The first non-finite value: {cause}."
-                        if cause
-                        else " Pass detect_anomaly=True to fit to name the op that produced it."
-                        if not detect_anomaly
-                        else ""
-                    )
-                    raise NonFiniteError(
-                        f"fit: the loss is {value} at {where}.{hint} Lower the learning "
-                        "rate, clip gradients (clip_grad_norm=...), or check the data."
-                    )
-                (loss if grad_accumulation == 1 else loss / grad_accumulation).backward()
-            if detect_anomaly:
-                bad = _nonfinite_grads(train_model)
-                if bad:
-                    raise NonFiniteError(
-                        f"fit: gradients of {bad} are not finite at epoch {epoch}, batch "
-                        f"{i + 1} (after {state.step} optimizer steps), though the loss is."
-                    )
-            loss_sum += value * n
-            seen += n
-            pending += 1
-            last = total is not None and i + 1 == total
-            if pending == grad_accumulation or last:
-                if clip_grad_norm is not None:
-                    clip_grad_norm_(params, clip_grad_norm)
-                optimizer.step()
-                optimizer.zero_grad()
-                state.step += 1
-                pending = 0
-                if scheduler is not None and interval == "step":
-                    scheduler.step()
-            elapsed = time.perf_counter() - start
-            bar.update(loss_sum / seen, _lr(optimizer), seen / elapsed if elapsed > 0 else 0.0)
-            for cb in callbacks:
-                cb.on_batch_end(state, {"loss": value})
+                n = _batch_size(batch)
+                value = train_step(epoch, i, batch, group)
+                loss_sum += value * n
+                seen += n
+                pending += 1
+                if pending == group:
+                    optimizer_step()
+                    pending = 0
+                elapsed = time.perf_counter() - start
+                rate = seen / elapsed if elapsed > 0 else 0.0
+                bar.update(loss_sum / seen, _lr(optimizer), rate)
+                for cb in callbacks:
+                    cb.on_batch_end(state, {"loss": value})
+        finally:
+            bar.close()
         if pending:  # batches without a len(): step on the leftover accumulation
-            if clip_grad_norm is not None:
-                clip_grad_norm_(params, clip_grad_norm)
-            optimizer.step()
-            optimizer.zero_grad()
-            state.step += 1
-        bar.close()
+            optimizer_step()
         if i < 0:
             raise LampyValueError("fit: train_batches gave no batches in this epoch.")
         elapsed = time.perf_counter() - start

@@ -203,3 +203,53 @@ def test_resuming_from_a_checkpoint_continues_exactly(tmp_path: Path) -> None:
     resumed = _run(tmp_path / "mid.safetensors", 4, stop_after=2)
     for a, b in zip(straight, resumed, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_zero_dim_arrays_and_batch_norm_buffers_round_trip(tmp_path: Path) -> None:
+    """0-d arrays stay 0-d, so a model with BatchNorm (num_batches_tracked) reloads."""
+    from lampy import nn
+
+    path = tmp_path / "x.safetensors"
+    write_safetensors(path, {"a": np.array(7, np.int64), "b": np.ones((2, 3))[:, ::2]})
+    tensors, _ = read_safetensors(path)
+    assert tensors["a"].shape == () and tensors["a"] == 7
+    np.testing.assert_array_equal(tensors["b"], np.ones((2, 2)))
+    with lampy.Scope():
+        bn = nn.BatchNorm1d.init(4)
+        bn.num_batches_tracked[()] = 5
+        bn.running_mean[:] = [1, 2, 3, 4]
+        lampy.save(path, bn)
+        other = nn.BatchNorm1d.init(4)
+        lampy.load(path, other)
+        assert other.num_batches_tracked == 5
+        np.testing.assert_array_equal(other.running_mean, [1, 2, 3, 4])
+
+
+def test_files_get_the_usual_permissions(tmp_path: Path) -> None:
+    """A checkpoint is readable by others as any file the process writes (not 0600)."""
+    path = tmp_path / "x.safetensors"
+    write_safetensors(path, {"a": np.zeros(1)})
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask
+
+
+def test_malformed_lampy_metadata_is_a_checkpoint_error(tmp_path: Path) -> None:
+    """Broken optimizer or user metadata: CheckpointError, and the module is unchanged."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(5)
+        lampy.save(path, model, opt)
+        tensors, meta = read_safetensors(path)
+        target, target_opt = _trained(6)
+        snap = _state(target)
+        for key, bad in [
+            ("lampy.optimizer", "{not json"),
+            ("lampy.optimizer", '{"class": 1}'),
+            ("lampy.metadata", "[1, 2"),
+        ]:
+            write_safetensors(path, tensors, {**meta, key: bad})
+            with pytest.raises(CheckpointError, match="malformed"):
+                lampy.load(path, target, target_opt)
+        for k, v in snap.items():
+            np.testing.assert_array_equal(target.state_dict()[k], v)

@@ -373,3 +373,69 @@ def test_fit_argument_errors() -> None:
             fit(model, lambda m, b: 1.0, opt, batches, epochs=1, progress=False)  # type: ignore[arg-type, return-value]
         with pytest.raises(LampyTypeError, match=r"model must be a lampy\.nn\.Module"):
             fit(lambda v: v, ce_loss, opt, batches, epochs=1)  # type: ignore[arg-type]
+
+
+def test_accumulation_groups_and_step_schedules_without_len() -> None:
+    """Batches without len(): the leftover group steps the optimizer and the per-step
+    schedule alike; with len(), the last partial group's step sees its batches' mean."""
+    x, y = classification_data(40)
+
+    class NoLen:
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            return iter(Batches(x, y, batch_size=8))
+
+    with lampy.Scope():
+        model = mlp(13)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        sched = optim.lr_scheduler.OneCycleLR(opt, max_lr=0.1, total_steps=6)
+        fit(
+            model,
+            ce_loss,
+            opt,
+            NoLen(),
+            epochs=2,
+            grad_accumulation=2,
+            scheduler=sched,
+            progress=False,
+        )
+        assert sched.last_epoch == 6  # 5 batches -> 3 steps an epoch
+        a, b = mlp(14), mlp(14)
+        fit(
+            a,
+            ce_loss,
+            optim.SGD(a.parameters(), lr=0.5),
+            Batches(x[:24], y[:24], batch_size=8),
+            epochs=1,
+            grad_accumulation=4,
+            progress=False,
+        )  # one group of 3 batches
+        fit(
+            b,
+            ce_loss,
+            optim.SGD(b.parameters(), lr=0.5),
+            Batches(x[:24], y[:24], batch_size=24),
+            epochs=1,
+            progress=False,
+        )
+        for wa, wb in zip(_weights(a), _weights(b), strict=True):
+            np.testing.assert_allclose(wa, wb, rtol=1e-5, atol=1e-6)
+
+
+def test_best_checkpoint_on_the_training_loss(tmp_path: Path) -> None:
+    """BestCheckpoint can watch the training loss; its file records that value and the epoch."""
+    x, y = classification_data(16)
+    with lampy.Scope():
+        model = mlp(15)
+        best = BestCheckpoint(tmp_path / "b.safetensors", monitor="loss")
+        hist = fit(
+            model,
+            ce_loss,
+            optim.SGD(model.parameters(), lr=0.1),
+            Batches(x, y, batch_size=8),
+            epochs=3,
+            callbacks=[best],
+            progress=False,
+        )
+        assert best.best_epoch == 3
+        meta = lampy.load(tmp_path / "b.safetensors", model)
+        assert meta == {"loss": hist["loss"][2], "epoch": 3}
