@@ -302,11 +302,13 @@ class Optimizer:
 
         Saved params are matched to this optimizer's params by position (group by
         group). Arrays are copied and cast to each param's dtype. Hyper-parameters of
-        each group are taken from the dict. Nothing changes if the dict does not fit.
+        each group are taken from the dict (those it lacks keep their current values)
+        and validated as by the constructor. Nothing changes if the dict does not fit.
 
         Raises:
             LampyValueError: the dict lacks ``"state"``/``"param_groups"``, has another
-                number of groups or of params in a group, or refers to unknown params.
+                number of groups or of params in a group, a group without ``"params"``,
+                an invalid hyper-parameter, or refers to unknown params.
             ShapeError: a state array's shape differs from its param's.
         """
         name = f"{type(self).__name__}.load_state_dict"
@@ -322,7 +324,18 @@ class Optimizer:
                 f"this optimizer has {len(self.param_groups)}."
             )
         id_map: dict[Any, Variable] = {}
+        new_groups = []
         for i, (g, saved) in enumerate(zip(self.param_groups, saved_groups, strict=True)):
+            if not isinstance(saved, dict) or "params" not in saved:
+                raise LampyValueError(
+                    f"{name}: param group {i} of the loaded state dict has no 'params' entry; "
+                    "load a dict made by Optimizer.state_dict()."
+                )
+            new = {k: v for k, v in g.items() if k != "params"}
+            new.update((k, copy.copy(v)) for k, v in saved.items() if k != "params")
+            self._check_group(new)
+            new["params"] = g["params"]
+            new_groups.append(new)
             if len(saved["params"]) != len(g["params"]):
                 raise LampyValueError(
                     f"{name}: param group {i} of the loaded state dict has "
@@ -338,11 +351,6 @@ class Optimizer:
                 )
             p = id_map[key]
             new_state[p] = {k: self._load_value(name, key, k, v, p) for k, v in entry.items()}
-        new_groups = []
-        for g, saved in zip(self.param_groups, saved_groups, strict=True):
-            new = {k: copy.copy(v) for k, v in saved.items() if k != "params"}
-            new["params"] = g["params"]
-            new_groups.append(new)
         self.state = new_state
         self.param_groups = new_groups
 

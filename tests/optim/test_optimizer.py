@@ -116,6 +116,49 @@ def test_load_state_dict_errors_change_nothing() -> None:
         assert opt.param_groups[0]["lr"] == 0.1
 
 
+def test_load_state_dict_validates_groups() -> None:
+    """Loaded hyper-parameters are checked as by the constructor, a group without
+    'params' is refused with a clear error, and nothing changes when either fails."""
+    with lampy.Scope():
+        a = lampy.param([1.0, 2.0])
+        opt = SGD([a], lr=0.1, momentum=0.9)
+        a.sum().backward()
+        opt.step()
+        good = opt.state_dict()
+        state_before, groups_before = opt.state, opt.param_groups
+        negative = {"state": good["state"], "param_groups": [dict(good["param_groups"][0])]}
+        negative["param_groups"][0]["lr"] = -5.0
+        with pytest.raises(LampyValueError, match="lr"):
+            opt.load_state_dict(negative)
+        bad_nesterov = {"state": {}, "param_groups": [dict(good["param_groups"][0])]}
+        bad_nesterov["param_groups"][0].update(nesterov=True, momentum=0.0)
+        with pytest.raises(LampyValueError, match="Nesterov"):
+            opt.load_state_dict(bad_nesterov)
+        no_params = {k: v for k, v in good["param_groups"][0].items() if k != "params"}
+        with pytest.raises(LampyValueError, match=r"group 0.*'params'"):
+            opt.load_state_dict({"state": {}, "param_groups": [no_params]})
+        with pytest.raises(LampyValueError, match=r"group 0.*'params'"):
+            opt.load_state_dict({"state": {}, "param_groups": [[0]]})
+        assert opt.state is state_before and opt.param_groups is groups_before
+        assert opt.param_groups[0]["lr"] == 0.1
+
+
+def test_load_state_dict_keeps_missing_hyper_parameters() -> None:
+    """A loaded group lacking a hyper-parameter keeps the current value, so the next
+    step works (no KeyError)."""
+    with lampy.Scope():
+        a = lampy.param([1.0, 2.0])
+        opt = SGD([a], lr=0.1, momentum=0.9, nesterov=True)
+        saved = opt.state_dict()
+        del saved["param_groups"][0]["nesterov"]
+        saved["param_groups"][0]["lr"] = 0.5
+        opt.load_state_dict(saved)
+        assert opt.param_groups[0]["nesterov"] is True and opt.param_groups[0]["lr"] == 0.5
+        a.sum().backward()
+        opt.step()
+        np.testing.assert_allclose(a.value, [1.0 - 0.5 * 1.9, 2.0 - 0.5 * 1.9])
+
+
 def test_load_state_dict_casts_to_param_dtype() -> None:
     """Loaded arrays are copies in the param's dtype (float32 stays float32)."""
     with lampy.Scope():
