@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 import lampy
@@ -345,7 +345,19 @@ def group_cases(draw: st.DrawFn) -> tuple[tuple[int, ...], int]:
     groups = draw(st.integers(1, 3))
     per = draw(st.integers(1, 3))
     spatial = tuple(draw(st.lists(st.integers(1, 3), max_size=2)))
-    return (draw(st.integers(0, 3)), groups * per, *spatial), groups
+    n = draw(st.integers(0, 3))
+    # a single value per group is refused, as PyTorch does (test_pytorchs_degenerate_input_checks)
+    assume(n * per * int(np.prod(spatial)) != 1)
+    return (n, groups * per, *spatial), groups
+
+
+@given(case=group_cases())
+@settings(max_examples=200)
+def test_group_cases_never_draw_single_value_groups(case: tuple[tuple[int, ...], int]) -> None:
+    """The generated group_norm cases are all accepted: none has a single value per
+    (sample, group), which group_norm refuses as PyTorch does."""
+    shape, groups = case
+    assert (shape[0] * shape[1] // groups) * int(np.prod(shape[2:])) != 1
 
 
 @given(case=group_cases(), seed=st.integers(0, 2**32 - 1), affine=st.booleans())
