@@ -66,10 +66,11 @@ class Sequential(Module):
 class ModuleList(Module):
     """An indexable tuple of modules, named ``0``, ``1``... in parameter names.
 
-    It has no ``forward``: the owner decides how to use its modules.
+    It has no ``forward``: the owner decides how to use its modules. The tuple is the
+    ``entries`` field.
     """
 
-    items: tuple[Module, ...] = inline(converter=tuple)
+    entries: tuple[Module, ...] = inline(converter=tuple)
 
     @classmethod
     def init(cls, modules: Any = ()) -> ModuleList:
@@ -79,23 +80,24 @@ class ModuleList(Module):
         return cls(items)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.entries)
 
     def __iter__(self) -> Iterator[Module]:
-        return iter(self.items)
+        return iter(self.entries)
 
     def __getitem__(self, i: int) -> Module:
-        return self.items[i]
+        return self.entries[i]
 
 
 @attrs.frozen(eq=False, repr=False)
 class ModuleDict(Module):
     """Modules keyed by name (insertion order kept), named by key in parameter names.
 
-    It has no ``forward``: the owner decides how to use its modules.
+    It has no ``forward``: the owner decides how to use its modules. The dict is the
+    ``entries`` field; ``keys()``, ``values()`` and ``items()`` work as on a dict.
     """
 
-    items: dict[str, Module] = inline(converter=dict)
+    entries: dict[str, Module] = inline(converter=dict)
 
     @classmethod
     def init(cls, modules: Any = ()) -> ModuleDict:
@@ -111,21 +113,25 @@ class ModuleDict(Module):
         return cls(items)
 
     def __len__(self) -> int:
-        return len(self.items)
+        return len(self.entries)
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self.items)
+        return iter(self.entries)
 
     def __getitem__(self, key: str) -> Module:
-        return self.items[key]
+        return self.entries[key]
 
     def __contains__(self, key: object) -> bool:
-        return key in self.items
+        return key in self.entries
 
     def keys(self) -> Any:
         """The names."""
-        return self.items.keys()
+        return self.entries.keys()
 
     def values(self) -> Any:
         """The modules."""
-        return self.items.values()
+        return self.entries.values()
+
+    def items(self) -> Any:
+        """The ``(name, module)`` pairs, as ``torch.nn.ModuleDict.items()``."""
+        return self.entries.items()

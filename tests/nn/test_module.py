@@ -277,6 +277,20 @@ def test_containers() -> None:
             ModuleDict.init({"a.b": a})
 
 
+def test_module_dict_mapping_api() -> None:
+    """ModuleDict has the mapping API (keys, values, items) as torch.nn.ModuleDict; the
+    modules are held in ``entries`` (ModuleList's too), which names no parameter."""
+    with lampy.Scope():
+        rng = _rng()
+        a, b = Affine.init(2, rng=rng), Affine.init(2, rng=rng)
+        md = ModuleDict.init({"x": a, "y": b})
+        assert list(md.items()) == [("x", a), ("y", b)]
+        assert list(md.values()) == [a, b] and dict(md.items()) == md.entries
+        ml = ModuleList.init([a, b])
+        assert ml.entries == (a, b)
+        assert list(md.state_dict()) == ["x.weight", "x.bias", "y.weight", "y.bias"]
+
+
 def test_repr_shows_settings_and_children() -> None:
     """The repr is PyTorch-like: settings in parentheses, children indented by name."""
     with lampy.Scope():
