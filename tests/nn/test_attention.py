@@ -215,3 +215,35 @@ def test_attention_errors(
     q, k, v = (np.ones(s) for s in args)
     with lampy.Scope(), pytest.raises(error, match=f"scaled_dot_product_attention: .*{match}"):
         sdpa(q, k, v, **kw)
+
+
+def test_backward_keeps_no_reference_to_g(monkeypatch: Any) -> None:
+    """A backward pass that stops after the query's closure does not keep ``g`` alive
+    (only a weak reference recognises it), and a new ``g`` gets fresh gradients."""
+    import gc
+    import weakref
+
+    import lampy.nn.functional._attention as att
+
+    captured: list[dict[int, Any]] = []
+    real_op = att.op
+
+    def spy(name: str, value: Any, *params: Any) -> Any:
+        captured.append({id(p[0]): p[1] for p in params if p is not None})
+        return real_op(name, value, *params)
+
+    monkeypatch.setattr(att, "op", spy)
+    rng = np.random.default_rng(0)
+    with lampy.Scope():
+        q, k, v = (lampy.param(rng.normal(size=(2, 3, 4))) for _ in range(3))
+        sdpa(q, k, v)
+        sdpa(q, k, v)
+    first, second = captured
+    g = np.ones((2, 3, 4))
+    first[id(q)].fn(g)  # the pass stops here: the key's closure does not run
+    ref = weakref.ref(g)
+    del g
+    gc.collect()
+    assert ref() is None
+    g2 = np.full((2, 3, 4), 2.0)
+    np.testing.assert_allclose(first[id(k)].fn(g2), second[id(k)].fn(np.full((2, 3, 4), 2.0)))

@@ -19,6 +19,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
+from lampy.nn.functional._shared import SharedInBackward
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["scaled_dot_product_attention"]
@@ -276,21 +277,16 @@ def scaled_dot_product_attention(
     mask_grad = bias is not None and needs_grad(attn_mask)
     users = int(needs_grad(query)) + int(needs_grad(key)) + int(mask_grad)
     mask_shape = np.shape(value_of(attn_mask)) if mask_grad else ()
-    cache: list[Any] = []
 
-    def d_scores(g: np.ndarray) -> np.ndarray:
-        if not cache or cache[0] is not g:
-            ds = _matmul(g * inv, np.swapaxes(v, -1, -2))
-            if keep is not None:
-                ds *= keep
-            ds -= np.einsum("...i,...i->...", g, out)[..., None] * inv
-            ds *= e
-            cache[:] = [g, ds, users]
-        d: np.ndarray = cache[1]
-        cache[2] -= 1
-        if cache[2] <= 0:
-            cache.clear()
-        return d
+    def compute_scores(g: np.ndarray) -> np.ndarray:
+        ds: np.ndarray = _matmul(g * inv, np.swapaxes(v, -1, -2))
+        if keep is not None:
+            ds *= keep
+        ds -= np.einsum("...i,...i->...", g, out)[..., None] * inv
+        ds *= e
+        return ds
+
+    d_scores = SharedInBackward(compute_scores, users)
 
     def d_query(g: np.ndarray) -> Any:
         d = _matmul(d_scores(g), k)

@@ -23,7 +23,6 @@ from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
 from lampy.nn.functional._conv_common import (
     Ints,
-    SharedInBackward,
     as_ints,
     batch_first,
     batched,
@@ -39,6 +38,7 @@ from lampy.nn.functional._conv_common import (
     out_sizes,
     pad,
 )
+from lampy.nn.functional._shared import SharedInBackward
 from lampy.ops._operands import contrib_of, needs_grad
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import math
 import operator
-import weakref
 from typing import Any
 
 import numpy as np
@@ -254,33 +253,3 @@ def cols_to_image(
     return np.ascontiguousarray(
         np.swapaxes(col2im(view, size, pads, kernel, stride, dilation), 0, 1)
     )
-
-
-class SharedInBackward:
-    """A value that several closures of one op compute from the same ``g``: computed by
-    the first closure that asks, handed to the others, and dropped after ``users`` asks.
-
-    Only a weak reference to ``g`` is kept, to recognise it: a later pass (a new ``g``)
-    recomputes. If a pass serves fewer closures (gradients for some leaves only), the
-    value is held until the next pass or until the op is released with its scope.
-    """
-
-    __slots__ = ("_fn", "_key", "_left", "_users", "_value")
-
-    def __init__(self, fn: Any, users: int) -> None:
-        self._fn = fn
-        self._users = users
-        self._left = 0
-        self._key: Any = None
-        self._value: Any = None
-
-    def __call__(self, g: np.ndarray) -> Any:
-        if self._left == 0 or self._key() is not g:
-            self._value = self._fn(g)
-            self._key = weakref.ref(g)
-            self._left = self._users
-        value = self._value
-        self._left -= 1
-        if self._left == 0:
-            self._value = self._key = None
-        return value

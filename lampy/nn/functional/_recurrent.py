@@ -21,37 +21,12 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
+from lampy.nn.functional._shared import SharedInBackward
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["gru_sequence", "lstm_sequence", "rnn_sequence"]
 
 _matmul = np.matmul
-
-
-class _Shared:
-    """The gradients of all inputs of one op, computed by the first closure that runs
-    and handed out once to each of the ``uses`` closures, then dropped.
-
-    The result is tagged with ``id(g)`` (no reference to ``g`` is kept): should a
-    backward pass stop before every closure ran, the next pass recomputes."""
-
-    def __init__(self, compute: Callable[[np.ndarray], dict[str, np.ndarray]], uses: int):
-        self._compute = compute
-        self._uses = uses
-        self._left = 0
-        self._tag = 0
-        self._result: dict[str, np.ndarray] | None = None
-
-    def take(self, g: np.ndarray, key: str) -> np.ndarray:
-        if self._result is None or self._tag != id(g) or key not in self._result:
-            self._result = self._compute(g)
-            self._tag = id(g)
-            self._left = self._uses
-        out = self._result.pop(key)
-        self._left -= 1
-        if self._left <= 0:
-            self._result = None
-        return out
 
 
 def _attach(
@@ -63,10 +38,10 @@ def _attach(
     """``op(name, value, ...)`` with one Contribution per input that needs a gradient, all
     served by one shared backward computation (keyed by the input's keyword)."""
     wanted = [k for k, x in inputs.items() if needs_grad(x)]
-    shared = _Shared(compute, len(wanted))
+    shared = SharedInBackward(compute, len(wanted))
 
     def taker(key: str) -> Callable[[np.ndarray], np.ndarray]:
-        return lambda g: shared.take(g, key)
+        return lambda g: shared(g).pop(key)
 
     return op(name, value, *(contrib_of(inputs[k], taker(k)) for k in wanted))
 

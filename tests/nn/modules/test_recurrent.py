@@ -614,3 +614,42 @@ def test_sequence_ops_errors() -> None:
             lstm_sequence(z((3, 2, 8)), z((8, 1)), None, z((2, 1)), z((2, 2)), z((2, 2)))
         with pytest.raises(LampyValueError, match="nonlinearity"):
             rnn_sequence(z((3, 2, 2)), z((2, 2)), None, z((2, 2)), "sigmoid")
+
+
+def test_shared_backward_is_not_fooled_by_a_reused_address(monkeypatch: Any) -> None:
+    """A backward pass that stops after one closure of a fused recurrent op, then a new
+    ``g`` at the dead one's address (same id): the shared computation is redone for the
+    new ``g`` rather than served stale."""
+    import lampy.nn.functional._recurrent as rec
+
+    captured: list[dict[int, Any]] = []
+    real_op = rec.op
+
+    def spy(name: str, value: Any, *params: Any) -> Any:
+        captured.append({id(p[0]): p[1] for p in params if p is not None})
+        return real_op(name, value, *params)
+
+    monkeypatch.setattr(rec, "op", spy)
+    rng = _rng()
+    with lampy.Scope():
+        xw = lampy.param(rng.normal(size=(3, 2, 4)))
+        w = lampy.param(rng.normal(size=(4, 4)))
+        h0 = lampy.param(rng.normal(size=(2, 4)))
+        rnn_sequence(xw, w, None, h0)
+        rnn_sequence(xw, w, None, h0)
+    first, second = captured
+    g1 = np.ones((3, 2, 4))
+    first[id(xw)].fn(g1)  # the pass stops here: w's and h0's closures do not run
+    address = id(g1)
+    del g1
+    kept = []
+    for _ in range(1000):
+        g2 = np.empty((3, 2, 4))
+        g2.fill(2.0)
+        if id(g2) == address:
+            break
+        kept.append(g2)
+    else:
+        pytest.skip("CPython did not reuse the address of the dropped g")
+    want = second[id(w)].fn(np.full((3, 2, 4), 2.0))
+    np.testing.assert_allclose(first[id(w)].fn(g2), want)
