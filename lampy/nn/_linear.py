@@ -20,7 +20,6 @@ from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import bilinear, linear
-from lampy.ops._operands import value_of
 from lampy.ops._shape import reshape
 
 __all__ = ["Bilinear", "Flatten", "Identity", "Lambda", "Linear", "Unflatten"]
@@ -47,8 +46,15 @@ def require_rng(owner: str, rng: Any, why: str = "its parameters are initialised
 
 
 def shape_of(x: Any) -> tuple[int, ...]:
-    """The shape of a Variable, array or scalar input."""
-    return tuple(np.shape(value_of(x)))
+    """The shape of a Variable, array or scalar input (read without copying it)."""
+    return x.shape if isinstance(x, Variable) else tuple(np.shape(x))
+
+
+def dtype_of(x: Any) -> np.dtype[Any]:
+    """The dtype of a Variable, array or scalar input (read without copying it)."""
+    if isinstance(x, (Variable, np.ndarray, np.generic)):
+        return x.dtype
+    return np.asarray(x).dtype
 
 
 @contextmanager

@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, require_rng, shape_of
+from lampy.nn._linear import check_size, dtype_of, require_rng, shape_of
 from lampy.nn._module import Module, inline
 from lampy.nn.functional._dropout import dropout as _dropout
 from lampy.nn.functional._linear import linear
@@ -36,7 +36,7 @@ _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
 
 def _dtype_of(owner: str, what: str, x: Any, want: np.dtype[Any]) -> None:
-    dt = np.asarray(value_of(x)).dtype
+    dt = dtype_of(x)
     if dt != want:
         raise DTypeError(
             f"{owner}: {what} is {dt} but the module's parameters are {want}; cast it "

@@ -19,7 +19,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, require_rng, shape_of
+from lampy.nn._linear import check_size, dtype_of, require_rng, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
@@ -103,9 +103,9 @@ class RNNCellBase(Module):
             )
         batch = s[0] if len(s) == 2 else 1
         for what, x in [("the input", input), *states]:
-            if x is not None and np.asarray(value_of(x)).dtype != dtype:
+            if x is not None and dtype_of(x) != dtype:
                 raise DTypeError(
-                    f"{self!r}: {what} is {np.asarray(value_of(x)).dtype} but the parameters "
+                    f"{self!r}: {what} is {dtype_of(x)} but the parameters "
                     f"are {dtype}; cast it or build the cell with that dtype."
                 )
         out: list[Any] = []

@@ -344,3 +344,29 @@ def test_mlp_forward_and_modes() -> None:
         MLP.init(4, [], rng=_rng())
     with pytest.raises(LampyValueError, match="rng is required"):
         MLP.init(4, [3])
+
+
+def test_shape_and_dtype_of_inputs_are_read_without_copying() -> None:
+    """Module forwards read a writable array's shape and dtype without copying it (as
+    value_of would, to freeze it), and give the same answers for every kind of input."""
+    import tracemalloc
+
+    from lampy.nn._linear import dtype_of, shape_of
+    from lampy.nn._recurrent import _dtype_of
+
+    big = np.zeros(1_000_000)  # 8 MB, writable
+    tracemalloc.start()
+    try:
+        assert shape_of(big) == (1_000_000,)
+        assert dtype_of(big) == np.float64
+        _dtype_of("RNN", "the input", big, np.dtype(np.float64))
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < 1_000_000
+    with lampy.Scope():
+        v = lampy.param(np.ones((2, 3), np.float32))
+        assert shape_of(v) == (2, 3) and dtype_of(v) == np.float32
+    assert shape_of([[1.0, 2.0]]) == (1, 2) and shape_of(3.0) == ()
+    assert dtype_of([1.0]) == np.float64 and dtype_of(np.float32(1)) == np.float32
+    assert dtype_of(True) == np.bool_ and dtype_of(np.ma.ones(2, np.float32)) == np.float32
