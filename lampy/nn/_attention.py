@@ -22,6 +22,7 @@ masks); a float mask is added to the scores. Masks are constants (no gradient).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -92,8 +93,10 @@ def _merge_heads(x: Variable, batch_first: bool) -> Variable:
 
 
 # ----------------------------------------------------------------- masks
-def _float_mask(owner: str, what: str, m: Any, dtype: Any) -> np.ndarray:
-    """A boolean mask as 0 / -inf of ``dtype`` (True = not allowed), a float one as is."""
+def _float_mask(owner: Callable[[], str], what: str, m: Any, dtype: Any) -> np.ndarray:
+    """A boolean mask as 0 / -inf of ``dtype`` (True = not allowed), a float one as is.
+
+    ``owner()`` names the caller in the error, built only when raising."""
     a = np.asarray(value_of(m))
     if a.dtype == np.bool_:
         out = np.zeros(a.shape, dtype=dtype)
@@ -101,7 +104,7 @@ def _float_mask(owner: str, what: str, m: Any, dtype: Any) -> np.ndarray:
         return out
     if a.dtype.kind != "f":
         raise LampyTypeError(
-            f"{owner}: {what} must be a boolean or floating mask, got dtype {a.dtype}; use "
+            f"{owner()}: {what} must be a boolean or floating mask, got dtype {a.dtype}; use "
             "True (or -inf) for positions that may not be attended."
         )
     return a.astype(dtype, copy=False)
@@ -271,16 +274,16 @@ class MultiheadAttention(Module):
         self, qs: tuple[int, ...], ks: tuple[int, ...], vs: tuple[int, ...]
     ) -> tuple[bool, int, int, int]:
         """(batched, N, L, S) of validated query/key/value shapes."""
-        name = self._describe()
+        name = self._describe  # called only to build an error message
         layout = "(N, L, E)" if self.batch_first else "(L, N, E)"
         if len(qs) not in (2, 3):
             raise ShapeError(
-                f"{name}: expected query {layout} or unbatched (L, E), got shape {qs} "
+                f"{name()}: expected query {layout} or unbatched (L, E), got shape {qs} "
                 f"({len(qs)}-d)."
             )
         if len(ks) != len(qs) or len(vs) != len(qs):
             raise ShapeError(
-                f"{name}: query, key and value must all be batched (3-d) or all unbatched "
+                f"{name()}: query, key and value must all be batched (3-d) or all unbatched "
                 f"(2-d), got shapes {qs}, {ks} and {vs}."
             )
         for what, s, d in (
@@ -293,12 +296,12 @@ class MultiheadAttention(Module):
                     "embed_dim" if d == self.embed_dim else ("kdim" if what == "key" else "vdim")
                 )
                 raise ShapeError(
-                    f"{name}: {what} must have {d} features ({extra}) in its last axis, got "
+                    f"{name()}: {what} must have {d} features ({extra}) in its last axis, got "
                     f"shape {s}."
                 )
         if ks[:-1] != vs[:-1]:
             raise ShapeError(
-                f"{name}: key and value must have the same sequence and batch dimensions, "
+                f"{name()}: key and value must have the same sequence and batch dimensions, "
                 f"got shapes {ks} and {vs}."
             )
         if len(qs) == 2:
@@ -307,7 +310,7 @@ class MultiheadAttention(Module):
         bk, sk = (ks[0], ks[1]) if self.batch_first else (ks[1], ks[0])
         if bq != bk:
             raise ShapeError(
-                f"{name}: query and key have different batch sizes ({bq} and {bk}); shapes "
+                f"{name()}: query and key have different batch sizes ({bq} and {bk}); shapes "
                 f"{qs} and {ks} with batch_first={self.batch_first}."
             )
         return True, bq, lq, sk
@@ -323,7 +326,7 @@ class MultiheadAttention(Module):
         dtype: Any,
     ) -> np.ndarray | None:
         """The merged additive mask, broadcastable to (N, H, L, S), or None."""
-        name = self._describe()
+        name = self._describe  # called only to build an error message
         h = self.num_heads
         merged = None
         if attn_mask is not None:
@@ -331,7 +334,7 @@ class MultiheadAttention(Module):
             if m.ndim == 2:
                 if m.shape != (lq, s):
                     raise ShapeError(
-                        f"{name}: the 2-d attn_mask must be (L, S) = {(lq, s)}, got shape "
+                        f"{name()}: the 2-d attn_mask must be (L, S) = {(lq, s)}, got shape "
                         f"{m.shape}."
                     )
             elif m.ndim == 3:
@@ -339,12 +342,12 @@ class MultiheadAttention(Module):
                 if m.shape != want:
                     what = "(N * num_heads, L, S)" if batched else "(num_heads, L, S)"
                     raise ShapeError(
-                        f"{name}: the 3-d attn_mask must be {what} = {want}, got shape {m.shape}."
+                        f"{name()}: the 3-d attn_mask must be {what} = {want}, got shape {m.shape}."
                     )
                 m = m.reshape(n, h, lq, s)
             else:
                 raise ShapeError(
-                    f"{name}: attn_mask must be 2-d (L, S) or 3-d (N * num_heads, L, S), got "
+                    f"{name()}: attn_mask must be 2-d (L, S) or 3-d (N * num_heads, L, S), got "
                     f"shape {m.shape}."
                 )
             merged = m
@@ -354,7 +357,7 @@ class MultiheadAttention(Module):
             if k.shape != want2:
                 what = "(N, S)" if batched else "(S,)"
                 raise ShapeError(
-                    f"{name}: key_padding_mask must be {what} = {want2}, got shape {k.shape}."
+                    f"{name()}: key_padding_mask must be {what} = {want2}, got shape {k.shape}."
                 )
             k = k.reshape(n, 1, 1, s)
             merged = k if merged is None else merged + k
@@ -428,10 +431,10 @@ class MultiheadAttention(Module):
             LampyValueError: for ``is_causal`` without ``attn_mask``.
         """
         batched, n, lq, s = self._check_inputs(shape_of(query), shape_of(key), shape_of(value))
-        name = self._describe()
+        name = self._describe  # called only to build an error message
         if is_causal and attn_mask is None:
             raise LampyValueError(
-                f"{name}: is_causal=True is a hint that attn_mask is the causal mask, so it "
+                f"{name()}: is_causal=True is a hint that attn_mask is the causal mask, so it "
                 "needs attn_mask; pass the mask too (e.g. np.triu(np.ones((L, L), bool), 1))."
             )
         dtype = np.result_type(dtype_of(query), self.out_proj.weight.dtype)

@@ -249,7 +249,9 @@ class Identity(Module):
         return input
 
 
-def _dim(owner: str, what: str, d: Any, ndim: int, shape: tuple[int, ...]) -> int:
+def _dim(owner: object, what: str, d: Any, ndim: int, shape: tuple[int, ...]) -> int:
+    """``d`` as an axis in ``[0, ndim)``; ``owner`` names the caller in the error (a
+    module is formatted, with its repr, only when raising)."""
     k = operator.index(d)
     if not -max(ndim, 1) <= k < max(ndim, 1):
         raise ShapeError(
@@ -279,8 +281,8 @@ class Flatten(Module):
             ShapeError: if a dim is out of range or ``start_dim`` comes after ``end_dim``.
         """
         s = shape_of(input)
-        start = _dim(repr(self), "start_dim", self.start_dim, len(s), s)
-        end = _dim(repr(self), "end_dim", self.end_dim, len(s), s)
+        start = _dim(self, "start_dim", self.start_dim, len(s), s)
+        end = _dim(self, "end_dim", self.end_dim, len(s), s)
         if start > end:
             raise ShapeError(
                 f"{self!r}: start_dim ({start}) comes after end_dim ({end}) for an input of "
@@ -324,7 +326,7 @@ class Unflatten(Module):
         s = shape_of(input)
         if not s:
             raise ShapeError(f"{self!r}: cannot unflatten a 0-d input.")
-        d = _dim(repr(self), "dim", self.dim, len(s), s)
+        d = _dim(self, "dim", self.dim, len(s), s)
         sizes = list(self.unflattened_size)
         known = math.prod(i for i in sizes if i != -1)
         if -1 in sizes and known > 0 and s[d] % known == 0:

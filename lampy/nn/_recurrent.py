@@ -35,7 +35,9 @@ __all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
 
 
-def _dtype_of(owner: str, what: str, x: Any, want: np.dtype[Any]) -> None:
+def _dtype_of(owner: object, what: str, x: Any, want: np.dtype[Any]) -> None:
+    """Raise unless ``x`` has dtype ``want``; ``owner`` names the caller in the error (a
+    module is formatted, with its repr, only when raising)."""
     dt = dtype_of(x)
     if dt != want:
         raise DTypeError(
@@ -204,7 +206,7 @@ class RNNBase(Module):
                 f"{self!r}: the sequence is empty (input shape {s}); an RNN needs at least "
                 "one time step."
             )
-        _dtype_of(repr(self), "the input", input, self.dtype)
+        _dtype_of(self, "the input", input, self.dtype)
         return s
 
     def _check_state(self, what: str, state: Any, batched: bool, batch: int, size: int) -> Any:
@@ -220,7 +222,7 @@ class RNNBase(Module):
                 f"{'batch, ' if batched else ''}{last})"
                 f"{unbatched}, got {s}."
             )
-        _dtype_of(repr(self), what, state, self.dtype)
+        _dtype_of(self, what, state, self.dtype)
         if batched:
             return state
         if type(state) is Variable:

@@ -370,3 +370,30 @@ def test_shape_and_dtype_of_inputs_are_read_without_copying() -> None:
     assert shape_of([[1.0, 2.0]]) == (1, 2) and shape_of(3.0) == ()
     assert dtype_of([1.0]) == np.float64 and dtype_of(np.float32(1)) == np.float32
     assert dtype_of(True) == np.bool_ and dtype_of(np.ma.ones(2, np.float32)) == np.float32
+
+
+def test_forwards_build_no_repr_unless_raising(monkeypatch: Any) -> None:
+    """Flatten, Unflatten, RNN and MultiheadAttention describe themselves only to build
+    an error message, not on every call."""
+    from lampy.nn._attention import MultiheadAttention
+    from lampy.nn._recurrent import RNN
+
+    def boom(self: Any) -> str:
+        raise AssertionError(f"{type(self).__name__} built its description")
+
+    rng = np.random.default_rng(0)
+    with lampy.Scope():
+        rnn = RNN.init(3, 4, rng=rng, dtype=np.float64)
+        mha = MultiheadAttention.init(4, 2, rng=rng, dtype=np.float64)
+        for cls in (Flatten, Unflatten, RNN, MultiheadAttention):
+            monkeypatch.setattr(cls, "__repr__", boom)
+        monkeypatch.setattr(MultiheadAttention, "_describe", boom)
+        assert Flatten.init()(np.ones((2, 3, 4))).shape == (2, 12)
+        assert Unflatten.init(1, (2, 2))(np.ones((3, 4))).shape == (3, 2, 2)
+        out, _ = rnn(np.ones((5, 2, 3)), np.zeros((1, 2, 4)))
+        assert out.shape == (5, 2, 4)
+        x = np.ones((3, 2, 4))
+        mask = np.triu(np.ones((3, 3), bool), 1)
+        padding = np.zeros((2, 3), bool)
+        y, _ = mha(x, x, x, attn_mask=mask, key_padding_mask=padding)
+        assert y.shape == (3, 2, 4)
