@@ -38,6 +38,7 @@ from lampy.nn.functional._activations import softmax
 from lampy.nn.functional._attention import scaled_dot_product_attention
 from lampy.nn.functional._dropout import dropout as _dropout
 from lampy.nn.functional._linear import linear
+from lampy.nn.functional._shared import frozen
 from lampy.ops._linalg import matmul
 from lampy.ops._operands import param_of, value_of
 from lampy.ops._shape import swapaxes
@@ -87,7 +88,7 @@ def _merge_heads(x: Variable, batch_first: bool) -> Variable:
 
     return op(
         "merge_heads",
-        value.reshape(*four[:2], h * hd),
+        frozen(value, (*four[:2], h * hd)),
         param_of(x, contribution(d_x, fresh=False)),
     )
 

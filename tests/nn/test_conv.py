@@ -435,3 +435,26 @@ def test_error_records_nothing() -> None:
         with pytest.raises(ShapeError):
             conv1d(np.zeros((1, 2, 5)), w)
         assert len(s._owned) == before
+
+
+def test_unbatched_results_are_taken_without_a_copy(monkeypatch: Any) -> None:
+    """An unbatched convolution's result (a view of the batched one) is handed to the
+    op read-only, so the op keeps it without copying it again."""
+    import lampy.autograd._variable as variable
+
+    copied: list[bool] = []
+    real_own = variable._own
+
+    def spy(value: Any, shared: bool = False) -> Any:
+        out = real_own(value, shared)
+        copied.append(not np.shares_memory(out, value))
+        return out
+
+    monkeypatch.setattr(variable, "_own", spy)
+    rng = np.random.default_rng(0)
+    with lampy.Scope():
+        x = rng.normal(size=(2, 7))
+        y = conv1d(x, rng.normal(size=(3, 2, 3)), rng.normal(size=3))
+        assert copied[-1] is False and y.shape == (3, 5)
+        z = conv_transpose1d(x, rng.normal(size=(2, 3, 3)))
+        assert copied[-1] is False and z.shape == (3, 9)

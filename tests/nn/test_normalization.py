@@ -454,3 +454,24 @@ def test_pytorchs_degenerate_input_checks() -> None:
                 group_norm(np.zeros(shape), groups)
         assert group_norm(np.zeros((2, 3, 1)), 3).shape == (2, 3, 1)
         assert group_norm(np.zeros((1, 4)), 2).shape == (1, 4)
+
+
+def test_group_norm_without_affine_takes_its_result_without_a_copy(monkeypatch: Any) -> None:
+    """Without weight and bias, group_norm's result is a view of its standardised rows,
+    handed to the op read-only so that the op keeps it without a copy."""
+    import lampy.autograd._variable as variable
+
+    copied: list[bool] = []
+    real_own = variable._own
+
+    def spy(value: Any, shared: bool = False) -> Any:
+        out = real_own(value, shared)
+        copied.append(not np.shares_memory(out, value))
+        return out
+
+    monkeypatch.setattr(variable, "_own", spy)
+    x = np.random.default_rng(0).normal(size=(2, 4, 3))
+    with lampy.Scope():
+        y = group_norm(x, 2)
+        assert copied[-1] is False
+        np.testing.assert_allclose(y.value, _ref_group_norm(x, 2, None, None, 1e-5), atol=1e-12)

@@ -14,7 +14,8 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
-from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels, _float, _shaped
+from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels, _float
+from lampy.nn.functional._shared import frozen
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["batch_norm"]
@@ -182,7 +183,7 @@ def _batch_norm_train(
 
     out = op(
         "batch_norm",
-        _shaped(value, shape),
+        frozen(value, shape),
         contrib_of(input, d_input) if count else _zeros_of(input),
         contrib_of(weight, d_weight),
         contrib_of(bias, d_bias),
@@ -240,7 +241,7 @@ def _batch_norm_eval(
 
     return op(
         "batch_norm",
-        _shaped(value, shape),
+        frozen(value, shape),
         contrib_of(input, d_input),
         contrib_of(weight, d_weight),
         contrib_of(bias, d_bias),

@@ -38,7 +38,7 @@ from lampy.nn.functional._conv_common import (
     out_sizes,
     pad,
 )
-from lampy.nn.functional._shared import SharedInBackward
+from lampy.nn.functional._shared import SharedInBackward, frozen
 from lampy.ops._operands import contrib_of, needs_grad
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
@@ -112,7 +112,7 @@ def _conv(
     if b is not None:
         y += b[:, None]
     value = batch_first(y, n, out)
-    value = value[0] if unbatched else value
+    value = frozen(value[0] if unbatched else value)  # fresh: taken without a copy
 
     # With stride 1 (and padding no wider than the dilated kernel's reach), the input
     # gradient is a correlation of the padded output gradient with the flipped kernel:
@@ -207,7 +207,7 @@ def _conv_transpose(
     value = cols_to_image(cols, n, kernel, size_in, size, pads, stride_, dilation_)
     if b is not None:
         value += b.reshape((co,) + (1,) * nd)
-    value = value[0] if unbatched else value
+    value = frozen(value[0] if unbatched else value)  # fresh: taken without a copy
 
     g_cols = SharedInBackward(
         lambda g: im2col(

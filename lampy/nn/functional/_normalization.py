@@ -20,6 +20,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
+from lampy.nn.functional._shared import frozen
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -48,13 +49,6 @@ def _affine(name: str, what: str, w: Any, shape: tuple[int, ...], a: np.ndarray)
 def _as_dtype_of(x: Any, d: np.ndarray) -> np.ndarray:
     """The gradient ``d`` in the dtype of the input ``x`` (a Variable)."""
     return d.astype(x.dtype, copy=False) if type(x) is Variable else d
-
-
-def _shaped(value: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
-    """``value`` reshaped to ``shape``, made read-only first so that the op takes the view
-    without a copy (``lampy.op`` copies views of writable arrays)."""
-    value.setflags(write=False)
-    return value if value.shape == shape else value.reshape(shape)
 
 
 def _col_sums(g2: np.ndarray) -> Any:
@@ -172,7 +166,7 @@ def layer_norm(
 
     return op(
         name,
-        _shaped(value, a.shape),
+        frozen(value, a.shape),
         contrib_of(input, d_input),
         contrib_of(weight, d_weight),
         contrib_of(bias, d_bias),
@@ -250,7 +244,7 @@ def group_norm(
 
     return op(
         name,
-        _shaped(value, a.shape),
+        frozen(value, a.shape),
         contrib_of(input, d_input),
         contrib_of(weight, d_weight),
         contrib_of(bias, d_bias),
@@ -311,7 +305,7 @@ def rms_norm(
         return _as_dtype_of(weight, gy.reshape(shape))
 
     return op(
-        name, _shaped(value, a.shape), contrib_of(input, d_input), contrib_of(weight, d_weight)
+        name, frozen(value, a.shape), contrib_of(input, d_input), contrib_of(weight, d_weight)
     )
 
 

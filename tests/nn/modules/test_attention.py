@@ -420,3 +420,27 @@ def test_forward_errors() -> None:
         with pytest.raises(ShapeError, match="same sequence and batch"):
             m(x, x, np.zeros((2, 4, 8)))
         assert len(scope) == before
+
+
+def test_merge_heads_takes_its_result_without_a_copy(monkeypatch: Any) -> None:
+    """The merged heads (a fresh array, reshaped) are handed to the op read-only, so the
+    op keeps them without a copy."""
+    import lampy.autograd._variable as variable
+    from lampy.nn._attention import _merge_heads
+
+    copied: list[bool] = []
+    real_own = variable._own
+
+    def spy(value: Any, shared: bool = False) -> Any:
+        out = real_own(value, shared)
+        copied.append(not np.shares_memory(out, value))
+        return out
+
+    monkeypatch.setattr(variable, "_own", spy)
+    a = np.arange(2 * 3 * 4 * 5.0).reshape(2, 3, 4, 5)  # (B, H, T, hd)
+    with lampy.Scope():
+        for batch_first in (True, False):
+            y = _merge_heads(lampy.param(a), batch_first)
+            assert copied[-1] is False
+            want = a.transpose(0, 2, 1, 3) if batch_first else a.transpose(2, 0, 1, 3)
+            np.testing.assert_array_equal(y.value, want.reshape(*want.shape[:2], 15))
