@@ -13,20 +13,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")  # render to files; no display needed
-import matplotlib.pyplot as plt
 import numpy as np
+from digits_mlp import train_digits  # the same training, plot and report (same folder)
 from sklearn.datasets import load_digits
 
-import lampy
-import lampy.nn.functional as F
-from lampy import nn, optim
-from lampy.data import Batches, train_test_split
-from lampy.train import BestCheckpoint, History, accuracy, evaluate, fit
+from lampy import nn
+from lampy.data import train_test_split
 
 
 def load_data(seed: int = 0) -> list[np.ndarray]:
@@ -53,54 +46,17 @@ def build_model(rng: np.random.Generator) -> nn.Sequential:
     )
 
 
-def loss_fn(model: Any, batch: tuple[np.ndarray, ...]) -> lampy.Variable:
-    """Cross-entropy of the model's scores for ``batch = (images, labels)``."""
-    x, y = batch
-    return F.cross_entropy(model(x), y, label_smoothing=0.05)
-
-
-def plot(history: History, path: Path, title: str) -> None:
-    """Training and validation loss, and validation accuracy, per epoch."""
-    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    epochs = history["epoch"]
-    ax1.plot(epochs, history["loss"], label="train")
-    ax1.plot(epochs, history["val_loss"], label="test")
-    ax1.set(xlabel="epoch", ylabel="cross-entropy", title="loss")
-    ax1.legend()
-    ax2.plot(epochs, history["val_accuracy"], color="C2")
-    ax2.set(xlabel="epoch", ylabel="accuracy", title="test accuracy")
-    fig.suptitle(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    plt.close(fig)
-
-
 def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -> float:
-    x_train, x_test, y_train, y_test = load_data(seed)
-    rng = np.random.default_rng(seed)
-    with lampy.Scope():
-        model = build_model(rng)
-        print(f"model: {model.num_parameters():,} parameters, {len(x_train)} training images")
-        opt = optim.AdamW(model.parameters(), lr=3e-3, weight_decay=1e-4)
-        sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
-        callbacks = []
-        if checkpoint is not None:
-            callbacks.append(BestCheckpoint(checkpoint, monitor="val_accuracy", mode="max"))
-        history = fit(
-            model,
-            loss_fn,
-            opt,
-            Batches(x_train, y_train, batch_size=32, shuffle=True, rng=rng),
-            epochs=epochs,
-            valid_batches=Batches(x_test, y_test, batch_size=256),
-            metrics={"accuracy": accuracy},
-            scheduler=sched,
-            callbacks=callbacks,
-        )
-        final = evaluate(model, Batches(x_test, y_test, batch_size=256), {"accuracy": accuracy})
-    plot(history, plot_path, "digits, CNN")
-    print(f"test accuracy: {final['accuracy']:.4f} ({len(x_test)} images); plot: {plot_path}")
-    return final["accuracy"]
+    return train_digits(
+        build_model,
+        load_data(seed),
+        epochs=epochs,
+        lr=3e-3,
+        plot_path=plot_path,
+        checkpoint=checkpoint,
+        title="digits, CNN",
+        seed=seed,
+    )
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ progress, reports the test accuracy and saves a loss/accuracy plot.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,13 +71,28 @@ def plot(history: History, path: Path, title: str) -> None:
     plt.close(fig)
 
 
-def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -> float:
-    x_train, x_test, y_train, y_test = load_data(seed)
+def train_digits(
+    build: Callable[[np.random.Generator], nn.Module],
+    data: list[np.ndarray],
+    *,
+    epochs: int,
+    lr: float,
+    plot_path: Path,
+    checkpoint: Path | None,
+    title: str,
+    seed: int = 0,
+) -> float:
+    """Train ``build(rng)`` on ``data`` (the split of ``load_data``) with AdamW and a cosine
+    schedule through ``fit``, plot the history and return the test accuracy.
+
+    ``examples/digits_cnn.py`` trains its CNN with this too.
+    """
+    x_train, x_test, y_train, y_test = data
     rng = np.random.default_rng(seed)
     with lampy.Scope():
-        model = build_model(rng)
+        model = build(rng)
         print(f"model: {model.num_parameters():,} parameters, {len(x_train)} training images")
-        opt = optim.AdamW(model.parameters(), lr=2e-3, weight_decay=1e-4)
+        opt = optim.AdamW(model.parameters(), lr=lr, weight_decay=1e-4)
         sched = optim.lr_scheduler.CosineAnnealingLR(opt, T_max=epochs)
         callbacks = []
         if checkpoint is not None:
@@ -93,9 +109,22 @@ def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -
             callbacks=callbacks,
         )
         final = evaluate(model, Batches(x_test, y_test, batch_size=256), {"accuracy": accuracy})
-    plot(history, plot_path, "digits, MLP")
+    plot(history, plot_path, title)
     print(f"test accuracy: {final['accuracy']:.4f} ({len(x_test)} images); plot: {plot_path}")
     return final["accuracy"]
+
+
+def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -> float:
+    return train_digits(
+        build_model,
+        load_data(seed),
+        epochs=epochs,
+        lr=2e-3,
+        plot_path=plot_path,
+        checkpoint=checkpoint,
+        title="digits, MLP",
+        seed=seed,
+    )
 
 
 if __name__ == "__main__":
