@@ -256,9 +256,7 @@ def test_big_independent_branches_go_concurrent(monkeypatch: pytest.MonkeyPatch)
         with lampy.Scope():
             x = lampy.param(a)
             branches = [(x @ x) @ x for _ in range(4)]
-            (branches[0] + branches[1] + branches[2] + branches[3]).sum().backward(
-                workers=workers
-            )
+            (branches[0] + branches[1] + branches[2] + branches[3]).sum().backward(workers=workers)
             return x.grad.tobytes()  # type: ignore[union-attr]
 
     assert grads(2) == grads(1)
