@@ -29,6 +29,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 
 import argparse  # noqa: E402
 import gc  # noqa: E402
+import itertools  # noqa: E402
 import statistics  # noqa: E402
 import time  # noqa: E402
 from collections.abc import Callable  # noqa: E402
@@ -114,7 +115,7 @@ def mlp(rng: np.random.Generator) -> tuple[Callable[[int], None], Any]:
     sizes = (784, 256, 256, 10)
     ws = [
         lampy.param((rng.normal(size=(i, o)) / np.sqrt(i)).astype(np.float32))
-        for i, o in zip(sizes, sizes[1:], strict=False)
+        for i, o in itertools.pairwise(sizes)
     ]
     bs = [lampy.param(np.zeros(o, np.float32)) for o in sizes[1:]]
     xb = rng.normal(size=(64, 784)).astype(np.float32)

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError
+from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
-from lampy.autograd import _pass
 from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,11 +18,10 @@ from lampy.autograd import _pass
 
 
 @pytest.fixture
-def always_concurrent(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+def always_concurrent(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every graph, however small, take the concurrent path when workers > 1."""
     monkeypatch.setattr(_pass, "BIG_NODE_BYTES", 0)
     monkeypatch.setattr(_pass, "CONCURRENT_MIN_BYTES", 0)
-    yield
 
 
 # A random DAG: each step applies an op to one or two earlier nodes (chosen by index),
@@ -294,10 +293,10 @@ def test_the_process_default_and_auto() -> None:
 @pytest.mark.parametrize("workers", [1, 2, "auto"])
 def test_workers_keyword_everywhere(workers: Any) -> None:
     """backward, Variable.backward, backward_iter, grad and value_and_grad take workers."""
-    f = lambda x: (lampy.tanh(x) * x).sum()  # noqa: E731
+    f = lambda x: (lampy.tanh(x) * x).sum()
     want = lampy.grad(f)(np.arange(3.0))
     np.testing.assert_array_equal(lampy.grad(f, workers=workers)(np.arange(3.0)), want)
-    value, got = lampy.value_and_grad(f, workers=workers)(np.arange(3.0))
+    _, got = lampy.value_and_grad(f, workers=workers)(np.arange(3.0))
     np.testing.assert_array_equal(got, want)
     with lampy.Scope():
         x = lampy.param(np.arange(3.0))
