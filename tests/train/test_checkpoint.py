@@ -253,3 +253,65 @@ def test_malformed_lampy_metadata_is_a_checkpoint_error(tmp_path: Path) -> None:
                 lampy.load(path, target, target_opt)
         for k, v in snap.items():
             np.testing.assert_array_equal(target.state_dict()[k], v)
+
+
+def _edit_optimizer_json(path: Path, edit: Any) -> None:
+    """Rewrite ``path`` with its lampy.optimizer metadata changed by ``edit(info)``."""
+    tensors, meta = read_safetensors(path)
+    info = json.loads(meta["lampy.optimizer"])
+    edit(info)
+    write_safetensors(path, tensors, {**meta, "lampy.optimizer": json.dumps(info)})
+
+
+def _set_step(value: Any) -> Any:
+    return lambda info: info["state"]["0"].__setitem__("step", value)
+
+
+def _set_hyper(key: str, value: Any) -> Any:
+    return lambda info: info["param_groups"][0].__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "error", "match"),
+    [
+        (_set_step("abc"), LampyTypeError, r"state 'step' of param 0 is 'abc'.*whole number"),
+        (_set_step(-5), LampyValueError, r"state 'step' of param 0 is -5.*>= 0"),
+        (_set_step(2.5), LampyTypeError, r"state 'step' of param 0 is 2\.5"),
+        (_set_step(True), LampyTypeError, r"state 'step' of param 0 is True"),
+        (_set_step(None), LampyTypeError, r"state 'step' of param 0 is None"),
+        (_set_hyper("lr", "abc"), LampyTypeError, r"'lr' of param group 0 is 'abc' \(str\)"),
+        (_set_hyper("eps", None), LampyTypeError, r"'eps' of param group 0 is None"),
+        (_set_hyper("lr", -1.0), LampyValueError, r"invalid lr value -1\.0"),
+        (_set_hyper("betas", [0.9]), LampyTypeError, r"'betas' of param group 0 is \(0\.9,\)"),
+        (_set_hyper("betas", [0.9, 1.5]), LampyValueError, r"beta parameter at index 1: 1\.5"),
+        (_set_hyper("amsgrad", "abc"), LampyTypeError, r"'amsgrad' of param group 0 is 'abc'"),
+        (
+            _set_hyper("weight_decay", [1]),
+            LampyTypeError,
+            r"'weight_decay' of param group 0 is \(1,\)",
+        ),
+    ],
+)
+def test_hand_edited_optimizer_state_is_rejected_before_anything_changes(
+    tmp_path: Path, edit: Any, error: type[Exception], match: str
+) -> None:
+    """Issue 16 #5: a step count or hyper-parameter of the wrong type or range in a
+    checkpoint is a lampy error naming it (was a raw ValueError/TypeError, or for
+    "step": -5 a load that failed at the next step with a complex-dtype error); the
+    module and the optimizer keep their state."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(8)
+        lampy.save(path, model, opt)
+        _edit_optimizer_json(path, edit)
+        target, target_opt = _trained(9)
+        snap, opt_snap = _state(target), target_opt.state_dict()
+        with pytest.raises(error, match=match):
+            lampy.load(path, target, target_opt)
+        for k, v in snap.items():
+            np.testing.assert_array_equal(target.state_dict()[k], v)
+        after = target_opt.state_dict()
+        assert after["param_groups"] == opt_snap["param_groups"]
+        for i, s in opt_snap["state"].items():
+            for key, v in s.items():
+                np.testing.assert_array_equal(after["state"][i][key], v)
