@@ -18,6 +18,7 @@ import numpy as np
 
 from lampy import _memory
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._narrowing import cast_checked
 from lampy.autograd._variable import Variable
 
 __all__ = ["INLINE", "IncompatibleKeys", "Module", "inline"]
@@ -236,6 +237,8 @@ class Module:
             ShapeError: naming the entry, its shape and the given shape.
             LampyTypeError: if a value cannot be cast to the entry's dtype (complex into
                 float, for example).
+            LampyValueError: if a value would not fit the entry's dtype (a float64 1e300
+                into float32 would become inf; an int64 beyond int32's range would wrap).
         """
         own = dict(self._named_state())
         missing = [k for k in own if k not in state_dict]
@@ -267,11 +270,11 @@ class Module:
                     f"{name}.load_state_dict: '{key}' is {src.dtype} in the state dict and "
                     f"cannot be cast to the module's {dst.dtype}; nothing was loaded."
                 )
-            pairs.append((dst, src))
+            pairs.append((dst, cast_checked(f"{name}.load_state_dict", f"'{key}'", src, dst.dtype)))
         params = [dst for dst, _ in pairs if not dst.flags.writeable]
         with _memory.writable(params):
             for dst, src in pairs:
-                np.copyto(dst, src, casting="same_kind")
+                np.copyto(dst, src)
         return IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------- modes

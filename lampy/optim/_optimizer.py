@@ -20,6 +20,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy._memory import writable
+from lampy._narrowing import cast_checked
 from lampy.autograd._variable import Variable
 
 __all__ = ["Optimizer", "ParamsT", "required"]
@@ -416,7 +417,8 @@ class Optimizer:
                 f"{name}: state {key!r} of param {index!r} has shape {a.shape} but the param "
                 f"has shape {p.shape}."
             )
-        return np.array(a, dtype=p.dtype, copy=True)
+        out = cast_checked(name, f"state {key!r} of param {index!r}", a, p.dtype)
+        return out.copy() if out is a else out  # a copy either way
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]

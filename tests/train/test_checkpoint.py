@@ -315,3 +315,33 @@ def test_hand_edited_optimizer_state_is_rejected_before_anything_changes(
         for i, s in opt_snap["state"].items():
             for key, v in s.items():
                 np.testing.assert_array_equal(after["state"][i][key], v)
+
+
+@pytest.mark.parametrize("entry", ["0.weight", "__optimizer__.state.0.exp_avg_sq"])
+def test_values_that_overflow_float32_are_an_error_naming_the_tensor(
+    tmp_path: Path, entry: str
+) -> None:
+    """Issue 16 #5: a float64 checkpoint holding 1e300 loads into a float32 model or
+    optimizer as an error naming the tensor (it used to load inf with a warning); the
+    module and the optimizer keep their state."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(10)
+        lampy.save(path, model, opt)
+        tensors, meta = read_safetensors(path)
+        tensors = {
+            k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in tensors.items()
+        }
+        tensors[entry] = tensors[entry].copy()
+        tensors[entry].flat[1] = 1e300
+        write_safetensors(path, tensors, meta)
+        snap, opt_snap = _state(model), opt.state_dict()
+        name = entry.removeprefix("__optimizer__.state.0.")
+        with pytest.raises(
+            LampyValueError, match=rf"'{name}'.*1 value\(s\) that do not fit float32"
+        ):
+            lampy.load(path, model, opt)
+        for k, v in snap.items():
+            np.testing.assert_array_equal(model.state_dict()[k], v)
+        for key, v in opt_snap["state"][0].items():
+            np.testing.assert_array_equal(opt.state_dict()["state"][0][key], v)
