@@ -345,3 +345,72 @@ def test_values_that_overflow_float32_are_an_error_naming_the_tensor(
             np.testing.assert_array_equal(model.state_dict()[k], v)
         for key, v in opt_snap["state"][0].items():
             np.testing.assert_array_equal(opt.state_dict()["state"][0][key], v)
+
+
+def test_save_and_load_accept_pytorchs_argument_order(tmp_path: Path) -> None:
+    """Issue 14: lampy.save(model, path) (torch.save's order) writes the same file as
+    lampy.save(path, model); load takes both orders; anything else is a clear error."""
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(11)
+        lampy.save(a, model, opt, epoch=1)
+        lampy.save(model, str(b), opt, epoch=1)
+        assert a.read_bytes() == b.read_bytes()
+        other, other_opt = _trained(12)
+        assert lampy.load(other, b, other_opt) == {"epoch": 1}
+        for k, v in _state(model).items():
+            np.testing.assert_array_equal(other.state_dict()[k], v)
+        with pytest.raises(LampyTypeError, match=r"got a dict and a PosixPath.*not its state_dict"):
+            lampy.save(model.state_dict(), a)  # type: ignore[arg-type]
+        with pytest.raises(LampyTypeError, match=r"load takes a path and a lampy\.nn\.Module"):
+            lampy.load(a, b)  # type: ignore[arg-type]
+
+
+def test_saving_to_a_symlink_writes_through_it(tmp_path: Path) -> None:
+    """Issue 16 #5: saving to a symbolic link replaces the file it points to and the link
+    stays a link (it used to become a regular file); a dangling link creates its target."""
+    real = tmp_path / "runs" / "ckpt.safetensors"
+    real.parent.mkdir()
+    link = tmp_path / "latest.safetensors"
+    link.symlink_to(real)
+    with lampy.Scope():
+        model, opt = _trained(13)
+        lampy.save(link, model, opt)  # dangling: creates runs/ckpt.safetensors
+        assert link.is_symlink() and real.is_file()
+        real.chmod(0o640)
+        lampy.save(link, model, opt, epoch=2)
+        assert link.is_symlink() and os.readlink(link) == str(real)
+        assert lampy.load(real, model, opt) == {"epoch": 2}
+        assert real.stat().st_mode & 0o777 == 0o640  # a replaced file keeps its mode
+        assert sorted(p.name for p in real.parent.iterdir()) == ["ckpt.safetensors"]
+
+
+def test_a_failing_write_is_a_checkpoint_write_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No space left (ENOSPC at fsync, as on a full disk with delayed allocation): a
+    CheckpointWriteError (an OSError) naming the path and the cause; the previous file is
+    intact and no temporary file is left."""
+    import errno
+
+    from lampy.io import CheckpointWriteError
+
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(14)
+        lampy.save(path, model, opt, epoch=1)
+        before = path.read_bytes()
+
+        def full(fd: int) -> None:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+        monkeypatch.setattr(os, "fsync", full)
+        with pytest.raises(
+            CheckpointWriteError,
+            match=r"could not write '.*ckpt\.safetensors' \(No space left on device\)",
+        ) as info:
+            lampy.save(path, model, opt, epoch=2)
+        monkeypatch.undo()
+        assert info.value.errno == errno.ENOSPC and isinstance(info.value, OSError)
+        assert path.read_bytes() == before
+        assert [p.name for p in tmp_path.iterdir()] == ["ckpt.safetensors"]
