@@ -18,6 +18,11 @@ _PY_NUMBERS = (int, float)
 
 
 _NUMERIC = frozenset("biufc")  # dtype kinds ops compute on: bool, ints, floats, complex
+# The native numeric dtypes: a set lookup is cheaper than reading ``dtype.kind``.
+_NUMERIC_DTYPES = frozenset(
+    np.dtype(c) for c in np.typecodes["All"] if np.dtype(c).kind in _NUMERIC
+)
+_NUMERIC_SCALARS = (np.number, np.bool_)
 
 
 def value_of(x: Any) -> Any:
@@ -39,7 +44,8 @@ def value_of(x: Any) -> Any:
     if isinstance(x, _ndarray):
         if type(x) is not _ndarray:  # a subclass (matrix, masked array...): plain data
             x = np.asarray(x).view(_ndarray)
-        if x.dtype.kind not in _NUMERIC:
+        dtype = x.dtype
+        if dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC:
             raise not_numbers(x, x)
         if x.flags.writeable:
             x = x.copy()
@@ -47,10 +53,10 @@ def value_of(x: Any) -> Any:
         return x
     if isinstance(x, (bool, int, float, complex)):
         return x
-    if isinstance(x, np.generic):
-        if x.dtype.kind not in _NUMERIC:
-            raise not_numbers(x, x)
+    if isinstance(x, _NUMERIC_SCALARS):
         return x
+    if isinstance(x, np.generic):
+        raise not_numbers(x, x)
     try:
         a = np.asarray(x)
     except ValueError as e:  # a ragged list
