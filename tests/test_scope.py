@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import threading
 import tracemalloc
@@ -464,6 +465,28 @@ def test_keep_walks_attrs_records() -> None:
             pair = inner.keep(Pair(lampy.param(1.0), [lampy.const(2.0)]))
         assert pair.left.item() == 1.0
         assert pair.right[0].item() == 2.0
+
+
+def test_keep_walks_dataclasses_and_sets_but_not_other_objects() -> None:
+    """keep moves Variables in dataclass fields, sets and frozensets (as
+    docs/scopes-and-memory.md says); a Variable in an ordinary object is released."""
+
+    @dataclasses.dataclass
+    class Pair:
+        left: Any
+        right: Any
+
+    class Plain:
+        def __init__(self, v: lampy.Variable) -> None:
+            self.v = v
+
+    with lampy.Scope():
+        with lampy.Scope() as inner:
+            a, b, c = (lampy.param(float(i)) for i in range(3))
+            hidden = Plain(lampy.param(9.0))
+            inner.keep((Pair(a, {b}), frozenset([c]), hidden))
+        assert [v.item() for v in (a, b, c)] == [0.0, 1.0, 2.0]
+        assert is_released(hidden.v)
 
 
 def test_keep_moves_one_level_only() -> None:
