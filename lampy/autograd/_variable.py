@@ -166,11 +166,20 @@ class Variable(VariableOperators):
 
         backward(self, None if grad is None else [grad], retain=retain, workers=workers)
 
-    def zero_grad(self) -> None:
-        """Fill the gradient buffer with zeros in place (the buffer is kept for reuse)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradient: ``.grad`` becomes None (the default, as PyTorch's
+        ``zero_grad``), or with ``set_to_none=False`` the buffer is kept and filled with
+        zeros in place.
+
+        With None, the next backward pass takes its gradient as the new buffer: no
+        zero-filled buffer to add into, one pass over memory less per param.
+        """
         node = self.node
         if node.scope is None:
             raise node.released_error(".zero_grad()")
+        if set_to_none:
+            node.grad = None
+            return
         g = node.grad
         if g is not None:
             g.fill(0)

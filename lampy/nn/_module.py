@@ -190,10 +190,11 @@ class Module:
         """The number of scalar trainable parameters (``sum(p.size)``)."""
         return sum(p.size for p in self.parameters())
 
-    def zero_grad(self) -> None:
-        """Fill every parameter's gradient buffer with zeros, in place."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient (None by default, as in PyTorch 2; with
+        ``set_to_none=False`` the buffers are kept and filled with zeros)."""
         for p in self.parameters():
-            p.zero_grad()
+            p.zero_grad(set_to_none)
 
     # ----------------------------------------------------------------- state
     def state_dict(self) -> dict[str, np.ndarray]:

@@ -217,26 +217,19 @@ class Optimizer:
         """Validate a group's hyper-parameters (subclasses raise ``LampyValueError``)."""
 
     # ------------------------------------------------------------------- steps
-    def zero_grad(self, set_to_none: bool = False) -> None:
-        """Fill the gradient buffer of every param with zeros, in place.
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradient of every param, as PyTorch's ``zero_grad``.
 
-        Unlike PyTorch (whose default is ``set_to_none=True``), lampy keeps each
-        Variable's gradient buffer for reuse: the buffers are zero-filled
-        ([lampy.Variable.zero_grad][]). A param whose buffer exists is then stepped with a
-        zero gradient (weight decay and momentum still act on it), where PyTorch would
-        skip a param whose grad is None.
-
-        Raises:
-            LampyValueError: ``set_to_none=True`` (lampy cannot drop a gradient buffer).
+        Args:
+            set_to_none: With True (the default, as in PyTorch 2), each ``.grad`` becomes
+                None: the next backward pass takes its gradient as the new buffer, with
+                no zero-filled buffer to add into, and `step` skips params whose grad is
+                None. With False, the buffers are kept and filled with zeros (a param
+                with a zero gradient is still stepped: weight decay and momentum act).
         """
-        if set_to_none:
-            raise LampyValueError(
-                f"{type(self).__name__}.zero_grad: set_to_none=True is not supported: "
-                "lampy keeps gradient buffers and zero-fills them; call zero_grad()."
-            )
         for group in self.param_groups:
             for p in group["params"]:
-                p.zero_grad()
+                p.zero_grad(set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every param that has a gradient, in place, and return the closure's loss.
