@@ -181,7 +181,7 @@ class Variable(VariableOperators):
         node = self.node
         scope = node.scope
         if scope is not None and not scope.keep_values:
-            node.value = None
+            _drop_value(node, scope.ledger)  # node.value = None, refunded if freed
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
@@ -254,6 +254,7 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 
 
 _own = _memory.own_value
+_drop_value = _memory.drop_value
 
 
 def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
