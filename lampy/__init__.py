@@ -38,6 +38,7 @@ from lampy.autograd import no_grad as no_grad
 from lampy.autograd import op as op
 from lampy.autograd import parallel_map as parallel_map
 from lampy.autograd import param as param
+from lampy.autograd import remat as remat
 from lampy.autograd import set_num_workers as set_num_workers
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad

@@ -31,23 +31,25 @@ def _propagate(
     *,
     stream: bool = False,
     workers: int | str | None = None,
+    sink: dict[Node, np.ndarray] | None = None,
 ) -> Iterator[Node]:
     """Run backprop, yielding each leaf node once its gradient is final.
 
     With ``stream`` a leaf's gradient is added into its ``.grad`` as soon as it is
     final (before it is yielded); otherwise every ``.grad`` changes at the very end, so
     a pass that raises changes none. With ``targets``, only those leaves receive
-    gradients.
+    gradients. With ``sink`` (serial, not streaming) the final gradients are put there
+    instead of into ``.grad`` (``lampy.remat`` hands them to the enclosing pass).
     """
-    n_workers = resolve_workers(workers)
+    n_workers = 1 if sink is not None else resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
         yield from run_concurrent(p, n_workers, stream)
         return
-    yield from _run_serial(p, stream)
+    yield from _run_serial(p, stream, sink)
 
 
-def _run_serial(p: Pass, stream: bool) -> Iterator[Node]:
+def _run_serial(p: Pass, stream: bool, sink: dict[Node, np.ndarray] | None = None) -> Iterator[Node]:
     """Visit every node once, in order, serving its params last to first.
 
     Inputs are served last to first so that the first input (usually the full-size
@@ -110,6 +112,9 @@ def _run_serial(p: Pass, stream: bool) -> Iterator[Node]:
             ready.clear()
             continue
         break
+    if sink is not None:
+        sink.update(done)
+        return
     for node, g in done:
         commit(node, g)
     if not stream:

@@ -44,6 +44,7 @@ from lampy.nn._linear import Identity as Identity
 from lampy.nn._linear import Lambda as Lambda
 from lampy.nn._linear import Linear as Linear
 from lampy.nn._linear import Unflatten as Unflatten
+from lampy.nn._segments import remat_sequential as remat_sequential
 from lampy.nn._module import IncompatibleKeys as IncompatibleKeys
 from lampy.nn._module import Module as Module
 from lampy.nn._module import inline as inline

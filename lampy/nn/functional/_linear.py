@@ -108,8 +108,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
         _check_bias(name, b, n_out, w)
         np.add(y2, b, out=y2)
 
+    in_shape = a.shape  # the closures save the input only through x2 (what d_weight needs)
+
     def d_input(g: np.ndarray) -> Any:
-        return _matmul(g.reshape(n_rows, n_out), w2).reshape(a.shape)
+        return _matmul(g.reshape(n_rows, n_out), w2).reshape(in_shape)
 
     def d_weight(g: np.ndarray) -> Any:
         return _matmul(g.reshape(n_rows, n_out).T, x2).reshape(w.shape)
