@@ -180,23 +180,23 @@ class Ledger:
         return MemoryStats(self.live, self.peak, self.arrays, self.budget)
 
 
-_open_budgets = 0
+open_budgets = 0
 """How many ledgers with a budget are open (ops check sizes in advance only when > 0)."""
 
 
 def budgets_open() -> bool:
     """Whether any scope with a budget is open (ops then check sizes before allocating)."""
-    return _open_budgets > 0
+    return open_budgets > 0
 
 
 def open_ledger(ledger: Ledger, parent: Ledger | None) -> None:
     """Link ``ledger`` under ``parent`` when its scope is entered."""
-    global _open_budgets
+    global open_budgets
     ledger.parent = parent
     inherited = () if parent is None else parent.limits
     if ledger.budget is not None:
         ledger.limits = (ledger, *inherited)
-        _open_budgets += 1
+        open_budgets += 1
     else:
         ledger.limits = inherited
 
@@ -204,7 +204,7 @@ def open_ledger(ledger: Ledger, parent: Ledger | None) -> None:
 def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
     """Refund everything a closing scope owned, except the ``kept`` nodes (moved to the
     parent, which keeps counting them)."""
-    global _open_budgets
+    global open_budgets
     keep_bytes = keep_arrays = 0
     for node in kept:
         b, a = _node_bytes(node)
@@ -213,7 +213,7 @@ def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
     _add(ledger.parent, keep_bytes - ledger.live, keep_arrays - ledger.arrays)
     ledger.live = ledger.arrays = 0
     if ledger.budget is not None:
-        _open_budgets -= 1
+        open_budgets -= 1
 
 
 def _node_bytes(node: Node) -> tuple[int, int]:
@@ -328,7 +328,7 @@ def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
 
 def empty(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
     """An uninitialised output buffer for op ``name``, checked against the budgets first."""
-    if _open_budgets:
+    if open_budgets:
         reserve(name, shape, dtype)
     return np.empty(shape, dtype)
 

@@ -142,6 +142,7 @@ def backward(
     *,
     retain: Iterable[Variable] = (),
     workers: int | str | None = None,
+    atomic: bool = True,
 ) -> None:
     """Backpropagate from one or several roots into the gradients of the params.
 
@@ -162,6 +163,12 @@ def backward(
         workers: Threads that may run independent branches of the graph at once (None
             takes `lampy.get_num_workers`; ``"auto"`` is the number of cores). The
             gradients are bitwise the same for any number; small graphs run serially.
+        atomic: With True (the default) the pass holds every param's gradient until
+            its end and then adds them all, so a pass that raises changes no ``.grad``;
+            this holds a second copy of all the gradients at the end of the pass. With
+            False each param's gradient is added into its ``.grad`` as soon as it is
+            final and its buffer freed (as `backward_iter` and PyTorch do): less memory,
+            but a pass that raises keeps the gradients already added.
 
     Raises:
         ShapeError: a root is not a scalar and no grad was given, or a grad has the
@@ -174,7 +181,7 @@ def backward(
     """
     if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
         grads = [grads]  # backward(root, g): one root, one grad
-    for _ in _propagate(_as_roots(roots), grads, retain, workers=workers):
+    for _ in _propagate(_as_roots(roots), grads, retain, stream=not atomic, workers=workers):
         pass
 
 

@@ -30,6 +30,7 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node
 from lampy.autograd._scope import Scope, current_or_none
 from lampy.autograd._shared import SharedInBackward
+from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable, const, op, param
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -280,10 +281,13 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
     return final if as_list else tuple(final)
 
 
-def _closure(shared: SharedInBackward, node: Node) -> Callable[[np.ndarray, np.ndarray], None]:
-    def d_input(g: np.ndarray, out: np.ndarray) -> None:
-        d = shared(g).get(node)
-        if d is not None:
-            np.add(out, d, out=out)
+def _closure(shared: SharedInBackward, node: Node) -> Contribution:
+    """The closure of one external node: its gradient from the shared recomputation,
+    taken out of the shared dict, so each array is held once (the engine may keep it as
+    the node's buffer: it is a new array of the recomputation's pass)."""
 
-    return d_input
+    def d_input(g: np.ndarray) -> Any:
+        d = shared(g).pop(node, None)
+        return np.zeros(node.shape, node.dtype) if d is None else d
+
+    return Contribution(d_input, fresh=True)

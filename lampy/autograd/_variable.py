@@ -159,12 +159,19 @@ class Variable(VariableOperators):
         return (self.node, fn)
 
     def backward(
-        self, grad: ArrayLike | None = None, *, retain: Any = (), workers: int | str | None = None
+        self,
+        grad: ArrayLike | None = None,
+        *,
+        retain: Any = (),
+        workers: int | str | None = None,
+        atomic: bool = True,
     ) -> None:
         """Backpropagate from this Variable; see `lampy.backward`."""
         from lampy.autograd._backprop import backward
 
-        backward(self, None if grad is None else [grad], retain=retain, workers=workers)
+        backward(
+            self, None if grad is None else [grad], retain=retain, workers=workers, atomic=atomic
+        )
 
     def zero_grad(self) -> None:
         """Fill the gradient buffer with zeros in place (the buffer is kept for reuse)."""

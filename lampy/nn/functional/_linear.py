@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
@@ -99,7 +100,7 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     n_rows = math.prod(lead)
     x2 = a.reshape(n_rows, n_in)
     dtype = np.result_type(a.dtype, w.dtype)
-    value = np.empty((*lead, n_out) if w.ndim == 2 else lead, dtype=dtype)
+    value = _memory.empty(name, (*lead, n_out) if w.ndim == 2 else lead, dtype)
     y2 = value.reshape(n_rows, n_out)
     _matmul(x2, w2.T, out=y2)
     b = None
