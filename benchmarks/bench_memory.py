@@ -94,10 +94,8 @@ def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dic
 
         def step() -> dict[str, float]:
             with lampy.Scope() as s:
-                if mode == "remat":
-                    y = nn.remat_sequential(mods, x, segments=segments)
-                else:
-                    y = model(x)
+                remat = mode == "remat"
+                y = nn.remat_sequential(mods, x, segments=segments) if remat else model(x)
                 loss = (y * y).mean()
                 del y
                 loss.backward(atomic=atomic)
@@ -136,10 +134,10 @@ def child_torch(layers: int, mode: str, steps: int) -> dict[str, float]:
 def run(framework: str, layers: int, mode: str, steps: int) -> dict[str, float] | None:
     """One configuration in a fresh subprocess; None if the framework is missing."""
     env = {**os.environ, **_CHILD_ENV}
+    here = os.path.dirname(os.path.abspath(__file__))
     code = (
-        "import json, sys; sys.path.insert(0, %r); import bench_memory as b; "
-        "print(json.dumps(b.child_%s(%d, %r, %d)))"
-        % (os.path.dirname(os.path.abspath(__file__)), framework, layers, mode, steps)
+        f"import json, sys; sys.path.insert(0, {here!r}); import bench_memory as b; "
+        f"print(json.dumps(b.child_{framework}({layers}, {mode!r}, {steps})))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
@@ -162,8 +160,10 @@ def main() -> None:
     small, large, deep = (2, 6, 16) if args.quick else (8, 32, 64)
 
     print(f"MLP width {WIDTH}, batch {BATCH}, float32; peak RSS of one training step")
-    print("\n1. activation memory per layer (slope of the step's peak between "
-          f"L={small} and L={large})")
+    print(
+        "\n1. activation memory per layer (slope of the step's peak between "
+        f"L={small} and L={large})"
+    )
     print(f"{'':10s} {'L=' + str(small):>12s} {'L=' + str(large):>12s} {'per layer':>12s}")
     per_layer: dict[str, float] = {}
     for fw in ("lampy", "torch"):
@@ -179,8 +179,10 @@ def main() -> None:
         )
         if fw == "lampy":
             owned = (b["owned_peak"] - a["owned_peak"]) / (large - small)
-            print(f"{'':10s} (lampy's own count, scope.memory.peak_bytes: {owned / MIB:.3f} MiB "
-                  "per layer)")
+            print(
+                f"{'':10s} (lampy's own count, scope.memory.peak_bytes: {owned / MIB:.3f} MiB "
+                "per layer)"
+            )
     if len(per_layer) == 2:
         print(f"lampy / torch per layer: {per_layer['lampy'] / per_layer['torch']:.2f}")
 

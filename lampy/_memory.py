@@ -255,7 +255,7 @@ def charge_value(ledger: Ledger, node: Node) -> None:
             led = led.parent
         if ledger.limits:
             for limited in ledger.limits:
-                if limited.live > limited.budget:  # type: ignore[operator]
+                if limited.budget is not None and limited.live > limited.budget:
                     _add(ledger, -n, -1)
                     node.charged = 0
                     raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
@@ -308,7 +308,7 @@ def _current_ledger() -> Ledger | None:
     from lampy.autograd._scope import current_or_none
 
     scope = current_or_none()
-    return None if scope is None else scope.ledger  # type: ignore[no-any-return]
+    return None if scope is None else scope.ledger
 
 
 def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
@@ -322,7 +322,7 @@ def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
         return
     n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     for limited in ledger.limits:
-        if limited.live + n > limited.budget:  # type: ignore[operator]
+        if limited.budget is not None and limited.live + n > limited.budget:
             raise budget_error(limited, name, tuple(shape), np.dtype(dtype), n, after=False)
 
 

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError
+from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
-from lampy.autograd import _pass
 from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
@@ -49,7 +49,9 @@ def _propagate(
     yield from _run_serial(p, stream, sink)
 
 
-def _run_serial(p: Pass, stream: bool, sink: dict[Node, np.ndarray] | None = None) -> Iterator[Node]:
+def _run_serial(
+    p: Pass, stream: bool, sink: dict[Node, np.ndarray] | None = None
+) -> Iterator[Node]:
     """Visit every node once, in order, serving its params last to first.
 
     Inputs are served last to first so that the first input (usually the full-size

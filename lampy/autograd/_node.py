@@ -53,6 +53,8 @@ class Node:
         "version",
     )
 
+    charged: int  # set by lampy._memory when the node is registered
+
     def __init__(
         self,
         value: np.ndarray,

@@ -63,7 +63,7 @@ class _Draws:
             restored.bit_generator.state = state
             return restored
         gen = rng if self.parent is None else self.parent.take(rng)
-        self.states.append(gen.bit_generator.state)
+        self.states.append(dict(gen.bit_generator.state))
         return gen
 
 

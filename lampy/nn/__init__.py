@@ -44,7 +44,6 @@ from lampy.nn._linear import Identity as Identity
 from lampy.nn._linear import Lambda as Lambda
 from lampy.nn._linear import Linear as Linear
 from lampy.nn._linear import Unflatten as Unflatten
-from lampy.nn._segments import remat_sequential as remat_sequential
 from lampy.nn._module import IncompatibleKeys as IncompatibleKeys
 from lampy.nn._module import Module as Module
 from lampy.nn._module import inline as inline
@@ -66,6 +65,7 @@ from lampy.nn._rnn_cells import GRUCell as GRUCell
 from lampy.nn._rnn_cells import LSTMCell as LSTMCell
 from lampy.nn._rnn_cells import RNNCell as RNNCell
 from lampy.nn._rnn_cells import RNNCellBase as RNNCellBase
+from lampy.nn._segments import remat_sequential as remat_sequential
 from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
 from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
 from lampy.nn._transformer import TransformerEncoder as TransformerEncoder
