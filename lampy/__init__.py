@@ -16,10 +16,12 @@ from lampy._errors import DTypeError as DTypeError
 from lampy._errors import LampyError as LampyError
 from lampy._errors import LampyTypeError as LampyTypeError
 from lampy._errors import LampyValueError as LampyValueError
+from lampy._errors import MemoryBudgetError as MemoryBudgetError
 from lampy._errors import NoScopeError as NoScopeError
 from lampy._errors import ReleasedError as ReleasedError
 from lampy._errors import ShapeError as ShapeError
 from lampy._errors import StaleGraphError as StaleGraphError
+from lampy._memory import MemoryStats as MemoryStats
 from lampy._memory import tune_malloc as tune_malloc
 from lampy.autograd import Op as Op
 from lampy.autograd import Scope as Scope
@@ -36,6 +38,7 @@ from lampy.autograd import no_grad as no_grad
 from lampy.autograd import op as op
 from lampy.autograd import parallel_map as parallel_map
 from lampy.autograd import param as param
+from lampy.autograd import remat as remat
 from lampy.autograd import set_num_workers as set_num_workers
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad

@@ -98,3 +98,11 @@ def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:
         "Cast it first (for example `lampy.param(x, dtype=numpy.float32)`), or use "
         "`lampy.const(x)` if no gradient is needed."
     )
+
+
+class MemoryBudgetError(LampyError, MemoryError):
+    """An allocation would take a scope past its memory budget (``Scope(budget=...)``).
+
+    Raised before the array is allocated where the op knows its output size in advance,
+    else right after (the new array is dropped). The scope is left intact.
+    """

@@ -8,6 +8,8 @@ from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
 from lampy.autograd._inplace import in_place as in_place
 from lampy.autograd._node import Node as Node
+from lampy.autograd._remat import remat as remat
+from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._scope import Scope as Scope
 from lampy.autograd._scope import current_or_none as current_or_none
 from lampy.autograd._shared import Lazy as Lazy

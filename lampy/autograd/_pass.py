@@ -188,6 +188,7 @@ def commit(node: Node, g: np.ndarray) -> None:
         buf = node.grad
         if buf is None:
             node.grad = g
+            _memory.charge_grad(node, g)
         else:
             np.add(buf, g, out=buf)
 

@@ -159,12 +159,19 @@ class Variable(VariableOperators):
         return (self.node, fn)
 
     def backward(
-        self, grad: ArrayLike | None = None, *, retain: Any = (), workers: int | str | None = None
+        self,
+        grad: ArrayLike | None = None,
+        *,
+        retain: Any = (),
+        workers: int | str | None = None,
+        atomic: bool = True,
     ) -> None:
         """Backpropagate from this Variable; see `lampy.backward`."""
         from lampy.autograd._backprop import backward
 
-        backward(self, None if grad is None else [grad], retain=retain, workers=workers)
+        backward(
+            self, None if grad is None else [grad], retain=retain, workers=workers, atomic=atomic
+        )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradient: ``.grad`` becomes None (the default, as PyTorch's
@@ -178,7 +185,7 @@ class Variable(VariableOperators):
         if node.scope is None:
             raise node.released_error(".zero_grad()")
         if set_to_none:
-            node.grad = None
+            _memory.drop_grad(node)
             return
         g = node.grad
         if g is not None:
@@ -190,7 +197,7 @@ class Variable(VariableOperators):
         node = self.node
         scope = node.scope
         if scope is not None and not scope.keep_values:
-            node.value = None
+            _drop_value(node, scope.ledger)  # node.value = None, refunded if freed
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
@@ -263,6 +270,7 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 
 
 _own = _memory.own_value
+_drop_value = _memory.drop_value
 
 
 def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:

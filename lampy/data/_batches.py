@@ -13,12 +13,25 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 __all__ = ["Batches", "train_test_split"]
 
 
-def _aligned(owner: str, arrays: tuple[Any, ...]) -> tuple[np.ndarray, ...]:
+def _lazy(a: Any) -> bool:
+    """Whether ``a`` is a dataset object (not an array or a list): it has ``__len__`` and
+    ``__getitem__`` and is indexed with integer index arrays, one batch at a time."""
+    return (
+        not isinstance(a, np.ndarray | list | tuple)
+        and hasattr(a, "__len__")
+        and hasattr(a, "__getitem__")
+        and not hasattr(a, "__array__")
+    )
+
+
+def _aligned(owner: str, arrays: tuple[Any, ...]) -> tuple[Any, ...]:
     """The arrays as numpy arrays, checked to share a first dimension."""
     if not arrays:
         raise LampyValueError(f"{owner}: give at least one array, e.g. {owner}(x, y, ...).")
-    out = tuple(np.asarray(a) for a in arrays)
+    out = tuple(a if _lazy(a) else np.asarray(a) for a in arrays)
     for i, a in enumerate(out):
+        if _lazy(a):
+            continue
         if a.ndim == 0:
             raise ShapeError(
                 f"{owner}: array {i} is 0-d; every array needs a first (sample) dimension."
@@ -39,8 +52,14 @@ class Batches:
     ``shuffle=True`` each iteration draws a new permutation from ``rng``, so the batch
     order is reproducible from the generator's seed and differs between epochs.
 
+    Only one batch is in memory at a time: each batch is gathered with one index
+    array, so a ``numpy.memmap`` (``np.load(path, mmap_mode="r")``) is read batch by
+    batch from disk, never whole. Any other object with ``__len__`` and a
+    ``__getitem__`` taking an integer index array (a lazily decoded dataset) works too.
+
     Args:
-        *arrays: Arrays with the same length along their first dimension (samples).
+        *arrays: Arrays (or dataset objects, see above) with the same length along
+            their first dimension (samples).
         batch_size: Samples per batch (the last batch may be smaller).
         shuffle: Whether to visit the samples in a new random order each epoch.
         rng: The ``numpy.random.Generator`` the orders are drawn from; required with
@@ -103,10 +122,11 @@ class Batches:
                 yield tuple(a[idx] for a in self.arrays)
         else:
             for start in range(0, stop, b):
-                yield tuple(a[start : start + b] for a in self.arrays)
+                idx = np.arange(start, min(start + b, n))
+                yield tuple(a[idx] if _lazy(a) else a[start : start + b] for a in self.arrays)
 
     def __repr__(self) -> str:
-        shapes = ", ".join(str(a.shape) for a in self.arrays)
+        shapes = ", ".join(str(getattr(a, "shape", len(a))) for a in self.arrays)
         return (
             f"Batches({shapes}, batch_size={self.batch_size}, shuffle={self.shuffle}, "
             f"drop_last={self.drop_last}; {len(self)} batches)"

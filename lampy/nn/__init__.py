@@ -65,6 +65,7 @@ from lampy.nn._rnn_cells import GRUCell as GRUCell
 from lampy.nn._rnn_cells import LSTMCell as LSTMCell
 from lampy.nn._rnn_cells import RNNCell as RNNCell
 from lampy.nn._rnn_cells import RNNCellBase as RNNCellBase
+from lampy.nn._segments import remat_sequential as remat_sequential
 from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
 from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
 from lampy.nn._transformer import TransformerEncoder as TransformerEncoder

@@ -9,6 +9,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import LampyTypeError, LampyValueError, shape_mismatch
 from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Param, Variable
@@ -126,6 +127,12 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
         ``(a, b, value)``: the two operand values and the result.
     """
     a, b = values_of(x1, x2)
+    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+        try:
+            shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        except ValueError:
+            raise broadcast_error(name, a, b) from None
+        _memory.reserve(name, shape, np.result_type(a, b))
     try:
         return a, b, ufunc(a, b)
     except ValueError:

@@ -91,7 +91,10 @@ def relu(input: Any, inplace: bool = False) -> Variable:
     """
     a = _float(input)
     value = np.maximum(a, 0)
-    return op("relu", value, contrib_of(input, lambda g: g * ~(a <= 0)))
+    # The closure saves the output, not the input (value <= 0 exactly where a <= 0, and
+    # nan stays nan: its gradient passes, as PyTorch's): the next layer saves that output
+    # anyway, so the input's memory returns at once.
+    return op("relu", value, contrib_of(input, lambda g: g * ~(value <= 0)))
 
 
 def relu6(input: Any, inplace: bool = False) -> Variable:

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._remat import replayable
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
 from lampy.nn.functional._shared import SharedInBackward
@@ -263,7 +264,7 @@ def scaled_dot_product_attention(
         assert rng is not None
         draw = np.float32 if dtype == np.float32 else np.float64
         keep = np.multiply(
-            rng.random(e.shape, dtype=draw) < draw(1.0 - dropout_p),
+            replayable(rng).random(e.shape, dtype=draw) < draw(1.0 - dropout_p),
             dtype.type(1.0 / (1.0 - dropout_p)),
             dtype=dtype,
         )

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._remat import replayable
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import contrib_of, value_of
 
@@ -72,6 +73,7 @@ def _check_rng(name: str, rng: Any, p: float) -> np.random.Generator:
 def _keep(rng: np.random.Generator, shape: tuple[int, ...], p: float, dtype: Any) -> np.ndarray:
     """A boolean mask that is True with probability ``1 - p``, drawn from ``rng``."""
     draw_dtype = np.float32 if dtype == np.float32 else np.float64
+    rng = replayable(rng)  # the same draws again when lampy.remat recomputes
     keep: np.ndarray = rng.random(shape, dtype=draw_dtype) < draw_dtype(1.0 - p)
     return keep
 

@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
@@ -99,7 +100,7 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     n_rows = math.prod(lead)
     x2 = a.reshape(n_rows, n_in)
     dtype = np.result_type(a.dtype, w.dtype)
-    value = np.empty((*lead, n_out) if w.ndim == 2 else lead, dtype=dtype)
+    value = _memory.empty(name, (*lead, n_out) if w.ndim == 2 else lead, dtype)
     y2 = value.reshape(n_rows, n_out)
     _matmul(x2, w2.T, out=y2)
     b = None
@@ -108,8 +109,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
         _check_bias(name, b, n_out, w)
         np.add(y2, b, out=y2)
 
+    in_shape = a.shape  # the closures save the input only through x2 (what d_weight needs)
+
     def d_input(g: np.ndarray) -> Any:
-        return _matmul(g.reshape(n_rows, n_out), w2).reshape(a.shape)
+        return _matmul(g.reshape(n_rows, n_out), w2).reshape(in_shape)
 
     def d_weight(g: np.ndarray) -> Any:
         return _matmul(g.reshape(n_rows, n_out).T, x2).reshape(w.shape)
