@@ -19,8 +19,12 @@ from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
 from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
+from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
+
+
+_ndarray = np.ndarray
 
 
 def _propagate(
@@ -92,10 +96,22 @@ def _run_serial(
                             if left == 0:
                                 ready.append(inp)
                         buf = get(inp)
-                        if buf is None:
-                            bufs[inp] = first_buffer(fn, g, inp, g_free and i == 0)
-                        else:
+                        if buf is not None:
                             fn(g, buf)
+                        elif type(fn) is Contribution:
+                            d = fn.fn(g)
+                            if (
+                                fn.fresh  # the op gives the new array away: the buffer
+                                and type(d) is _ndarray
+                                and d.shape == inp.shape
+                                and d.dtype == inp.dtype
+                            ):
+                                bufs[inp] = d
+                            else:
+                                bufs[inp] = fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0)
+                            del d
+                        else:
+                            bufs[inp] = first_buffer(fn, g, inp, False)
                         i -= 1
                 except Exception as e:
                     raise closure_error(op.name, i, params[i][0], e) from e

@@ -270,6 +270,7 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 
 
 _own = _memory.own_value
+_grad_enabled = GRAD_ENABLED.get
 _drop_value = _memory.drop_value
 
 
@@ -314,10 +315,36 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     if scope is None:
         raise no_scope(f"op '{name}'")
     arr: np.ndarray = _own(value)
-    if not GRAD_ENABLED.get():
-        return _record(scope, arr, None, False, name)
+    if not _grad_enabled():
+        node = Node(arr, None, False, scope, name)
+        scope.register(node)
+        return Variable(node)
+    # The common case, checked in one pass: every param a (node, closure) pair whose
+    # node needs a gradient; then the caller's tuple is the op's params as it is.
+    versions: tuple[tuple[Node, int], ...] | None = None
+    for p in params:
+        if p is None or type(p) is not tuple or len(p) != 2:
+            break
+        node = p[0]
+        if type(node) is not Node or not node.needs_grad:
+            break
+        if node.scope is None:
+            raise node.released_error(f"op '{name}'")
+        if node.op is None:  # a leaf: remember the version the op read
+            pair = ((node, node.version),)
+            versions = pair if versions is None else versions + pair
+    else:
+        return _result(scope, arr, name, params, versions)
+    kept, versions = _params(name, params)
+    return _result(scope, arr, name, kept, versions)
+
+
+def _params(
+    name: str, params: tuple[Param | None, ...]
+) -> tuple[tuple[Param, ...], tuple[tuple[Node, int], ...] | None]:
+    """The params that need a gradient, checked, and the versions of leaf inputs."""
     kept: list[Param] = []
-    versions: list[tuple[Node, int]] | None = None
+    versions: list[tuple[Node, int]] = []
     for p in params:
         if p is None:
             continue
@@ -333,23 +360,27 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")
             if node.op is None:
-                if versions is None:
-                    versions = []
                 versions.append((node, node.version))
             kept.append(p)
-    if not kept:
-        return _record(scope, arr, Op(name, ()), False, name)
-    kind = arr.dtype.kind
-    if kind != "f":
-        if kind in "iub":  # an integer or boolean result is a constant, as numpy's
-            return _record(scope, arr, Op(name, ()), False, name)
+    return tuple(kept), (tuple(versions) if versions else None)
+
+
+def _result(
+    scope: Scope,
+    arr: np.ndarray,
+    name: str,
+    params: tuple[Param, ...],
+    versions: tuple[tuple[Node, int], ...] | None,
+) -> Variable:
+    """The op's output Variable, recorded in ``scope``."""
+    if not params:
+        node = Node(arr, Op(name, ()), False, scope, name)
+    elif arr.dtype.kind == "f":
+        node = Node(arr, Op(name, params, versions), True, scope, name)
+    elif arr.dtype.kind in "iub":  # an integer or boolean result is a constant, as numpy's
+        node = Node(arr, Op(name, ()), False, scope, name)
+    else:
         raise _not_real(name, arr.dtype)
-    node_op = Op(name, tuple(kept), None if versions is None else tuple(versions))
-    return _record(scope, arr, node_op, True, name)
-
-
-def _record(scope: Scope, arr: np.ndarray, node_op: Op | None, needs: bool, name: str) -> Variable:
-    node = Node(arr, node_op, needs, scope, name)
     scope.register(node)
     return Variable(node)
 
