@@ -23,7 +23,6 @@ from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
 
-
 _ndarray = np.ndarray
 
 
