@@ -87,3 +87,25 @@ def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:
         "Cast it first (for example `lampy.param(x, dtype=numpy.float32)`), or use "
         "`lampy.const(x)` if no gradient is needed."
     )
+
+
+def not_real(op: str, dtype: Any, operands: str = "") -> DTypeError:
+    """The error of an op whose result would be complex or object while a gradient is
+    needed: lampy's gradients are real, so the gradient would be lost."""
+    dt = str(dtype)
+    source = f" (from {operands})" if operands else ""
+    if dt == "object":
+        why = (
+            "an object array (Python Fractions, Decimals or mixed objects) cannot carry a "
+            "gradient. Convert the constant to floats first, e.g. `numpy.asarray(c, dtype=float)`."
+        )
+    else:
+        why = (
+            "lampy's gradients are real, and complex numbers are not supported yet, so the "
+            "gradient would be lost. Keep the computation real: take `c.real` / `c.imag` of "
+            "the constant and combine real results (for example `x * c.real` and "
+            "`x * c.imag`), or compute outside the graph on `x.value`."
+        )
+    return DTypeError(
+        f"{op}: the result would have dtype {dt}{source} while an input needs a gradient; {why}"
+    )

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.ops._operands import contrib_of, real_result, value_of
 
 
 def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
@@ -16,12 +16,17 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
     Casting to a float dtype keeps the gradient; casting to an integer or boolean dtype
     gives a constant (no gradient), as with any non-float result.
 
+    Raises:
+        DTypeError: if ``dtype`` is complex (or object) and ``x`` needs a gradient:
+            lampy's gradients are real, so the gradient would be lost.
+
     Gradient:
         ``dx = g`` cast back to ``x``'s dtype.
     """
     a = value_of(x)
     value = np.asarray(a).astype(dtype, copy=True)
     del copy  # a Variable's value is never shared writable memory, so a copy is always taken
+    real_result("astype", value, x)
     return op("astype", value, contrib_of(x, lambda g: g, fresh=False))
 
 

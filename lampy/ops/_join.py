@@ -18,7 +18,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.ops._operands import needs_grad, param_of, real_result, value_of
 from lampy.ops._shape import one_axis
 
 _add = np.add
@@ -82,6 +82,7 @@ def _joined(
 ) -> Variable:
     """Record ``value``: the items (of ``shapes``) laid side by side along ``axis``, item
     ``i`` taking ``sizes[i]`` positions."""
+    real_result(name, value, items)
     params = []
     lo = 0
     for x, n, shape in zip(items, sizes, shapes, strict=True):
@@ -170,6 +171,7 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
         )
     ax = one_axis("stack", axis, len(shapes[0]) + 1)
     value = _numpy("stack", lambda: np.stack(vals, axis=ax, dtype=dtype))
+    real_result("stack", value, items)
     params = []
     for i, x in enumerate(items):
         if needs_grad(x):

@@ -17,7 +17,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, values_of
+from lampy.ops._operands import contrib_of, param_of, real_result, values_of
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
 
@@ -29,6 +29,7 @@ def _rows(x: np.ndarray) -> int:
 
 def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -> Variable:
     """Record ``value = matmul(a, b)`` (also dot where it agrees with matmul)."""
+    real_result(name, value, x1, x2)
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 2 and b_nd == 2:  # the common case, without promotion
         return op(
@@ -79,6 +80,7 @@ def _tensordot_op(
 ) -> Variable:
     """Record ``value``, the sum over ``a``'s axes ``ia`` paired with ``b``'s axes ``ib``,
     with the free axes of ``a`` and then of ``b`` as its axes (``numpy.tensordot``)."""
+    real_result(name, value, x1, x2)
     fa = [i for i in range(np.ndim(a)) if i not in ia]
     fb = [i for i in range(np.ndim(b)) if i not in ib]
     g_a = list(range(len(fa)))  # the axes of g that come from a, then those from b
@@ -180,6 +182,7 @@ def vdot(a: Any, b: Any) -> Variable:
             detail="vdot flattens both operands, so they must have the same number of elements.",
         )
     value = np.vdot(x, y)
+    real_result("vdot", value, a, b)
     sa, sb = np.shape(x), np.shape(y)
     return op(
         "vdot",
@@ -213,6 +216,7 @@ def outer(a: Any, b: Any) -> Variable:
     """
     x, y = values_of(a, b)
     value = np.outer(x, y)
+    real_result("outer", value, a, b)
     xf, yf = np.ravel(x), np.ravel(y)
     sa, sb = np.shape(x), np.shape(y)
     return op(
@@ -289,6 +293,7 @@ def kron(a: Any, b: Any) -> Variable:
     """
     x, y = values_of(a, b)
     value = np.kron(x, y)
+    real_result("kron", value, a, b)
     nd = max(np.ndim(x), np.ndim(y))
     sa = (1,) * (nd - np.ndim(x)) + np.shape(x)
     sb = (1,) * (nd - np.ndim(y)) + np.shape(y)

@@ -9,7 +9,7 @@ import numpy as np
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, real_result, value_of
 
 _add, _where, _sign, _isfinite = np.add, np.where, np.sign, np.isfinite
 
@@ -136,6 +136,7 @@ def clip(
                 detail="The bounds must broadcast with the input: numpy broadcasting needs "
                 "each set of trailing dimensions to be equal or 1.",
             ) from None
+    real_result("clip", value, a, a_min, a_max)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         if lo is None and hi is None:

@@ -9,7 +9,7 @@ import numpy as np
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of, values_of
+from lampy.ops._operands import param_of, real_result, value_of, values_of
 
 _where = np.where
 
@@ -49,6 +49,7 @@ def where(condition: Any, x: Any, y: Any) -> Variable:
             detail="condition, x and y must broadcast together: numpy broadcasting needs "
             "each set of trailing dimensions to be equal or 1.",
         ) from None
+    real_result("where", value, x, y)
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, _where(np.asarray(c, dtype=bool), g, g.dtype.type(0)))
