@@ -109,3 +109,16 @@ def not_real(op: str, dtype: Any, operands: str = "") -> DTypeError:
     return DTypeError(
         f"{op}: the result would have dtype {dt}{source} while an input needs a gradient; {why}"
     )
+
+
+def drops_gradient(op: str, dtype: Any) -> DTypeError:
+    """The error of a ``dtype=`` argument that would turn a result needing a gradient into a
+    non-float (so constant) one."""
+    dt = str(dtype)
+    if dt.startswith("complex") or dt == "object":
+        return not_real(op, dtype, "the dtype= argument")
+    return DTypeError(
+        f"{op}: dtype={dt} would make the result a constant, silently dropping the gradient of "
+        "an input that needs one. Pass a floating dtype (or None); if you mean a constant, "
+        "use the input's `.value`, or cast the result with `lampy.astype`."
+    )

@@ -3,6 +3,9 @@
 Extremes (amax, amin, argmax, argmin, logsumexp) live in ``_extreme_reductions``,
 cumulative ops (cumsum, cumprod) in ``_cumulative``.
 
+Like numpy's, each takes an array-like: a list (or nested lists) of Variables is stacked
+into one Variable first, so that gradients reach every Variable in it.
+
 Keywords that numpy places after its ``out`` argument (``ddof``, ``keepdims``) are
 keyword-only in the new reductions, so a numpy-style positional call cannot silently
 bind ``out``'s position to them.
@@ -16,10 +19,17 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
+from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
+from lampy.ops._operands import (
+    array_of,
+    contrib_of,
+    needs_grad,
+    param_of,
+    real_result,
+    value_of,
+)
 
 _add = np.add
 
@@ -97,6 +107,7 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     Gradient:
         ``dx = g`` broadcast back over the summed axes.
     """
+    x = array_of("sum", x)
     a = value_of(x)
     check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
@@ -114,6 +125,7 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
 
 
 def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
+    x = array_of(name, x)
     a = value_of(x)
     check_float_dtype(name, dtype, x)
     shape = np.shape(a)
@@ -157,6 +169,7 @@ def var(
         ``da = g * 2 * (a - mean) / (n - ddof)``, ``n`` the number of elements in each
         reduced slice.
     """
+    a = array_of("var", a)
     x = value_of(a)
     check_float_dtype("var", dtype, a)
     shape = np.shape(x)
@@ -181,6 +194,7 @@ def std(
         ``da = g * (a - mean) / ((n - ddof) * std)``. Where ``std == 0`` (a constant
         slice, where std is not differentiable) the gradient is 0, as in PyTorch.
     """
+    a = array_of("std", a)
     x = value_of(a)
     check_float_dtype("std", dtype, a)
     shape = np.shape(x)
@@ -207,6 +221,7 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False)
         or more zeros every gradient is 0. No division by zero happens. In slices
         without zeros ``prod / a_i`` inherits any overflow or underflow of the product.
     """
+    a = array_of("prod", a)
     x = value_of(a)
     check_float_dtype("prod", dtype, a)
     axes = normalize_axis("prod", axis, np.ndim(x))
@@ -287,6 +302,7 @@ def average(
         ``da = g * w / sum(w)``, ``dw = g * (a - average) / sum(w)``; for the returned
         sum of the weights, ``dw = g``.
     """
+    a, weights = array_of("average", a), array_of("average", weights)
     x = value_of(a)
     shape = np.shape(x)
     axes = normalize_axis("average", axis, len(shape))
