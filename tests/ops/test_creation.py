@@ -46,7 +46,7 @@ def test_linspace_retstep() -> None:
     in start and stop; for a single endpoint sample numpy's step is nan, a constant."""
     with lampy.Scope():
         s, e = lampy.param(1.0), lampy.param(2.0)
-        y, step = linspace(s, e, 5, retstep=True)
+        _, step = linspace(s, e, 5, retstep=True)
         assert step.value == np.linspace(1.0, 2.0, 5, retstep=True)[1]
         step.backward()
         assert (s.grad, e.grad) == (-0.25, 0.25)

@@ -211,9 +211,9 @@ def test_gradient_errors() -> None:
         x = lampy.param(A)
         with pytest.raises(ShapeError, match="gradient: Shape of array too small"):
             gradient(lampy.param([1.0, 2.0]), edge_order=2)
-        with pytest.raises(LampyTypeError, match="gradient: .*3 spacings"):
+        with pytest.raises(LampyTypeError, match=r"gradient: .*3 spacings"):
             gradient(x, 1.0, 2.0, 3.0)
-        with pytest.raises(ShapeError, match="gradient: .*distances must match"):
+        with pytest.raises(ShapeError, match=r"gradient: .*distances must match"):
             gradient(lampy.param(np.ones(3)), np.ones(4))
         with pytest.raises(LampyTypeError, match="gradient: the spacing is not differentiable"):
             gradient(x, lampy.param(0.5))

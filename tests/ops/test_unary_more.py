@@ -44,7 +44,9 @@ def _sinc_derivative(x: np.ndarray) -> np.ndarray:
     return np.pi * total
 
 
-@pytest.mark.parametrize(("dtype", "edge", "rtol"), [(np.float64, 0.1, 1e-12), (np.float32, 0.5, 1e-5)])
+@pytest.mark.parametrize(
+    ("dtype", "edge", "rtol"), [(np.float64, 0.1, 1e-12), (np.float32, 0.5, 1e-5)]
+)
 def test_sinc_series_and_closed_form_agree_where_they_meet(
     dtype: type, edge: float, rtol: float
 ) -> None:
