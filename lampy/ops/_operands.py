@@ -67,7 +67,9 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
     except ValueError:
         raise broadcast_error(name, a, b) from None
     except TypeError as e:  # numpy's ufunc has no loop for these dtypes
-        raise DTypeError(f"{name}: {e}") from None
+        raise DTypeError(
+            f"{name}: numpy's {name} does not take operands {describe(a)} and {describe(b)} ({e})."
+        ) from None
     if value.dtype.kind in "cO":
         real_result(name, value, x1, x2)
     return a, b, value
