@@ -253,7 +253,8 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
     plan = _plan(subscripts, tuple(np.shape(v) for v in values))
     optimize = plan.may_optimize and plan.work >= OPTIMIZE_MIN_WORK
     value = _einsum(subscripts, *values, optimize=optimize)
-    real_result("einsum", value, args)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("einsum", value, args)
 
     def closure(k: int) -> Any:
         step = plan.steps[k]

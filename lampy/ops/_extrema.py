@@ -46,7 +46,8 @@ def _extremum(
         value = fn(a, b)
     except ValueError:
         raise broadcast_error(name, a, b) from None
-    real_result(name, value, x1, x2)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     cache: list[Any] = []
 
     def weights() -> list[Any]:

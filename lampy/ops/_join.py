@@ -121,7 +121,8 @@ def _joined(
 ) -> Variable:
     """Record ``value``: the items (of ``shapes``) laid side by side along ``axis``, item
     ``i`` taking ``sizes[i]`` positions."""
-    real_result(name, value, items)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, items)
     params = []
     lo = 0
     for x, n, shape in zip(items, sizes, shapes, strict=True):
@@ -261,7 +262,8 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
         )
     ax = one_axis("stack", axis, len(shapes[0]) + 1)
     value = _numpy("stack", lambda: np.stack(vals, axis=ax, dtype=dtype))
-    real_result("stack", value, items)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("stack", value, items)
     params = []
     for i, x in enumerate(items):
         if needs_grad(x):

@@ -30,7 +30,8 @@ def _rows(x: np.ndarray) -> int:
 
 def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -> Variable:
     """Record ``value = matmul(a, b)`` (also dot where it agrees with matmul)."""
-    real_result(name, value, x1, x2)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 2 and b_nd == 2:  # the common case, without promotion
         return op(
@@ -81,7 +82,8 @@ def _tensordot_op(
 ) -> Variable:
     """Record ``value``, the sum over ``a``'s axes ``ia`` paired with ``b``'s axes ``ib``,
     with the free axes of ``a`` and then of ``b`` as its axes (``numpy.tensordot``)."""
-    real_result(name, value, x1, x2)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     fa = [i for i in range(np.ndim(a)) if i not in ia]
     fb = [i for i in range(np.ndim(b)) if i not in ib]
     g_a = list(range(len(fa)))  # the axes of g that come from a, then those from b

@@ -157,7 +157,8 @@ def clip(
                 detail="The bounds must broadcast with the input: numpy broadcasting needs "
                 "each set of trailing dimensions to be equal or 1.",
             ) from None
-    real_result("clip", value, a, a_min, a_max)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("clip", value, a, a_min, a_max)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         if lo is None and hi is None:

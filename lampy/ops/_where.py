@@ -50,7 +50,8 @@ def where(condition: Any, x: Any, y: Any) -> Variable:
             detail="condition, x and y must broadcast together: numpy broadcasting needs "
             "each set of trailing dimensions to be equal or 1.",
         ) from None
-    real_result("where", value, x, y)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("where", value, x, y)
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, _where(np.asarray(c, dtype=bool), g, g.dtype.type(0)))
