@@ -106,3 +106,38 @@ class MemoryBudgetError(LampyError, MemoryError):
     Raised before the array is allocated where the op knows its output size in advance,
     else right after (the new array is dropped). The scope is left intact.
     """
+
+
+def not_real(op: str, dtype: Any, operands: str = "") -> DTypeError:
+    """The error of an op whose result would be complex or object while a gradient is
+    needed: lampy's gradients are real, so the gradient would be lost."""
+    dt = str(dtype)
+    source = f" (from {operands})" if operands else ""
+    if dt == "object":
+        why = (
+            "an object array (Python Fractions, Decimals or mixed objects) cannot carry a "
+            "gradient. Convert the constant to floats first, e.g. `numpy.asarray(c, dtype=float)`."
+        )
+    else:
+        why = (
+            "lampy's gradients are real, and complex numbers are not supported yet, so the "
+            "gradient would be lost. Keep the computation real: take `c.real` / `c.imag` of "
+            "the constant and combine real results (for example `x * c.real` and "
+            "`x * c.imag`), or compute outside the graph on `x.value`."
+        )
+    return DTypeError(
+        f"{op}: the result would have dtype {dt}{source} while an input needs a gradient; {why}"
+    )
+
+
+def drops_gradient(op: str, dtype: Any) -> DTypeError:
+    """The error of a ``dtype=`` argument that would turn a result needing a gradient into a
+    non-float (so constant) one."""
+    dt = str(dtype)
+    if dt.startswith("complex") or dt == "object":
+        return not_real(op, dtype, "the dtype= argument")
+    return DTypeError(
+        f"{op}: dtype={dt} would make the result a constant, silently dropping the gradient of "
+        "an input that needs one. Pass a floating dtype (or None); if you mean a constant, "
+        "use the input's `.value`, or cast the result with `lampy.astype`."
+    )

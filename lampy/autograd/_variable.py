@@ -334,7 +334,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
     else:
-        return _result(scope, arr, name, params, versions)
+        return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     kept, versions = _params(name, params)
     return _result(scope, arr, name, kept, versions)
 

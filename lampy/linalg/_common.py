@@ -32,6 +32,15 @@ class EighResult(NamedTuple):
     """The normalised eigenvectors as columns, shape ``(..., M, M)``."""
 
 
+class EigResult(NamedTuple):
+    """What :func:`lampy.linalg.eig` returns, as ``numpy.linalg.eig`` does."""
+
+    eigenvalues: Variable
+    """The eigenvalues, real, in numpy's (LAPACK's) order, shape ``(..., M)``."""
+    eigenvectors: Variable
+    """The eigenvectors as columns of unit length, shape ``(..., M, M)``."""
+
+
 class QRResult(NamedTuple):
     """What :func:`lampy.linalg.qr` returns, as ``numpy.linalg.qr`` does."""
 
@@ -101,6 +110,7 @@ def inverse_gaps(w: np.ndarray) -> Any:
 
 
 __all__ = [
+    "EigResult",
     "EighResult",
     "QRResult",
     "SVDResult",

@@ -13,7 +13,7 @@ from lampy.autograd._shared import Lazy, SharedInBackward
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
 from lampy.linalg._common import matrix_value, mT, sym
-from lampy.ops._operands import contrib_of, needs_grad, param_of, value_of
+from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._products import matmul
 from lampy.ops._shape import reshape
 
@@ -139,6 +139,7 @@ def solve(a: Any, b: Any) -> Variable:
                 "not broadcast together."
             ) from None
     x = np.linalg.solve(arr, rhs)
+    real_result("solve", x, a, b)
     a_shape, b_shape = arr.shape, rhs.shape
 
     def solve_t(g: np.ndarray) -> np.ndarray:
@@ -181,6 +182,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any,
             f"M, got shapes {arr.shape} and {rhs.shape}. numpy.linalg.lstsq is not batched."
         )
     x, residuals, rank, s = np.linalg.lstsq(arr, rhs, rcond=rcond)
+    real_result("lstsq", x, a, b)
     m, n = arr.shape
     cut = np.finfo(np.float64).eps * max(m, n) if rcond is None else rcond
     vector = rhs.ndim == 1

@@ -1,4 +1,5 @@
-"""Elementwise arithmetic: add, subtract, multiply, divide, negative, power."""
+"""Elementwise arithmetic: add, subtract, multiply, divide, negative, power, remainder
+(mod)."""
 
 from __future__ import annotations
 
@@ -111,4 +112,30 @@ def power(x1: Any, x2: Any) -> Variable:
     return op("power", value, contrib_of(x1, d_base), contrib_of(x2, d_exponent))
 
 
-__all__ = ["add", "divide", "multiply", "negative", "power", "subtract"]
+def remainder(x1: Any, x2: Any) -> Variable:
+    """Elementwise remainder of the floor division, ``x1 - floor(x1 / x2) * x2``, with
+    the sign of ``x2`` and numpy broadcasting, as ``numpy.remainder`` (Python's ``%``).
+
+    ``x2 = 0`` gives nan, with numpy's RuntimeWarning.
+
+    Gradient:
+        ``dx1 = g``, ``dx2 = -g * q`` with ``q = floor_divide(x1, x2)``, numpy's quotient
+        (the one that makes ``x1 = q * x2 + remainder``; PyTorch's formula). At the
+        jumps, where ``x1 / x2`` is an integer, that quotient is the integer itself (the
+        value is 0 there), so ``dx2`` is the derivative from the side where the
+        remainder grows from 0.
+    """
+    a, b, value = apply_binary("remainder", np.remainder, x1, x2)
+    return op(
+        "remainder",
+        value,
+        contrib_of(x1, lambda g: g, fresh=False),
+        contrib_of(x2, lambda g: -(g * np.floor_divide(a, b))),
+    )
+
+
+mod = remainder
+"""Alias of :func:`remainder`, as :func:`numpy.mod`."""
+
+
+__all__ = ["add", "divide", "mod", "multiply", "negative", "power", "remainder", "subtract"]

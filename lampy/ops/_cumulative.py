@@ -29,7 +29,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
         ``da_i = sum_{k >= i} g_k`` along the axis (a reversed cumulative sum).
     """
     x = value_of(a)
-    check_float_dtype("cumsum", dtype)
+    check_float_dtype("cumsum", dtype, a)
     shape = np.shape(x)
     ax = single_axis("cumsum", axis, len(shape))
     value = np.cumsum(x, axis=ax, dtype=dtype)
@@ -54,7 +54,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
         ``cumprod_backward``.
     """
     x = value_of(a)
-    check_float_dtype("cumprod", dtype)
+    check_float_dtype("cumprod", dtype, a)
     shape = np.shape(x)
     ax = single_axis("cumprod", axis, len(shape))
     value = np.cumprod(x, axis=ax, dtype=dtype)

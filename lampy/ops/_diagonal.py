@@ -16,7 +16,7 @@ from numpy.lib.stride_tricks import as_strided
 from lampy._errors import DTypeError, ShapeError
 from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import contrib_of, param_of, real_result, value_of
 from lampy.ops._reductions import normalize_axis
 
 _add = np.add
@@ -88,6 +88,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
             f"trace: dtype={np.dtype(dtype)} would truncate; pass a float dtype (or None)."
         )
     value = np.trace(x, k, ax1, ax2, dtype=dtype)
+    real_result("trace", value, a)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         view = _diagonal_view(out, k, ax1, ax2)

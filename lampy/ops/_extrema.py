@@ -17,7 +17,7 @@ import numpy as np
 
 from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import broadcast_error, needs_grad, param_of, values_of
+from lampy.ops._operands import broadcast_error, needs_grad, param_of, real_result, values_of
 
 _isnan, _copyto, _where = np.isnan, np.copyto, np.where
 
@@ -46,6 +46,8 @@ def _extremum(
         value = fn(a, b)
     except ValueError:
         raise broadcast_error(name, a, b) from None
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     cache: list[Any] = []
 
     def weights() -> list[Any]:

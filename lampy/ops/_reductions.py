@@ -3,6 +3,9 @@
 Extremes (amax, amin, argmax, argmin, logsumexp) live in ``_extreme_reductions``,
 cumulative ops (cumsum, cumprod) in ``_cumulative``.
 
+Like numpy's, each takes an array-like: a list (or nested lists) of Variables is stacked
+into one Variable first, so that gradients reach every Variable in it.
+
 Keywords that numpy places after its ``out`` argument (``ddof``, ``keepdims``) are
 keyword-only in the new reductions, so a numpy-style positional call cannot silently
 bind ``out``'s position to them.
@@ -15,10 +18,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import DTypeError, LampyTypeError, ShapeError
+from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
+from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import (
+    array_of,
+    contrib_of,
+    needs_grad,
+    param_of,
+    real_result,
+    value_of,
+)
 
 _add = np.add
 
@@ -70,13 +81,19 @@ def expand_reduced(g: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return np.expand_dims(g, axes)
 
 
-def check_float_dtype(name: str, dtype: Any) -> None:
-    """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients."""
-    if dtype is not None and np.dtype(dtype).kind not in "fc":
+def check_float_dtype(name: str, dtype: Any, x: Any = None) -> None:
+    """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients,
+    and a complex one when ``x`` needs a gradient (lampy's gradients are real)."""
+    if dtype is None:
+        return
+    kind = np.dtype(dtype).kind
+    if kind not in "fc":
         raise DTypeError(
             f"{name}: dtype={np.dtype(dtype)} would truncate; lampy reductions take a float "
             "dtype (or None)."
         )
+    if kind == "c" and needs_grad(x) and GRAD_ENABLED.get():
+        raise not_real(name, np.dtype(dtype), "the dtype= argument")
 
 
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
@@ -90,8 +107,9 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
     Gradient:
         ``dx = g`` broadcast back over the summed axes.
     """
+    x = array_of("sum", x)
     a = value_of(x)
-    check_float_dtype("sum", dtype)
+    check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
     value = np.sum(a, axis=axes, dtype=dtype, keepdims=keepdims)
     shape = np.shape(a)
@@ -107,8 +125,9 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
 
 
 def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
+    x = array_of(name, x)
     a = value_of(x)
-    check_float_dtype(name, dtype)
+    check_float_dtype(name, dtype, x)
     shape = np.shape(a)
     axes = normalize_axis(name, axis, len(shape))
     value = np.mean(a, axis=axes, dtype=dtype, keepdims=keepdims)
@@ -150,8 +169,9 @@ def var(
         ``da = g * 2 * (a - mean) / (n - ddof)``, ``n`` the number of elements in each
         reduced slice.
     """
+    a = array_of("var", a)
     x = value_of(a)
-    check_float_dtype("var", dtype)
+    check_float_dtype("var", dtype, a)
     shape = np.shape(x)
     axes = normalize_axis("var", axis, len(shape))
     value = np.var(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
@@ -174,8 +194,9 @@ def std(
         ``da = g * (a - mean) / ((n - ddof) * std)``. Where ``std == 0`` (a constant
         slice, where std is not differentiable) the gradient is 0, as in PyTorch.
     """
+    a = array_of("std", a)
     x = value_of(a)
-    check_float_dtype("std", dtype)
+    check_float_dtype("std", dtype, a)
     shape = np.shape(x)
     axes = normalize_axis("std", axis, len(shape))
     value = np.std(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
@@ -200,8 +221,9 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False)
         or more zeros every gradient is 0. No division by zero happens. In slices
         without zeros ``prod / a_i`` inherits any overflow or underflow of the product.
     """
+    a = array_of("prod", a)
     x = value_of(a)
-    check_float_dtype("prod", dtype)
+    check_float_dtype("prod", dtype, a)
     axes = normalize_axis("prod", axis, np.ndim(x))
     value = np.prod(x, axis=axes, dtype=dtype, keepdims=keepdims)
 
@@ -280,6 +302,7 @@ def average(
         ``da = g * w / sum(w)``, ``dw = g * (a - average) / sum(w)``; for the returned
         sum of the weights, ``dw = g``.
     """
+    a, weights = array_of("average", a), array_of("average", weights)
     x = value_of(a)
     shape = np.shape(x)
     axes = normalize_axis("average", axis, len(shape))
@@ -300,6 +323,7 @@ def average(
             "undefined; give every reduced slice weights with a non-zero sum."
         )
     avg_kd = np.multiply(x, wb, dtype=dtype).sum(axis=axes, keepdims=True) / total
+    real_result("average", avg_kd, a, weights)
     reduced = avg_kd if keepdims else np.squeeze(avg_kd, axes)
 
     def to_weights(dwb: np.ndarray) -> np.ndarray:

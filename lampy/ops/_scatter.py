@@ -19,7 +19,7 @@ from lampy._errors import BadIndexError, ShapeError
 from lampy.autograd._unbroadcast import accumulate, contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index, one_axis
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import param_of, real_result, value_of
 from lampy.ops._reductions import single_axis
 
 _intp = np.intp
@@ -243,6 +243,7 @@ def scatter_add(x: Any, axis: int, indices: Any, src: Any) -> Variable:
         d[used] = part
         return d.reshape(np.shape(s))
 
+    real_result("scatter_add", value, x, src)
     return op(
         "scatter_add",
         value.reshape(()) if scalar else value,
@@ -327,6 +328,7 @@ def index_add(x: Any, axis: int, indices: Any, source: Any, *, alpha: float = 1)
         d = np.take(np.reshape(g, a.shape), idx, axis=ax)
         return (d if alpha == 1 else d * alpha).reshape(s_shape)
 
+    real_result("index_add", value, x, source)
     return op(
         "index_add",
         value.reshape(()) if scalar else value,

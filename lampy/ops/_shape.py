@@ -1,7 +1,7 @@
 """Shape ops: views of the same elements under another shape or axis order.
 
-reshape, ravel, transpose, permute_dims, matrix_transpose, swapaxes, moveaxis, squeeze,
-expand_dims, broadcast_to and atleast_1d/2d/3d, with numpy's names and signatures.
+reshape, ravel, transpose, permute_dims, matrix_transpose, swapaxes, moveaxis, rollaxis,
+squeeze, expand_dims, broadcast_to and atleast_1d/2d/3d, with numpy's names and signatures.
 
 Every one of them only rearranges (or, for ``broadcast_to``, repeats) elements, so each
 gradient is the inverse rearrangement of ``g`` (summed over broadcast axes). The forward
@@ -221,6 +221,41 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Variable:
     return _permuted("moveaxis", a, x, tuple(perm))
 
 
+def rollaxis(a: Any, axis: int, start: int = 0) -> Variable:
+    """Move axis ``axis`` of ``a`` to just before position ``start``, the others keeping
+    their order, as ``numpy.rollaxis`` (which numpy keeps for old code; ``moveaxis`` is
+    clearer).
+
+    Args:
+        a: The array.
+        axis: The axis to move.
+        start: The axis is moved to lie before the axis now at ``start`` (``-ndim`` to
+            ``ndim``; ``ndim`` puts it last).
+
+    Raises:
+        ShapeError: if ``axis`` or ``start`` is out of range.
+
+    Gradient:
+        ``da = g.transpose(argsort(perm))``, ``perm`` the axis order of the result.
+    """
+    x = value_of(a)
+    nd = np.ndim(x)
+    ax = one_axis("rollaxis", axis, nd)
+    pos = operator.index(start)
+    if pos < 0:
+        pos += nd
+    if not 0 <= pos <= nd:
+        raise ShapeError(
+            f"rollaxis: start {start} is out of range for an array of {nd} dimensions "
+            f"(it must lie in {-nd} to {nd})."
+        )
+    if ax < pos:
+        pos -= 1
+    perm = [n for n in range(nd) if n != ax]
+    perm.insert(pos, ax)
+    return _permuted("rollaxis", a, x, tuple(perm))
+
+
 def squeeze(a: Any, axis: Any = None) -> Variable:
     """Remove length-1 axes of ``a``: all of them, or those ``axis`` names.
 
@@ -343,6 +378,7 @@ __all__ = [
     "matrix_transpose",
     "swapaxes",
     "moveaxis",
+    "rollaxis",
     "squeeze",
     "expand_dims",
     "broadcast_to",

@@ -1,4 +1,4 @@
-"""Sorting: ``sort`` and ``argsort`` (numpy), ``topk`` (PyTorch).
+"""Sorting: ``sort``, ``argsort`` and ``partition`` (numpy), ``topk`` (PyTorch).
 
 nan sorts as the largest value, as in numpy's ``sort`` and PyTorch's ``topk``.
 """
@@ -9,7 +9,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, ShapeError
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
@@ -78,6 +78,63 @@ def argsort(
     if axis is not None and np.ndim(x) > 0:
         one_axis("argsort", axis, np.ndim(x))
     return np.argsort(x, axis=axis, kind=kind, stable=stable)  # type: ignore[arg-type]
+
+
+def partition(
+    a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect", order: None = None
+) -> Variable:
+    """A copy of ``a`` partially sorted along ``axis`` so that the element at each
+    position ``kth`` is the one a full sort would put there, smaller or equal elements
+    before it and greater or equal ones after it, as ``numpy.partition`` (the value is
+    numpy's, element for element). nan sorts last.
+
+    Args:
+        a: The array.
+        kth: A position, or a sequence of positions, along ``axis`` (negatives allowed).
+        axis: The axis to partition along (default the last; None: the flattened array).
+        kind: numpy's selection algorithm (``'introselect'``).
+        order: numpy's field order for structured arrays: not supported, must be None.
+
+    Raises:
+        ShapeError: if ``kth`` or ``axis`` is out of range.
+
+    Gradient:
+        ``g`` scattered back to the element each output position holds:
+        ``da[p[i]] = g[i]`` along ``axis``. Elements of equal value are paired in order
+        of position (any pairing is a valid subgradient, as for :func:`sort`).
+    """
+    if order is not None:
+        raise LampyValueError(
+            "partition: order= (the fields of a structured array) is not supported; "
+            "partition a plain numeric array."
+        )
+    x = value_of(a)
+    src, ax = _sort_axis("partition", x, axis)
+    try:
+        value = np.partition(src, kth, axis=ax, kind=kind)  # type: ignore[call-overload]
+    except ValueError as e:
+        raise ShapeError(
+            f"partition: kth={kth!r} does not fit axis {ax} of length {np.shape(src)[ax]} "
+            f"(array of shape {np.shape(x)}): {e}"
+        ) from None
+    if not (needs_grad(a) and GRAD_ENABLED.get()):
+        return op("partition", value)
+    # numpy leaves the order inside each part unspecified, and argpartition's order may
+    # differ from partition's: pair each output element with an input element of the
+    # same value instead, the j-th smallest with the j-th smallest.
+    shape = src.shape
+    ranks_in = np.argsort(src, axis=ax, kind="stable")
+    ranks_out = np.argsort(value, axis=ax, kind="stable")
+    perm = np.empty_like(ranks_in)
+    np.put_along_axis(perm, ranks_out, ranks_in, axis=ax)
+    lin = linear_index(shape, perm, ax, shape)
+
+    def d_a(g: np.ndarray) -> Any:
+        d = np.empty(shape, g.dtype)
+        d.reshape(-1)[lin] = g
+        return d.reshape(np.shape(x))
+
+    return op("partition", value, param_of(a, contribution(d_a)))
 
 
 class TopK(NamedTuple):
@@ -189,4 +246,4 @@ def topk(x: Any, k: int, axis: int = -1, largest: bool = True, sorted: bool = Tr
     return TopK(op("topk", value, param_of(x, contribution(d_x))), indices)
 
 
-__all__ = ["sort", "argsort", "topk", "TopK"]
+__all__ = ["sort", "argsort", "partition", "topk", "TopK"]
