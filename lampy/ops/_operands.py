@@ -12,7 +12,6 @@ import numpy as np
 from lampy import _memory
 from lampy._errors import (
     DTypeError,
-    LampyTypeError,
     LampyValueError,
     ShapeError,
     describe,
