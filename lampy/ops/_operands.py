@@ -15,13 +15,20 @@ _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
 
 
-def value_of(x: Any) -> Any:
+def value_of(x: Any, saved: bool = True) -> Any:
     """The numpy value of an op argument: a Variable's value, or ``x`` as a constant.
 
-    A writable numpy array is copied (into a read-only array), as ``lampy.const`` does:
-    closures keep what they need for backward, so a later change to the caller's array
-    must not reach the gradient. A read-only array is used as it is, without a copy.
-    Python and numpy scalars are returned unchanged.
+    Closures keep what they need for backward, so a later change to the caller's array
+    must not reach the gradient: a writable numpy array is therefore copied (into a
+    read-only array), as ``lampy.const`` does. An op that does not keep this operand for
+    backward passes ``saved=False``: it then gets a read-only view of the caller's array,
+    without the copy (its forward result is computed now, and ``lampy.op`` copies a
+    result that is itself a view of writable memory). A read-only array is used as it
+    is. Python and numpy scalars are returned unchanged.
+
+    Args:
+        x: A Variable, an array-like or a scalar.
+        saved: Whether a backward closure of the op keeps (a view of) this value.
     """
     if type(x) is Variable:
         return x.value
@@ -29,7 +36,7 @@ def value_of(x: Any) -> Any:
         if type(x) is not _ndarray:  # a subclass (matrix, masked array...): plain data
             x = np.asarray(x).view(_ndarray)
         if x.flags.writeable:
-            x = x.copy()
+            x = x.copy() if saved else x.view()
             x.flags.writeable = False
         return x
     if isinstance(x, (bool, int, float, complex, np.generic)):

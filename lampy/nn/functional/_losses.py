@@ -227,7 +227,7 @@ def nll_loss(
     """
     _check_reduction("nll_loss", reduction)
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))
+    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
     picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0]
@@ -276,7 +276,7 @@ def cross_entropy(
     if not 0.0 <= label_smoothing <= 1.0:
         raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))
+    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
     ls = label_smoothing
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
