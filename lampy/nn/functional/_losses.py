@@ -19,6 +19,7 @@ import numpy as np
 
 from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
 from lampy.autograd._variable import Variable, op
+from lampy.nn.functional._shared import sum_along
 from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
 
 __all__ = [
@@ -303,12 +304,22 @@ def cross_entropy(
         return _reduced(name, loss, reduction, n, pairs, a)
     x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
-    logp, p = _log_softmax_last(x)
+    # log p = z - log(sum(exp(z))) with z = x - max(x); only its values at the targets
+    # (and, with label smoothing, its weighted sum over classes) enter the loss, so z
+    # becomes p in place: three passes over the logits and no other array of their size.
+    p = np.subtract(x, x.max(axis=-1, keepdims=True)) if x.size else x.copy()
+    picked = np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
+    w_sum_z = p @ w if ls else None  # sum_c w_c z_c
+    np.exp(p, out=p)
+    sums = sum_along(p, p.ndim - 1)
+    np.divide(p, sums, out=p)
+    log_s = np.log(sums[..., 0])
+    picked -= log_s  # log p at the targets
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
-    picked = np.take_along_axis(logp, safe_t[..., None], -1)[..., 0]
     loss = -(1 - ls) * wt * picked if ls else -(wt * picked)
     if ls:
-        smooth = -(logp * w).sum(axis=-1) * kept
+        assert w_sum_z is not None
+        smooth = -(w_sum_z - log_s * w.sum()) * kept  # -sum_c w_c log p_c
         loss = (loss + (ls / n_classes) * smooth).astype(a.dtype)
 
     def d_smoothed() -> Any:
