@@ -49,6 +49,7 @@ for _var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import gc  # noqa: E402
+import itertools  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import sys  # noqa: E402
@@ -166,7 +167,7 @@ class MLPData:
         rng = np.random.default_rng(seed)
         self.sizes = sizes
         self.weights = []
-        for n_in, n_out in zip(sizes[:-1], sizes[1:], strict=True):
+        for n_in, n_out in itertools.pairwise(sizes):
             bound = 1 / np.sqrt(n_in)
             w = rng.uniform(-bound, bound, (n_out, n_in)).astype(np.float32)
             b = rng.uniform(-bound, bound, n_out).astype(np.float32)
