@@ -34,13 +34,20 @@ _NUMERIC_DTYPES = frozenset(
 _NUMERIC_SCALARS = (np.number, np.bool_)
 
 
-def value_of(x: Any) -> Any:
+def value_of(x: Any, saved: bool = True) -> Any:
     """The numpy value of an op argument: a Variable's value, or ``x`` as a constant.
 
     A writable numpy array is copied (into a read-only array), as ``lampy.const`` does:
     closures keep what they need for backward, so a later change to the caller's array
     must not reach the gradient. A read-only array is used as it is, without a copy.
-    Python and numpy scalars are returned unchanged.
+    Python and numpy scalars are returned unchanged. An op that does not keep this
+    operand for backward passes ``saved=False``: it then gets a read-only view of the
+    caller's array, without the copy (its forward result is computed now, and
+    ``lampy.op`` copies a result that is itself a view of writable memory).
+
+    Args:
+        x: A Variable, an array-like or a scalar.
+        saved: Whether a backward closure of the op keeps (a view of) this value.
 
     Raises:
         LampyTypeError: ``x`` is not numbers: a string, None, an object, an array of
@@ -57,7 +64,7 @@ def value_of(x: Any) -> Any:
         if dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC:
             raise not_numbers(x, x)
         if x.flags.writeable:
-            x = x.copy()
+            x = x.copy() if saved else x.view()
             x.flags.writeable = False
         return x
     if isinstance(x, (bool, int, float, complex)):

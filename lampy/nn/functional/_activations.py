@@ -20,6 +20,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, op
 from lampy.nn.functional._erf import erf
+from lampy.nn.functional._shared import dot_along, sum_along
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -74,6 +75,15 @@ def _sigmoid(a: Any) -> Any:
         return 1 / (1 + e)
     np.add(e, 1, out=e)
     return np.reciprocal(e, out=e)
+
+
+def _normal_cdf(a: Any) -> Any:
+    """``Phi(a) = (1 + erf(a / sqrt(2))) / 2`` in ``a``'s dtype, in place on erf's result."""
+    cdf = erf(np.multiply(a, _c(a, _INV_SQRT_2)))
+    if np.ndim(cdf) == 0:
+        return (1 + cdf) * _c(a, 0.5)
+    np.add(cdf, 1, out=cdf)
+    return np.multiply(cdf, _c(a, 0.5), out=cdf)
 
 
 def _softplus(a: Any) -> Any:
@@ -178,13 +188,20 @@ def gelu(input: Any, approximate: str = "none") -> Variable:
     """
     if approximate not in ("none", "tanh"):
         raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    a = _float(input)
+    a = np.asarray(_float(input))
     if approximate == "none":
-        cdf = 0.5 * (1 + erf(a * _c(a, _INV_SQRT_2)))
+        cdf = _normal_cdf(a)
         value = a * cdf
 
         def d_x(g: np.ndarray) -> Any:
-            return g * (cdf + a * np.exp(-0.5 * a * a) * _c(a, _INV_SQRT_2PI))
+            # g * (cdf + a * pdf(a)), in place on one new array
+            d = np.multiply(a, a, out=np.empty_like(a))
+            np.multiply(d, _c(a, -0.5), out=d)
+            np.exp(d, out=d)
+            np.multiply(d, a, out=d)
+            np.multiply(d, _c(a, _INV_SQRT_2PI), out=d)
+            np.add(d, cdf, out=d)
+            return np.multiply(d, g, out=d)
 
     else:
         k, c = _c(a, _SQRT_2_OVER_PI), _c(a, 0.044715)
@@ -365,11 +382,14 @@ def softmax(input: Any, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.ones_like(arr)
         return op("softmax", value, contrib_of(input, lambda g: g * 0))
-    e = np.exp(arr - np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
-    value = e / np.sum(e, axis=ax, keepdims=True)
+    # In place on one new array: shift, exp, normalise (three passes, no temporaries).
+    value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
+    np.exp(value, out=value)
+    np.divide(value, sum_along(value, ax), out=value)
 
     def d_x(g: np.ndarray) -> Any:
-        return value * (g - np.sum(g * value, axis=ax, keepdims=True))
+        d = np.subtract(g, dot_along(g, value, ax))
+        return np.multiply(d, value, out=d)
 
     return op("softmax", value, contrib_of(input, d_x))
 
@@ -387,14 +407,16 @@ def log_softmax(input: Any, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.zeros_like(arr)
         return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
-    if arr.size:
-        shifted = arr - np.max(arr, axis=ax, keepdims=True)
-        value = shifted - np.log(np.sum(np.exp(shifted), axis=ax, keepdims=True))
+    if arr.size:  # in place on one new array: shift, then subtract the log of the sums
+        value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True))
+        np.subtract(value, np.log(sum_along(np.exp(value), ax)), out=value)
     else:
         value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        return g - np.exp(value) * np.sum(g, axis=ax, keepdims=True)
+        d = np.exp(value)
+        np.multiply(d, -sum_along(g, ax), out=d)
+        return np.add(d, g, out=d)
 
     return op("log_softmax", value, contrib_of(input, d_x))
 

@@ -18,15 +18,17 @@ from lampy import _memory
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["bilinear", "linear"]
 
 _matmul = np.matmul
 
 
-def _as_array(x: Any) -> np.ndarray:
-    return np.asarray(value_of(x))
+def _as_array(x: Any, saved: bool = True) -> np.ndarray:
+    """``x``'s value as an array; ``saved=False`` when no closure keeps it (no copy of a
+    writable caller's array, see ``value_of``)."""
+    return np.asarray(value_of(x, saved))
 
 
 def _float_like(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -78,8 +80,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
         ...     print(y.value)
         [3. 4.]
     """
-    w = _as_array(weight)
-    a = _float_like(_as_array(input), w)
+    # Only d_weight keeps the input and only d_input keeps the weight: a numpy batch
+    # passed to a layer whose weight needs no gradient is read without a copy.
+    w = _as_array(weight, saved=needs_grad(input))
+    a = _float_like(_as_array(input, saved=needs_grad(weight)), w)
     name = "linear"
     if w.ndim not in (1, 2):
         raise shape_mismatch(
@@ -105,12 +109,14 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     _matmul(x2, w2.T, out=y2)
     b = None
     if bias is not None:
-        b = _as_array(bias)
+        b = _as_array(bias, saved=False)  # closures keep only its shape
         _check_bias(name, b, n_out, w)
         np.add(y2, b, out=y2)
 
     in_shape = a.shape  # the closures save the input only through x2 (what d_weight needs)
 
+    # Each gradient is one matrix product into a new array, which the engine takes as
+    # the gradient buffer (fresh=True): no zero-filled buffer, no copy.
     def d_input(g: np.ndarray) -> Any:
         return _matmul(g.reshape(n_rows, n_out), w2).reshape(in_shape)
 
@@ -124,9 +130,9 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     return op(
         name,
         value,
-        contrib_of(input, d_input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, d_bias),
+        contrib_of(input, d_input, fresh=True),
+        contrib_of(weight, d_weight, fresh=True),
+        contrib_of(bias, d_bias, fresh=True),
     )
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
 from lampy.autograd._variable import Variable, op
+from lampy.nn.functional._shared import sum_along
 from lampy.ops._magnitude import sign_or_zero
 from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
 
@@ -228,7 +229,7 @@ def nll_loss(
     """
     _check_reduction("nll_loss", reduction)
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))
+    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
     picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0]
@@ -277,7 +278,7 @@ def cross_entropy(
     if not 0.0 <= label_smoothing <= 1.0:
         raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))
+    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
     ls = label_smoothing
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
@@ -304,12 +305,22 @@ def cross_entropy(
         return _reduced(name, loss, reduction, n, pairs, a)
     x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
-    logp, p = _log_softmax_last(x)
+    # log p = z - log(sum(exp(z))) with z = x - max(x); only its values at the targets
+    # (and, with label smoothing, its weighted sum over classes) enter the loss, so z
+    # becomes p in place: three passes over the logits and no other array of their size.
+    p = np.subtract(x, x.max(axis=-1, keepdims=True)) if x.size else x.copy()
+    picked = np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
+    w_sum_z = p @ w if ls else None  # sum_c w_c z_c
+    np.exp(p, out=p)
+    sums = sum_along(p, p.ndim - 1)
+    np.divide(p, sums, out=p)
+    log_s = np.log(sums[..., 0])
+    picked -= log_s  # log p at the targets
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
-    picked = np.take_along_axis(logp, safe_t[..., None], -1)[..., 0]
     loss = -(1 - ls) * wt * picked if ls else -(wt * picked)
     if ls:
-        smooth = -(logp * w).sum(axis=-1) * kept
+        assert w_sum_z is not None
+        smooth = -(w_sum_z - log_s * w.sum()) * kept  # -sum_c w_c log p_c
         loss = (loss + (ls / n_classes) * smooth).astype(a.dtype)
 
     def d_smoothed() -> Any:

@@ -5,6 +5,9 @@
   attention's score gradient, the fused recurrent layers' backpropagation through time).
 - ``frozen``: an op's fresh result made read-only, so that ``lampy.op`` takes it (or a
   view of it) without a copy.
+- ``sum_along`` and ``dot_along``: sums and dot products along one axis, keeping it, in
+  one pass over memory and without temporaries (the fused softmax, log-softmax,
+  cross-entropy and normalisation kernels).
 """
 
 from __future__ import annotations
@@ -13,7 +16,9 @@ import numpy as np
 
 from lampy.autograd._shared import SharedInBackward
 
-__all__ = ["SharedInBackward", "frozen"]
+__all__ = ["SharedInBackward", "dot_along", "frozen", "sum_along"]
+
+_vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
 
 
 def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -29,3 +34,27 @@ def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarra
         base.setflags(write=False)
     value.setflags(write=False)
     return value if shape is None or value.shape == shape else value.reshape(shape)
+
+
+def sum_along(a: np.ndarray, axis: int) -> np.ndarray:
+    """``a.sum(axis, keepdims=True)``; along a contiguous last axis as one matrix-vector
+    product with a vector of ones (BLAS, in ``a``'s dtype: two to three times faster
+    than numpy's pairwise ``sum`` there)."""
+    if axis == a.ndim - 1 and a.size and a.flags.c_contiguous:
+        d = a.shape[-1]
+        s: np.ndarray = a.reshape(-1, d) @ np.ones(d, a.dtype)
+        return s.reshape(*a.shape[:-1], 1)
+    summed: np.ndarray = a.sum(axis=axis, keepdims=True)
+    return summed
+
+
+def dot_along(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
+    """``(a * b).sum(axis, keepdims=True)`` for real ``a`` and ``b`` of one shape; along
+    the last axis in one pass without the product array (``numpy.vecdot``, numpy >= 2;
+    it is slow along other axes, which take the product and ``sum``)."""
+    if _vecdot is not None and axis == a.ndim - 1:
+        d: np.ndarray = _vecdot(a, b)
+        return d[..., None]
+    product = np.multiply(a, b)
+    summed: np.ndarray = product.sum(axis=axis, keepdims=True)
+    return summed
