@@ -20,6 +20,7 @@ from lampy.autograd._unbroadcast import contribution as contribution
 from lampy.autograd._unbroadcast import unbroadcast as unbroadcast
 from lampy.autograd._variable import Backward as Backward
 from lampy.autograd._variable import Op as Op
+from lampy.autograd._variable import Operand as Operand
 from lampy.autograd._variable import Param as Param
 from lampy.autograd._variable import Variable as Variable
 from lampy.autograd._variable import const as const

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
@@ -17,7 +18,7 @@ from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, DTypeLike
+    from numpy.typing import DTypeLike
 
     from lampy.autograd._scope import Scope
 
@@ -256,6 +257,11 @@ class Variable(VariableOperators):
         )
 
 
+Operand: TypeAlias = ArrayLike | Variable
+"""What an op takes as an array operand: a Variable, or anything numpy makes an array of
+(an ndarray, a Python number, a nested list of numbers) as a constant."""
+
+
 def _copy_variable(v: Variable, how: str) -> Variable:
     """A new Variable of the current scope with a copy of ``v``'s value: a param's copy
     is a new param (its own gradient); any other Variable's copy is a constant."""
@@ -488,4 +494,4 @@ def variable_of(node: Node) -> Variable | None:
     return None if ref is None else ref()
 
 
-__all__ = ["Backward", "Op", "Param", "Variable", "const", "op", "param"]
+__all__ = ["Backward", "Op", "Operand", "Param", "Variable", "const", "op", "param"]

@@ -8,7 +8,7 @@ from typing import Any, Literal
 import numpy as np
 
 from lampy._errors import DTypeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import (
     EighResult,
     EigResult,
@@ -27,7 +27,7 @@ def _values_backward(v: np.ndarray, g: np.ndarray) -> Any:
     return (v * g[..., None, :]) @ mT(v)
 
 
-def eigh(a: Any, UPLO: Literal["L", "U"] = "L") -> EighResult:
+def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, batched
     (``numpy.linalg.eigh``).
 
@@ -64,7 +64,7 @@ def eigh(a: Any, UPLO: Literal["L", "U"] = "L") -> EighResult:
     )
 
 
-def eigvalsh(a: Any, UPLO: Literal["L", "U"] = "L") -> Variable:
+def eigvalsh(a: Operand, UPLO: Literal["L", "U"] = "L") -> Variable:
     """Eigenvalues (ascending) of a symmetric matrix, batched (``numpy.linalg.eigvalsh``).
 
     Only the triangle named by ``UPLO`` is read. When a gradient is needed the
@@ -108,7 +108,7 @@ def _general_values_backward(v: np.ndarray, g: np.ndarray) -> Any:
     return np.linalg.solve(vt, g[..., :, None] * vt)
 
 
-def eig(a: Any) -> EigResult:
+def eig(a: Operand) -> EigResult:
     """Eigenvalues and right eigenvectors of a square matrix whose eigenvalues are all
     real, batched (``numpy.linalg.eig``). The eigenvalues come in numpy's order (not
     sorted) and the eigenvectors are the columns, of unit length.
@@ -145,7 +145,7 @@ def eig(a: Any) -> EigResult:
     )
 
 
-def eigvals(a: Any) -> Variable:
+def eigvals(a: Operand) -> Variable:
     """Eigenvalues of a square matrix whose eigenvalues are all real, batched, in numpy's
     order (``numpy.linalg.eigvals``). When a gradient is needed the eigenvectors are
     computed too (numpy's ``eig``).

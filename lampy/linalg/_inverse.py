@@ -11,7 +11,7 @@ import numpy as np
 from lampy._errors import ShapeError
 from lampy.autograd._shared import Lazy, SharedInBackward
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import matrix_value, mT, sym
 from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._products import matmul
@@ -21,7 +21,7 @@ _add, _subtract, _matmul = np.add, np.subtract, np.matmul
 _NOVALUE: Any = getattr(np, "_NoValue", object())
 
 
-def inv(a: Any) -> Variable:
+def inv(a: Operand) -> Variable:
     """Inverse of a square matrix, batched over leading axes (``numpy.linalg.inv``).
 
     Raises ``numpy.linalg.LinAlgError`` for a singular matrix, as numpy does.
@@ -55,7 +55,9 @@ def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row:
     return ga
 
 
-def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Variable:
+def pinv(
+    a: Operand, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE
+) -> Variable:
     """Moore-Penrose pseudo-inverse through the SVD, batched (``numpy.linalg.pinv``).
 
     Singular values at most ``rcond`` (or ``rtol``) times the largest are treated as
@@ -104,7 +106,7 @@ def _zero_gradient(g: np.ndarray, out: np.ndarray) -> None:
     """The closure of a result that does not depend on its input's values."""
 
 
-def solve(a: Any, b: Any) -> Variable:
+def solve(a: Operand, b: Operand) -> Variable:
     """Solve ``a @ x = b`` for ``x``, batched (``numpy.linalg.solve``, numpy 2 rules).
 
     ``b`` is one vector when ``b.ndim == 1`` (shape ``(M,)``, the solution has
@@ -160,7 +162,9 @@ def solve(a: Any, b: Any) -> Variable:
     return op("solve", x, param_of(a, d_a), contrib_of(b, d_b, fresh=False))
 
 
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any, np.ndarray]:
+def lstsq(
+    a: Operand, b: Operand, rcond: Any = None
+) -> tuple[Variable, np.ndarray, Any, np.ndarray]:
     """Least-squares solution of ``a @ x = b`` (``numpy.linalg.lstsq``; 2-d ``a`` only).
 
     Returns ``(x, residuals, rank, s)`` as numpy does: ``x`` is a Variable; the squared
@@ -229,7 +233,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any,
     return xv, residuals, rank, s
 
 
-def matrix_power(a: Any, n: int) -> Variable:
+def matrix_power(a: Operand, n: int) -> Variable:
     """``a`` raised to the integer power ``n``, batched (``numpy.linalg.matrix_power``).
 
     ``n = 0`` gives identities (with a zero gradient); a negative ``n`` inverts ``a``

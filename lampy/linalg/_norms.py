@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import wants_grad
 from lampy.linalg._svd import values_backward
 from lampy.ops._operands import array_of, contrib_of, param_of, value_of
@@ -157,7 +157,7 @@ def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -
     return op("norm", value, contrib_of(x, d_x, fresh=False) if grad else None)
 
 
-def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
+def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
     """Vector or matrix norm, as ``numpy.linalg.norm``.
 
     With ``axis`` an int (or ``x`` 1-d and ``axis=None``) a vector norm: ``ord`` None or

@@ -7,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import apply_binary, contrib_of, value_of
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
 
-def add(x1: Any, x2: Any) -> Variable:
+def add(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 + x2`` with numpy broadcasting.
 
     Gradient:
@@ -28,7 +28,7 @@ def add(x1: Any, x2: Any) -> Variable:
     )
 
 
-def subtract(x1: Any, x2: Any) -> Variable:
+def subtract(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 - x2`` with numpy broadcasting.
 
     Gradient:
@@ -43,7 +43,7 @@ def subtract(x1: Any, x2: Any) -> Variable:
     )
 
 
-def multiply(x1: Any, x2: Any) -> Variable:
+def multiply(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 * x2`` with numpy broadcasting.
 
     Gradient:
@@ -58,7 +58,7 @@ def multiply(x1: Any, x2: Any) -> Variable:
     )
 
 
-def divide(x1: Any, x2: Any) -> Variable:
+def divide(x1: Operand, x2: Operand) -> Variable:
     """Elementwise true division ``x1 / x2`` with numpy broadcasting.
 
     Gradient:
@@ -73,7 +73,7 @@ def divide(x1: Any, x2: Any) -> Variable:
     )
 
 
-def negative(x: Any) -> Variable:
+def negative(x: Operand) -> Variable:
     """Elementwise ``-x``.
 
     Gradient:
@@ -83,7 +83,7 @@ def negative(x: Any) -> Variable:
     return op("negative", np.negative(a), contrib_of(x, lambda g: -g))
 
 
-def power(x1: Any, x2: Any) -> Variable:
+def power(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 ** x2`` with numpy broadcasting (numpy's ``power`` rules).
 
     Gradient:
@@ -112,7 +112,7 @@ def power(x1: Any, x2: Any) -> Variable:
     return op("power", value, contrib_of(x1, d_base), contrib_of(x2, d_exponent))
 
 
-def remainder(x1: Any, x2: Any) -> Variable:
+def remainder(x1: Operand, x2: Operand) -> Variable:
     """Elementwise remainder of the floor division, ``x1 - floor(x1 / x2) * x2``, with
     the sign of ``x2`` and numpy broadcasting, as ``numpy.remainder`` (Python's ``%``).
 

@@ -7,11 +7,11 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, real_result, value_of
 
 
-def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
+def astype(x: Operand, dtype: Any, /, *, copy: bool = True) -> Variable:
     """``x`` cast to ``dtype`` (numpy 2's ``numpy.astype``).
 
     Casting to a float dtype keeps the gradient; casting to an integer or boolean dtype
@@ -41,7 +41,7 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
     return op("astype", value, contrib_of(x, lambda g: g, fresh=False))
 
 
-def copy(a: Any) -> Variable:
+def copy(a: Operand) -> Variable:
     """A new Variable with the same value (numpy's ``copy``).
 
     Gradient:

@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import check_float_dtype, single_axis
 
@@ -22,7 +22,7 @@ def _reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
     return _flip(_cumsum(_flip(g, axis), axis=axis), axis)
 
 
-def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
+def cumsum(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
     """Cumulative sum along ``axis`` (None: over the flattened array), as ``numpy.cumsum``.
 
     Gradient:
@@ -42,7 +42,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
     return op("cumsum", value, contrib_of(a, d_a))
 
 
-def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
+def cumprod(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
     """Cumulative product along ``axis`` (None: over the flattened array), as ``numpy.cumprod``.
 
     Gradient:

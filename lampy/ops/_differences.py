@@ -15,7 +15,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._reductions import normalize_axis
 from lampy.ops._shape import one_axis
@@ -52,7 +52,7 @@ def _diff_adjoint(h: np.ndarray, ax: int) -> np.ndarray:
 
 
 def diff(
-    a: Any, n: int = 1, axis: int = -1, prepend: Any = _NO_VALUE, append: Any = _NO_VALUE
+    a: Operand, n: int = 1, axis: int = -1, prepend: Any = _NO_VALUE, append: Any = _NO_VALUE
 ) -> Variable:
     """The ``n``-th discrete difference along ``axis`` (``out[i] = a[i + 1] - a[i]``, ``n``
     times), as ``numpy.diff``.

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 from lampy.ops._reductions import expand_reduced, normalize_axis, single_axis
 
@@ -77,7 +77,7 @@ def _extreme(
 
 
 def amax(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Variable:
     """Maximum of elements over ``axis``, as ``numpy.amax``.
 
@@ -103,7 +103,7 @@ def amax(
 
 
 def amin(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Variable:
     """Minimum of elements over ``axis``, as ``numpy.amin``; arguments as :func:`amax`.
 
@@ -118,7 +118,7 @@ def amin(
 
 
 def max(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Variable:
     """Maximum of elements over ``axis``: numpy's ``max``, the same as :func:`amax`.
 
@@ -129,7 +129,7 @@ def max(
 
 
 def min(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Variable:
     """Minimum of elements over ``axis``: numpy's ``min``, the same as :func:`amin`.
 
@@ -148,7 +148,7 @@ def _arg_extreme(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims:
         raise _reduce_error(name, np.shape(x), axis, e) from None
 
 
-def argmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+def argmax(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Any:
     """Indices of the maxima along ``axis`` (None: into the flattened array), as numpy.
 
     The result is a plain numpy integer array (a numpy integer when ``axis`` is None
@@ -164,7 +164,7 @@ def argmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _arg_extreme("argmax", np.argmax, a, axis, keepdims)
 
 
-def argmin(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+def argmin(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Any:
     """Indices of the minima along ``axis`` (None: into the flattened array), as numpy.
 
     The result is a plain numpy integer array (a numpy integer when ``axis`` is None
@@ -180,7 +180,7 @@ def argmin(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _arg_extreme("argmin", np.argmin, a, axis, keepdims)
 
 
-def logsumexp(a: Any, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def logsumexp(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
     """``log(sum(exp(a)))`` over ``axis``, computed stably (as ``scipy.special.logsumexp``).
 
     The slice maximum is subtracted before exponentiating, so large inputs do not

@@ -20,7 +20,7 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import array_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._shape import one_axis
 
@@ -166,7 +166,7 @@ def _concatenate(name: str, items: list[Any], axis: int | None, dtype: Any) -> V
     return _joined(name, items, value, ax, [s[ax] for s in shapes], shapes)
 
 
-def append(arr: Any, values: Any, axis: int | None = None) -> Variable:
+def append(arr: Operand, values: Operand, axis: int | None = None) -> Variable:
     """``values`` appended to the end of ``arr``, as ``numpy.append``.
 
     Args:

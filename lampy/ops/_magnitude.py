@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy._errors import DTypeError, shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, real_result, value_of
 
 _add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
@@ -24,7 +24,7 @@ class _NoValue:
 _NO_VALUE: Any = _NoValue()
 
 
-def positive(x: Any) -> Variable:
+def positive(x: Operand) -> Variable:
     """Elementwise ``+x``: a copy of the value.
 
     Gradient:
@@ -34,7 +34,7 @@ def positive(x: Any) -> Variable:
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
 
 
-def sign_or_zero(a: Any) -> Any:
+def sign_or_zero(a: Operand) -> Any:
     """``sign(a)`` with 0 where ``a`` is nan (PyTorch's ``sgn``; numpy's ``sign`` gives
     nan): a new array (or a scalar for a 0-d ``a``) that nothing else references."""
     s = _sign(a)
@@ -52,7 +52,7 @@ def _times(s: Any, g: np.ndarray) -> Any:
     return s * g
 
 
-def abs(x: Any) -> Variable:
+def abs(x: Operand) -> Variable:
     """Elementwise absolute value.
 
     Gradient:
@@ -68,7 +68,7 @@ absolute = abs
 """Alias of :func:`abs`, as :func:`numpy.absolute`."""
 
 
-def fabs(x: Any) -> Variable:
+def fabs(x: Operand) -> Variable:
     """Elementwise absolute value as a float, as ``numpy.fabs`` (integer inputs give
     float64 constants; complex inputs are refused).
 
@@ -101,7 +101,7 @@ def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
 
 
 def clip(
-    a: Any,
+    a: Operand,
     a_min: Any = _NO_VALUE,
     a_max: Any = _NO_VALUE,
     *,

@@ -9,13 +9,13 @@ import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _where = np.add, np.where
 
 
-def masked_fill(x: Any, mask: Any, value: Any) -> Variable:
+def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
     """``x`` with ``value`` where ``mask`` is true: PyTorch's
     ``torch.masked_fill(input, mask, value)``, out of place.
 
@@ -69,7 +69,7 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Variable:
 
 
 def nan_to_num(
-    x: Any, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+    x: Operand, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
 ) -> Variable:
     """``x`` with nan replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``, as
     ``numpy.nan_to_num`` (None: the largest, or most negative, finite value of ``x``'s

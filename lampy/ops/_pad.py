@@ -15,7 +15,7 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import needs_grad, param_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -34,7 +34,7 @@ def _ints(name: str, what: str, x: Any) -> tuple[int, ...]:
         ) from None
 
 
-def flip(m: Any, axis: Any = None) -> Variable:
+def flip(m: Operand, axis: Any = None) -> Variable:
     """Reverse the order of elements along ``axis`` (None: every axis; an int or a tuple),
     as ``numpy.flip`` (a view, no copy).
 
@@ -50,7 +50,7 @@ def _flipped(name: str, m: Any, x: np.ndarray, axes: tuple[int, ...]) -> Variabl
     return op(name, value, param_of(m, contribution(lambda g: np.flip(g, axes), fresh=False)))
 
 
-def fliplr(m: Any) -> Variable:
+def fliplr(m: Operand) -> Variable:
     """Reverse the order of the columns (axis 1) of an array of at least 2 dimensions, as
     ``numpy.fliplr`` (a view).
 
@@ -69,7 +69,7 @@ def fliplr(m: Any) -> Variable:
     return _flipped("fliplr", m, x, (1,))
 
 
-def flipud(m: Any) -> Variable:
+def flipud(m: Operand) -> Variable:
     """Reverse the order of the rows (axis 0) of an array of at least 1 dimension, as
     ``numpy.flipud`` (a view).
 
@@ -85,7 +85,7 @@ def flipud(m: Any) -> Variable:
     return _flipped("flipud", m, x, (0,))
 
 
-def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Variable:
+def rot90(m: Operand, k: int = 1, axes: Any = (0, 1)) -> Variable:
     """Rotate ``m`` by ``k`` quarter turns in the plane of ``axes``, from the first axis
     towards the second, as ``numpy.rot90`` (a view).
 
@@ -115,7 +115,7 @@ def rot90(m: Any, k: int = 1, axes: Any = (0, 1)) -> Variable:
     )
 
 
-def roll(a: Any, shift: Any, axis: Any = None) -> Variable:
+def roll(a: Operand, shift: Any, axis: Any = None) -> Variable:
     """Shift elements cyclically by ``shift`` along ``axis``, as ``numpy.roll``.
 
     Args:
@@ -173,7 +173,7 @@ def tile(A: Any, reps: Any) -> Variable:
     return op("tile", value, param_of(A, contribution(back)))
 
 
-def repeat(a: Any, repeats: Any, axis: int | None = None) -> Variable:
+def repeat(a: Operand, repeats: Any, axis: int | None = None) -> Variable:
     """Repeat each element of ``a`` ``repeats`` times, as ``numpy.repeat``.
 
     Args:
@@ -307,7 +307,9 @@ def _fold(g: np.ndarray, shape: tuple[int, ...], pairs: Any, mode: str) -> np.nd
     return g
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Variable:
+def pad(
+    array: Operand, pad_width: Any, mode: str = "constant", constant_values: Any = 0
+) -> Variable:
     """Pad ``array`` with ``pad_width[i] = (before, after)`` elements on each axis ``i``,
     as ``numpy.pad``.
 

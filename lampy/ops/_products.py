@@ -16,7 +16,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import contribution, unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, real_result, values_of
 from lampy.ops._shape import one_axis
 
@@ -111,7 +111,7 @@ def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail
         raise shape_mismatch(name, np.asarray(a), np.asarray(b), detail=detail)
 
 
-def matmul(x1: Any, x2: Any) -> Variable:
+def matmul(x1: Operand, x2: Operand) -> Variable:
     """Matrix product with numpy's rules: 1-d operands are promoted to a row (left) or a
     column (right) and the added axis removed; leading axes broadcast as a batch.
 
@@ -140,7 +140,7 @@ def matmul(x1: Any, x2: Any) -> Variable:
     return _matmul_op("matmul", x1, x2, a, b, value)
 
 
-def dot(a: Any, b: Any) -> Variable:
+def dot(a: Operand, b: Operand) -> Variable:
     """``numpy.dot``: the product of 0-d operands is ``a * b``; otherwise the sum over
     the last axis of ``a`` and the second-to-last axis of ``b`` (its only axis if 1-d),
     with the remaining axes of ``a`` then of ``b`` as the result's axes. Unlike
@@ -169,7 +169,7 @@ def dot(a: Any, b: Any) -> Variable:
     return _tensordot_op("dot", a, b, x, y, value, ia, ib)
 
 
-def vdot(a: Any, b: Any) -> Variable:
+def vdot(a: Operand, b: Operand) -> Variable:
     """``numpy.vdot`` for real arrays: the dot product of ``a`` and ``b`` flattened (they
     must have the same number of elements); a 0-d result.
 
@@ -195,7 +195,7 @@ def vdot(a: Any, b: Any) -> Variable:
     )
 
 
-def inner(a: Any, b: Any) -> Variable:
+def inner(a: Operand, b: Operand) -> Variable:
     """``numpy.inner``: the sum over the last axes of ``a`` and ``b`` (``a * b`` if either
     is 0-d); the result has the other axes of ``a`` then of ``b``.
 
@@ -211,7 +211,7 @@ def inner(a: Any, b: Any) -> Variable:
     return _tensordot_op("inner", a, b, x, y, np.inner(x, y), ia, ib)
 
 
-def outer(a: Any, b: Any) -> Variable:
+def outer(a: Operand, b: Operand) -> Variable:
     """``numpy.outer``: ``out[i, j] = a.ravel()[i] * b.ravel()[j]``, a 2-d result.
 
     Gradient:
@@ -264,7 +264,7 @@ def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
     return ia, ib
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
+def tensordot(a: Operand, b: Operand, axes: Any = 2) -> Variable:
     """``numpy.tensordot``: the sum of products over the axes ``axes`` pairs up.
 
     Args:
@@ -286,7 +286,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
     return _tensordot_op("tensordot", a, b, x, y, value, ia, ib)
 
 
-def kron(a: Any, b: Any) -> Variable:
+def kron(a: Operand, b: Operand) -> Variable:
     """``numpy.kron``: the Kronecker product, blocks ``a[i, j] * b`` (the operand with
     fewer axes gets leading length-1 axes).
 
@@ -336,7 +336,12 @@ def _as_3d(v: np.ndarray) -> np.ndarray:
 
 
 def cross(
-    a: Any, b: Any, axisa: int = -1, axisb: int = -1, axisc: int = -1, axis: int | None = None
+    a: Operand,
+    b: Operand,
+    axisa: int = -1,
+    axisb: int = -1,
+    axisc: int = -1,
+    axis: int | None = None,
 ) -> Variable:
     """The cross product of (arrays of) vectors of 3 (or, deprecated by numpy 2, 2)
     components, as ``numpy.cross``; the vectors' batch axes broadcast.

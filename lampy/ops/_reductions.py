@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import (
     array_of,
     contrib_of,
@@ -81,7 +81,7 @@ def expand_reduced(g: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return np.expand_dims(g, axes)
 
 
-def check_float_dtype(name: str, dtype: Any, x: Any = None) -> None:
+def check_float_dtype(name: str, dtype: Any, x: Operand | None = None) -> None:
     """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients,
     and a complex one when ``x`` needs a gradient (lampy's gradients are real)."""
     if dtype is None:
@@ -101,7 +101,7 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[ax] for ax in axes)
 
 
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def sum(x: Operand, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
     """Sum of elements over ``axis`` (None: all; an int or a tuple; negatives allowed).
 
     Gradient:
@@ -143,7 +143,7 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
     )
 
 
-def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def mean(x: Operand, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
     """Arithmetic mean over ``axis``. The mean of an empty selection is nan, as in numpy.
 
     Gradient:
@@ -159,7 +159,7 @@ def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
 
 
 def var(
-    a: Any, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
 ) -> Variable:
     """Variance over ``axis``: ``sum((a - mean)**2) / (n - ddof)``, as ``numpy.var``.
 
@@ -186,7 +186,7 @@ def var(
 
 
 def std(
-    a: Any, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
 ) -> Variable:
     """Standard deviation over ``axis``: ``sqrt(var(a, axis, ddof=ddof))``, as ``numpy.std``.
 
@@ -211,7 +211,7 @@ def std(
     return op("std", value, contrib_of(a, d_a))
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def prod(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
     """Product of elements over ``axis``, as ``numpy.prod`` (1 for an empty selection).
 
     Gradient:
@@ -277,7 +277,12 @@ def _weights_along(w: Any, shape: tuple[int, ...], axis: Any) -> tuple[Any, tupl
 
 
 def average(
-    a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False
+    a: Operand,
+    axis: Any = None,
+    weights: Operand | None = None,
+    returned: bool = False,
+    *,
+    keepdims: bool = False,
 ) -> Any:
     """Weighted average over ``axis``, as ``numpy.average``: ``sum(a * w) / sum(w)``.
 

@@ -17,7 +17,7 @@ import numpy as np
 
 from lampy._errors import BadIndexError, ShapeError
 from lampy.autograd._unbroadcast import accumulate, contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index, one_axis
 from lampy.ops._operands import param_of, real_result, value_of
 from lampy.ops._reductions import single_axis
@@ -48,7 +48,7 @@ def _along_axis(name: str, shape: tuple[int, ...], idx: np.ndarray, axis: int | 
         ) from None
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Variable:
+def take_along_axis(arr: Operand, indices: Any, axis: int | None = -1) -> Variable:
     """Values of ``arr`` at ``indices`` along ``axis``, matching 1-d slices (numpy's
     ``take_along_axis``; e.g. with indices from ``argsort`` or ``argmax(keepdims=True)``).
 
@@ -77,7 +77,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Variable:
     return op("take_along_axis", value, param_of(arr, d_arr))
 
 
-def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None) -> Variable:
+def put_along_axis(arr: Operand, indices: Any, values: Operand, axis: int | None) -> Variable:
     """A copy of ``arr`` with ``values`` put at ``indices`` along ``axis`` (numpy's
     ``put_along_axis``, made functional: ``arr`` itself is not changed).
 
@@ -170,7 +170,7 @@ def _same_ndim(
         )
 
 
-def gather(x: Any, axis: int, indices: Any) -> Variable:
+def gather(x: Operand, axis: int, indices: Any) -> Variable:
     """``out[i][j][k] = x[indices[i][j][k]][j][k]`` for ``axis=0`` (and likewise for other
     axes): PyTorch's ``torch.gather(input, dim, index)``.
 
@@ -204,7 +204,7 @@ def gather(x: Any, axis: int, indices: Any) -> Variable:
     return op("gather", value, param_of(x, d_x))
 
 
-def scatter_add(x: Any, axis: int, indices: Any, src: Any) -> Variable:
+def scatter_add(x: Operand, axis: int, indices: Any, src: Any) -> Variable:
     """A copy of ``x`` with ``src`` added at ``indices`` along ``axis``:
     ``out[indices[i][j]][j] += src[i][j]`` for ``axis=0`` (PyTorch's
     ``torch.scatter_add(input, dim, index, src)``, out of place). Repeats accumulate.
@@ -261,7 +261,7 @@ def _vector_index(name: str, idx: np.ndarray, n: int, ax: int, shape: Any) -> np
     return in_bounds(name, idx.reshape(-1), n, ax, shape)
 
 
-def index_select(x: Any, axis: int, indices: Any) -> Variable:
+def index_select(x: Operand, axis: int, indices: Any) -> Variable:
     """The slices of ``x`` at ``indices`` along ``axis``: PyTorch's
     ``torch.index_select(input, dim, index)``. The result keeps ``x``'s number of
     dimensions, with ``len(indices)`` along ``axis`` (a 0-d ``x`` with one index gives
@@ -288,7 +288,7 @@ def index_select(x: Any, axis: int, indices: Any) -> Variable:
     return op("index_select", value.reshape(()) if scalar else value, param_of(x, d_x))
 
 
-def index_add(x: Any, axis: int, indices: Any, source: Any, *, alpha: float = 1) -> Variable:
+def index_add(x: Operand, axis: int, indices: Any, source: Any, *, alpha: float = 1) -> Variable:
     """A copy of ``x`` with ``alpha * source`` added at ``indices`` along ``axis``:
     ``out[..., indices[i], ...] += alpha * source[..., i, ...]`` (PyTorch's
     ``torch.index_add(input, dim, index, source, alpha=1)``, out of place). Repeated

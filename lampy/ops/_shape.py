@@ -21,7 +21,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -57,7 +57,7 @@ def _reshaped(name: str, a: Any, value: Any, shape: tuple[int, ...]) -> Variable
     return _rearranged(name, a, value, lambda g: g.reshape(shape))
 
 
-def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
+def reshape(a: Operand, shape: Any, order: str = "C") -> Variable:
     """Give ``a`` a new shape with the same number of elements (one axis may be -1).
 
     Gradient:
@@ -78,7 +78,7 @@ def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
     return _rearranged("reshape", a, value, lambda g: g.reshape(in_shape, order=layout))
 
 
-def ravel(a: Any, order: str = "C") -> Variable:
+def ravel(a: Operand, order: str = "C") -> Variable:
     """The elements of ``a`` as a 1-d array, read in ``order``, as ``numpy.ravel``.
 
     Args:
@@ -139,7 +139,7 @@ def _permutation(name: str, x: Any, axes: Any) -> tuple[int, ...]:
     return tuple(ax % ndim for ax in perm)
 
 
-def transpose(a: Any, axes: Any = None) -> Variable:
+def transpose(a: Operand, axes: Any = None) -> Variable:
     """Permute the axes of ``a`` (reverse them when ``axes`` is None).
 
     Gradient:
@@ -149,7 +149,7 @@ def transpose(a: Any, axes: Any = None) -> Variable:
     return _permuted("transpose", a, x, _permutation("transpose", x, axes))
 
 
-def permute_dims(a: Any, axes: Any = None) -> Variable:
+def permute_dims(a: Operand, axes: Any = None) -> Variable:
     """The array-API name of [transpose][lampy.transpose]: permute the axes of ``a``.
 
     Gradient:
@@ -159,7 +159,7 @@ def permute_dims(a: Any, axes: Any = None) -> Variable:
     return _permuted("permute_dims", a, x, _permutation("permute_dims", x, axes))
 
 
-def matrix_transpose(x: Any, /) -> Variable:
+def matrix_transpose(x: Operand, /) -> Variable:
     """Swap the last two axes of ``x`` (a stack of matrices), as ``numpy.matrix_transpose``.
 
     Raises:
@@ -179,7 +179,7 @@ def matrix_transpose(x: Any, /) -> Variable:
     return _permuted("matrix_transpose", x, v, perm)
 
 
-def swapaxes(a: Any, axis1: int, axis2: int) -> Variable:
+def swapaxes(a: Operand, axis1: int, axis2: int) -> Variable:
     """Interchange two axes of ``a``, as ``numpy.swapaxes``.
 
     Gradient:
@@ -194,7 +194,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Variable:
     return _permuted("swapaxes", a, x, tuple(perm))
 
 
-def moveaxis(a: Any, source: Any, destination: Any) -> Variable:
+def moveaxis(a: Operand, source: Any, destination: Any) -> Variable:
     """Move axes of ``a`` to new positions, the others keeping their order, as
     ``numpy.moveaxis``.
 
@@ -221,7 +221,7 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Variable:
     return _permuted("moveaxis", a, x, tuple(perm))
 
 
-def rollaxis(a: Any, axis: int, start: int = 0) -> Variable:
+def rollaxis(a: Operand, axis: int, start: int = 0) -> Variable:
     """Move axis ``axis`` of ``a`` to just before position ``start``, the others keeping
     their order, as ``numpy.rollaxis`` (which numpy keeps for old code; ``moveaxis`` is
     clearer).
@@ -256,7 +256,7 @@ def rollaxis(a: Any, axis: int, start: int = 0) -> Variable:
     return _permuted("rollaxis", a, x, tuple(perm))
 
 
-def squeeze(a: Any, axis: Any = None) -> Variable:
+def squeeze(a: Operand, axis: Any = None) -> Variable:
     """Remove length-1 axes of ``a``: all of them, or those ``axis`` names.
 
     Raises:
@@ -284,7 +284,7 @@ def squeeze(a: Any, axis: Any = None) -> Variable:
     return _reshaped("squeeze", a, np.squeeze(x, axes), shape)
 
 
-def expand_dims(a: Any, axis: Any) -> Variable:
+def expand_dims(a: Operand, axis: Any) -> Variable:
     """Insert length-1 axes at the positions ``axis`` names (an int or a tuple), which
     index the result's axes, as ``numpy.expand_dims``.
 
@@ -297,7 +297,7 @@ def expand_dims(a: Any, axis: Any) -> Variable:
     return _reshaped("expand_dims", a, np.expand_dims(x, axes), x.shape)
 
 
-def broadcast_to(array: Any, shape: Any) -> Variable:
+def broadcast_to(array: Operand, shape: Any) -> Variable:
     """``array`` broadcast to ``shape`` by numpy's rules (a read-only view, no copy).
 
     Raises:

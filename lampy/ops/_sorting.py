@@ -12,7 +12,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._indexing import linear_index, one_axis
 from lampy.ops._operands import needs_grad, param_of, value_of
 
@@ -27,7 +27,7 @@ def _sort_axis(name: str, x: Any, axis: Any) -> tuple[Any, int]:
 
 
 def sort(
-    a: Any, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
+    a: Operand, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
 ) -> Variable:
     """A sorted copy of ``a`` along ``axis`` (numpy's ``sort``; ``axis=None`` sorts the
     flattened array). nan sorts last.
@@ -66,7 +66,7 @@ def sort(
 
 
 def argsort(
-    a: Any, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
+    a: Operand, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
 ) -> np.ndarray:
     """The indices that sort ``a`` along ``axis``, as a plain numpy integer array
     (numpy's ``argsort``; not differentiable, so not a Variable).
@@ -81,7 +81,7 @@ def argsort(
 
 
 def partition(
-    a: Any, kth: Any, axis: int | None = -1, kind: str = "introselect", order: None = None
+    a: Operand, kth: Any, axis: int | None = -1, kind: str = "introselect", order: None = None
 ) -> Variable:
     """A copy of ``a`` partially sorted along ``axis`` so that the element at each
     position ``kth`` is the one a full sort would put there, smaller or equal elements
@@ -173,7 +173,7 @@ def _select_mask(xm: np.ndarray, k: int, largest: bool) -> np.ndarray:
     return mask
 
 
-def topk(x: Any, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
+def topk(x: Operand, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
     """The ``k`` largest (or smallest) values of ``x`` along ``axis`` and their indices:
     PyTorch's ``torch.topk(input, k, dim=-1, largest=True, sorted=True)``.
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
@@ -22,7 +22,7 @@ there the closed form loses ``~3 eps / (pi x)**2`` to cancellation, the series l
 ``1e-14`` (float64) or ``4e-9`` (float32)."""
 
 
-def sin(x: Any) -> Variable:
+def sin(x: Operand) -> Variable:
     """Elementwise sine (radians).
 
     Gradient:
@@ -33,7 +33,7 @@ def sin(x: Any) -> Variable:
     return op("sin", value, contrib_of(x, lambda g: g * np.cos(a)))
 
 
-def cos(x: Any) -> Variable:
+def cos(x: Operand) -> Variable:
     """Elementwise cosine (radians).
 
     Gradient:
@@ -44,7 +44,7 @@ def cos(x: Any) -> Variable:
     return op("cos", value, param_of(x, lambda g, out: _subtract(out, g * np.sin(a), out=out)))
 
 
-def tan(x: Any) -> Variable:
+def tan(x: Operand) -> Variable:
     """Elementwise tangent (radians).
 
     Gradient:
@@ -58,7 +58,7 @@ def tan(x: Any) -> Variable:
     return op("tan", value, contrib_of(x, d_x))
 
 
-def arcsin(x: Any) -> Variable:
+def arcsin(x: Operand) -> Variable:
     """Elementwise inverse sine, defined on ``[-1, 1]`` (nan outside, as numpy).
 
     Gradient:
@@ -74,7 +74,7 @@ def arcsin(x: Any) -> Variable:
     return op("arcsin", value, contrib_of(x, d_x))
 
 
-def arccos(x: Any) -> Variable:
+def arccos(x: Operand) -> Variable:
     """Elementwise inverse cosine, defined on ``[-1, 1]`` (nan outside, as numpy).
 
     Gradient:
@@ -90,7 +90,7 @@ def arccos(x: Any) -> Variable:
     return op("arccos", value, param_of(x, d_x))
 
 
-def arctan(x: Any) -> Variable:
+def arctan(x: Operand) -> Variable:
     """Elementwise inverse tangent.
 
     Gradient:
@@ -101,7 +101,7 @@ def arctan(x: Any) -> Variable:
     return op("arctan", value, contrib_of(x, lambda g: g / (a * a + 1)))
 
 
-def sinc(x: Any) -> Variable:
+def sinc(x: Operand) -> Variable:
     """Elementwise normalised sinc, ``sin(pi x) / (pi x)`` and 1 at ``x = 0``, as
     ``numpy.sinc``.
 
@@ -125,7 +125,7 @@ def sinc(x: Any) -> Variable:
     return op("sinc", value, contrib_of(x, d_x))
 
 
-def deg2rad(x: Any) -> Variable:
+def deg2rad(x: Operand) -> Variable:
     """Elementwise conversion from degrees to radians, ``x * pi / 180``, as
     ``numpy.deg2rad``.
 
@@ -140,7 +140,7 @@ radians = deg2rad
 """Alias of :func:`deg2rad`, as :func:`numpy.radians`."""
 
 
-def rad2deg(x: Any) -> Variable:
+def rad2deg(x: Operand) -> Variable:
     """Elementwise conversion from radians to degrees, ``x * 180 / pi``, as
     ``numpy.rad2deg``.
 

@@ -9,13 +9,13 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, real_result, value_of, values_of
 
 _where = np.where
 
 
-def where(condition: Any, x: Any, y: Any) -> Variable:
+def where(condition: Operand, x: Operand, y: Operand) -> Variable:
     """Elementwise ``x`` where ``condition`` holds, else ``y``, with numpy broadcasting
     of all three (numpy's three-argument ``where``).
 

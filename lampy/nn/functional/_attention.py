@@ -19,7 +19,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._remat import replayable
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import SharedInBackward
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
@@ -158,9 +158,9 @@ def _exp_rows(scores: np.ndarray) -> np.ndarray:
 
 
 def scaled_dot_product_attention(
-    query: Any,
-    key: Any,
-    value: Any,
+    query: Operand,
+    key: Operand,
+    value: Operand,
     attn_mask: Any = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,

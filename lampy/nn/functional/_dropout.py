@@ -21,7 +21,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._remat import replayable
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d"]
@@ -96,7 +96,7 @@ def _masked(
 
 
 def dropout(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -153,7 +153,7 @@ def _channel_dropout(
 
 
 def dropout1d(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -172,7 +172,7 @@ def dropout1d(
 
 
 def dropout2d(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -194,7 +194,7 @@ def dropout2d(
 
 
 def dropout3d(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -212,7 +212,7 @@ def dropout3d(
 
 
 def alpha_dropout(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = False,
     inplace: bool = False,

@@ -28,6 +28,8 @@ from typing import Any
 
 import numpy as np
 
+from lampy.autograd._variable import Operand
+
 __all__ = ["erf", "erf_numpy"]
 
 _erf_obj = np.frompyfunc(math.erf, 1, 1)
@@ -106,7 +108,7 @@ def _scipy_erf() -> Any:
     return scipy_erf
 
 
-def erf(a: Any) -> Any:
+def erf(a: Operand) -> Any:
     """Elementwise erf of a float array, in its dtype (see the module docstring)."""
     scipy_erf = _scipy_erf()
     if scipy_erf is None:
@@ -116,7 +118,7 @@ def erf(a: Any) -> Any:
     return r if arr.ndim else r[()]
 
 
-def erf_numpy(a: Any) -> Any:
+def erf_numpy(a: Operand) -> Any:
     """Elementwise erf of a float array, in its dtype, without SciPy (numpy only)."""
     arr = np.asarray(a)
     if arr.dtype.itemsize <= 4:

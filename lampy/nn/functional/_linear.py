@@ -17,7 +17,7 @@ import numpy as np
 from lampy import _memory
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["bilinear", "linear"]
@@ -45,7 +45,7 @@ def _check_bias(name: str, b: np.ndarray, n_out: int, w: np.ndarray) -> None:
         )
 
 
-def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
+def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Variable:
     """Affine map ``y = x @ W.T + b`` over the last axis of ``x``.
 
     Shapes: ``input`` (*, in_features) with any number of leading dimensions (none
@@ -136,7 +136,9 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     )
 
 
-def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Variable:
+def bilinear(
+    input1: Operand, input2: Operand, weight: Operand, bias: Operand | None = None
+) -> Variable:
     """Bilinear map ``y_k = x1^T W_k x2 + b_k`` over the last axes of ``x1`` and ``x2``.
 
     Shapes: ``input1`` (*, in1_features) and ``input2`` (*, in2_features) with the same

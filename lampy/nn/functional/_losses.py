@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import sum_along
 from lampy.ops._magnitude import sign_or_zero
 from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
@@ -113,7 +113,7 @@ def _pointwise(
     return _reduced(name, loss, reduction, loss.size, pairs)
 
 
-def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+def mse_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
     """Squared error ``(input - target)**2``, reduced; input and target broadcast.
 
     Gradient:
@@ -125,7 +125,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
     return _pointwise("mse_loss", input, target, reduction, diff * diff, lambda c: diff * (2 * c))
 
 
-def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+def l1_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
     """Absolute error ``|input - target|``, reduced; input and target broadcast.
 
     Gradient:
@@ -139,7 +139,9 @@ def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
     )
 
 
-def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
+def smooth_l1_loss(
+    input: Operand, target: Operand, reduction: str = "mean", beta: float = 1.0
+) -> Variable:
     """Smooth L1: ``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``,
     with ``d = input - target``; ``beta = 0`` is the L1 loss, as in PyTorch.
 
@@ -162,7 +164,9 @@ def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float
     return _pointwise("smooth_l1_loss", input, target, reduction, loss, _times(d_input))
 
 
-def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Variable:
+def huber_loss(
+    input: Operand, target: Operand, reduction: str = "mean", delta: float = 1.0
+) -> Variable:
     """Huber loss: ``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``,
     with ``d = input - target``.
 
@@ -212,9 +216,9 @@ def _class_targets(
 
 
 def nll_loss(
-    input: Any,
-    target: Any,
-    weight: Any = None,
+    input: Operand,
+    target: Operand,
+    weight: Operand | None = None,
     ignore_index: int = -100,
     reduction: str = "mean",
 ) -> Variable:
@@ -252,9 +256,9 @@ def _log_softmax_last(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cross_entropy(
-    input: Any,
-    target: Any,
-    weight: Any = None,
+    input: Operand,
+    target: Operand,
+    weight: Operand | None = None,
     ignore_index: int = -100,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
@@ -357,7 +361,7 @@ def _weight_of(name: str, weight: Any, a: np.ndarray) -> np.ndarray | None:
 
 
 def binary_cross_entropy(
-    input: Any, target: Any, weight: Any = None, reduction: str = "mean"
+    input: Operand, target: Operand, weight: Operand | None = None, reduction: str = "mean"
 ) -> Variable:
     """Binary cross-entropy of probabilities ``input`` in [0, 1]:
     ``-weight (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch.
@@ -401,9 +405,9 @@ def _softplus(x: np.ndarray) -> Any:
 
 
 def binary_cross_entropy_with_logits(
-    input: Any,
-    target: Any,
-    weight: Any = None,
+    input: Operand,
+    target: Operand,
+    weight: Operand | None = None,
     reduction: str = "mean",
     pos_weight: Any = None,
 ) -> Variable:
@@ -442,7 +446,9 @@ def binary_cross_entropy_with_logits(
     )
 
 
-def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:
+def kl_div(
+    input: Operand, target: Operand, reduction: str = "mean", log_target: bool = False
+) -> Variable:
     """Kullback-Leibler divergence with log-probabilities ``input``: elementwise
     ``t (log(t) - x)`` (``0`` where ``t == 0``), or ``exp(t) (t - x)`` with
     ``log_target``. "mean" averages over all elements, "batchmean" divides the sum by

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import dot_along, frozen
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
@@ -118,10 +118,10 @@ def _trailing(name: str, normalized_shape: Any, a: np.ndarray) -> tuple[int, ...
 
 
 def layer_norm(
-    input: Any,
+    input: Operand,
     normalized_shape: Any,
-    weight: Any = None,
-    bias: Any = None,
+    weight: Operand | None = None,
+    bias: Operand | None = None,
     eps: float = 1e-05,
 ) -> Variable:
     """Layer normalisation over the trailing ``normalized_shape`` dimensions, as
@@ -185,10 +185,10 @@ def _channels(name: str, a: np.ndarray) -> tuple[int, int, int]:
 
 
 def group_norm(
-    input: Any,
+    input: Operand,
     num_groups: int,
-    weight: Any = None,
-    bias: Any = None,
+    weight: Operand | None = None,
+    bias: Operand | None = None,
     eps: float = 1e-05,
 ) -> Variable:
     """Group normalisation, as ``torch.nn.functional.group_norm``: the C channels of an
@@ -253,9 +253,9 @@ def group_norm(
 
 
 def rms_norm(
-    input: Any,
+    input: Operand,
     normalized_shape: Any,
-    weight: Any = None,
+    weight: Operand | None = None,
     eps: float | None = None,
 ) -> Variable:
     """Root-mean-square normalisation over the trailing ``normalized_shape`` dimensions,
@@ -359,7 +359,7 @@ def vector_norm_grad(a: np.ndarray, norm: np.ndarray, p: float, axis: int, c: An
         return (scaled * scale).astype(a.dtype, copy=False)
 
 
-def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
+def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
     """``input / max(||input||_p, eps)`` along ``dim``, as
     ``torch.nn.functional.normalize``.
 
