@@ -9,6 +9,7 @@ final gradients into ``.grad`` with `commit`.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Variable
 
 _grad_buffer = _memory.grad_buffer
+_prod = math.prod
 _own_grad = _memory.own_grad
 
 # Leaves may be shared by passes running in several threads (params of one model):
@@ -86,7 +88,7 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
         if op.versions is not None:
             _check_versions(op.name, op.versions)
         if measure:
-            nbytes = node.dtype.itemsize * _size(node.shape)
+            nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
         for inp, _ in op.params:
@@ -99,13 +101,6 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
                 push((inp, False))
     post.reverse()
     return Plan(post, pending, big)
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _check_versions(name: str, versions: tuple[tuple[Node, int], ...]) -> None:
