@@ -23,6 +23,8 @@ from lampy._errors import ShapeError as ShapeError
 from lampy._errors import StaleGraphError as StaleGraphError
 from lampy._memory import MemoryStats as MemoryStats
 from lampy._memory import tune_malloc as tune_malloc
+from lampy._profile import MemoryProfile as MemoryProfile
+from lampy._profile import memory_profile as memory_profile
 from lampy.autograd import Op as Op
 from lampy.autograd import Scope as Scope
 from lampy.autograd import Variable as Variable

@@ -43,17 +43,23 @@ _ndarray = np.ndarray
 _asarray = np.asarray
 
 
-def grad_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """A zero-filled gradient buffer of ``shape`` and ``dtype``."""
-    return _zeros(shape, dtype)
+def grad_buffer(shape: tuple[int, ...], dtype: Any, node: Node | None = None) -> np.ndarray:
+    """A zero-filled gradient buffer of ``shape`` and ``dtype`` (for ``node``, if known:
+    the memory profile then names its op)."""
+    buf = _zeros(shape, dtype)
+    if PROFILE is not None:
+        PROFILE.grad(buf, node)
+    return buf
 
 
-def own_grad(buffer: np.ndarray) -> np.ndarray:
+def own_grad(buffer: np.ndarray, node: Node | None = None) -> np.ndarray:
     """Take an array an op computed (a first gradient contribution) as a gradient buffer.
 
     The engine calls this instead of ``grad_buffer`` when a ``Contribution`` hands it a
     new array, so every gradient buffer passes through this module either way.
     """
+    if PROFILE is not None:
+        PROFILE.grad(buffer, node)
     return buffer
 
 
@@ -260,7 +266,7 @@ def charge_value(ledger: Ledger, node: Node) -> None:
                     node.charged = 0
                     raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
     if PROFILE is not None:
-        PROFILE.forward(node.name)
+        PROFILE.value(node)
 
 
 def charge_grad(node: Node, g: np.ndarray) -> None:
@@ -310,6 +316,8 @@ def state_buffer(node: Node) -> np.ndarray:
     scope = node.scope
     if scope is not None:
         _add(scope.ledger, buf.nbytes, 1)
+    if PROFILE is not None:
+        PROFILE.state(buf, node)
     return buf
 
 
@@ -384,6 +392,21 @@ def budget_error(
 
 PROFILE: Any = None
 """The active `lampy.memory_profile` recorder, or None (set by ``lampy._profile``)."""
+
+
+class backward_phase:
+    """Marks a backward pass for the active memory profile (nothing without one)."""
+
+    __slots__ = ("prof",)
+
+    def __enter__(self) -> None:
+        prof = self.prof = PROFILE
+        if prof is not None:
+            prof.begin_backward()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.prof is not None:
+            self.prof.end_backward()
 
 
 def set_profile(recorder: Any) -> Any:

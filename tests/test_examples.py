@@ -19,7 +19,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "digits_cnn.py": ["--epochs", "1", "--plot", "{tmp}/digits_cnn.png"],
     "sequence_transformer.py": ["--epochs", "1", "--steps-per-epoch", "10", "--test", "200"],
     "regression.py": ["--linear-epochs", "20", "--mlp-epochs", "5"],
-    "memory_bounded.py": ["--steps", "150", "--every", "50"],
+    "memory_bounded.py": ["--steps", "3", "--plot", "{tmp}/memory.png", "--data-mb", "16"],
 }
 
 

@@ -9,11 +9,12 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lampy._errors import LampyValueError
+from lampy._errors import LampyValueError, no_scope
+from lampy.autograd._scope import Scope, current_or_none
 from lampy.train._checkpoint import save
 from lampy.train._state import TrainState
 
-__all__ = ["BestCheckpoint", "Callback", "EarlyStopping", "MetricsLogger"]
+__all__ = ["BestCheckpoint", "Callback", "EarlyStopping", "MetricsLogger", "PeakMemory"]
 
 
 class Callback:
@@ -39,6 +40,11 @@ class Callback:
 
     def on_train_end(self, state: TrainState) -> None:
         """After the last epoch (also when stopped early)."""
+
+    def numbers(self, state: TrainState) -> dict[str, float]:
+        """Numbers this callback reports: shown in the progress bar after each batch, and
+        added to the epoch's logs (history, summary line, ``on_epoch_end``) at its end."""
+        return {}
 
 
 class _Monitor:
@@ -165,3 +171,36 @@ class MetricsLogger(Callback):
                 csv.DictWriter(f, self._fields, extrasaction="ignore").writerow(row)
             else:
                 f.write(json.dumps(row) + "\n")
+
+
+class PeakMemory(Callback):
+    """Report the peak memory lampy owned during each epoch, in MiB (``peak_mib``).
+
+    The peak is that of the scope ``fit`` runs in (its ``memory.peak_bytes``, which
+    counts the step scopes inside it: values, gradient buffers, optimizer state; see
+    `lampy.Scope.memory`); it is reset with `lampy.Scope.reset_peak` at the start of each
+    epoch. The number appears in the progress bar, in the epoch's summary line and in
+    the history.
+
+    Args:
+        key: The name of the number in the logs.
+
+    Raises:
+        NoScopeError: at the start of an epoch if no scope is open around ``fit``.
+    """
+
+    def __init__(self, key: str = "peak_mib") -> None:
+        self.key = key
+        self._scope: Scope | None = None
+
+    def on_epoch_begin(self, state: TrainState) -> None:
+        scope = current_or_none()
+        if scope is None:
+            raise no_scope("PeakMemory (a fit callback)")
+        scope.reset_peak()
+        self._scope = scope
+
+    def numbers(self, state: TrainState) -> dict[str, float]:
+        if self._scope is None:
+            return {}
+        return {self.key: self._scope.memory.peak_bytes / 2**20}

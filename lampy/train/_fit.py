@@ -133,6 +133,8 @@ def fit(
                 cb.on_epoch_begin(state)
             stats = loop.run_epoch(train_batches, epoch, epochs)
             logs = _epoch_logs(stats, model, valid_batches, val_metrics, schedule, optimizer)
+            for cb in callbacks:
+                logs.update(cb.numbers(state))
             history.epochs.append({"epoch": epoch, **logs})
             if progress:
                 _print_summary(epoch, epochs, logs)

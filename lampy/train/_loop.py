@@ -86,9 +86,14 @@ class Progress:
                 return
             self.bar = tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True)
 
-    def update(self, loss: float, lr: float, rate: float) -> None:
+    def update(
+        self, loss: float, lr: float, rate: float, callbacks: Sequence[Callback], state: TrainState
+    ) -> None:
         if self.bar is not None:
-            self.bar.set_postfix(loss=f"{loss:.4g}", lr=f"{lr:.3g}", samples_s=f"{rate:.0f}")
+            extra = {k: f"{v:.4g}" for cb in callbacks for k, v in cb.numbers(state).items()}
+            self.bar.set_postfix(
+                loss=f"{loss:.4g}", lr=f"{lr:.3g}", samples_s=f"{rate:.0f}", **extra
+            )
             self.bar.update(1)
 
     def close(self) -> None:
@@ -189,6 +194,8 @@ class TrainLoop:
                     loss_sum / seen,
                     first_lr(self.optimizer),
                     seen / elapsed if elapsed > 0 else 0.0,
+                    self.callbacks,
+                    self.state,
                 )
                 for cb in self.callbacks:
                     cb.on_batch_end(self.state, {"loss": value})
