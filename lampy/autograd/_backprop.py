@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import LampyTypeError
 from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
@@ -24,6 +25,7 @@ from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
 
 _ndarray = np.ndarray
+_own_grad = _memory.own_grad
 
 
 def _propagate(
@@ -105,9 +107,11 @@ def _run_serial(
                                 and d.shape == inp.shape
                                 and d.dtype == inp.dtype
                             ):
-                                bufs[inp] = d
+                                bufs[inp] = _own_grad(d, inp)
                             else:
-                                bufs[inp] = fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0)
+                                bufs[inp] = _own_grad(
+                                    fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
+                                )
                             del d
                         else:
                             bufs[inp] = first_buffer(fn, g, inp, False)
@@ -198,8 +202,9 @@ def backward(
     """
     if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
         grads = [grads]  # backward(root, g): one root, one grad
-    for _ in _propagate(_as_roots(roots), grads, retain, stream=not atomic, workers=workers):
-        pass
+    with _memory.backward_phase():  # shades the pass in lampy.memory_profile's plot
+        for _ in _propagate(_as_roots(roots), grads, retain, stream=not atomic, workers=workers):
+            pass
 
 
 def backward_iter(

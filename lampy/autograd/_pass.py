@@ -166,8 +166,8 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
 def first_buffer(fn: Backward, g: np.ndarray, inp: Node, g_is_free: bool) -> np.ndarray:
     """An input's gradient buffer for this pass, from its first contribution."""
     if type(fn) is Contribution:
-        return _own_grad(fn.first(g, inp.shape, inp.dtype, g_is_free))
-    buf = _grad_buffer(inp.shape, inp.dtype)
+        return _own_grad(fn.first(g, inp.shape, inp.dtype, g_is_free), inp)
+    buf = _grad_buffer(inp.shape, inp.dtype, inp)
     fn(g, buf)
     return buf
 

@@ -170,14 +170,9 @@ class Variable(VariableOperators):
         """Backpropagate from this Variable; see `lampy.backward`."""
         from lampy.autograd._backprop import backward
 
-        with _memory.backward_phase():  # shades the pass in lampy.memory_profile's plot
-            backward(
-                self,
-                None if grad is None else [grad],
-                retain=retain,
-                workers=workers,
-                atomic=atomic,
-            )
+        backward(
+            self, None if grad is None else [grad], retain=retain, workers=workers, atomic=atomic
+        )
 
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset the gradient: ``.grad`` becomes None (the default, as PyTorch's

@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
 
@@ -79,11 +80,11 @@ class Adam(Optimizer):
         if not state:
             state = self.state[p] = {
                 "step": 0,
-                "exp_avg": np.zeros_like(value),
-                "exp_avg_sq": np.zeros_like(value),
+                "exp_avg": state_buffer(p.node),
+                "exp_avg_sq": state_buffer(p.node),
             }
         if amsgrad and "max_exp_avg_sq" not in state:
-            state["max_exp_avg_sq"] = np.zeros_like(value)
+            state["max_exp_avg_sq"] = state_buffer(p.node)
         g_buf, tmp, denom = self._scratch(value, 3)
         state["step"] += 1
         step = state["step"]
