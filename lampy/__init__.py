@@ -1,7 +1,7 @@
 """lampy: reverse-mode automatic differentiation on numpy, with scopes that own memory.
 
 The public API is re-exported here; implementation modules start with ``_``. Ops are
-re-exported from [lampy.ops][] under numpy's names.
+re-exported from ``lampy.ops`` under numpy's names.
 """
 
 from lampy import data as data

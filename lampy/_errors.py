@@ -15,7 +15,7 @@ class LampyError(Exception):
 
 
 class NoScopeError(LampyError, RuntimeError):
-    """A Variable was created while no [lampy.Scope][] was active."""
+    """A Variable was created while no ``lampy.Scope`` was active."""
 
 
 class ReleasedError(LampyError, RuntimeError):

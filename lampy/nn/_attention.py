@@ -9,10 +9,10 @@ and computes what ``torch.nn.functional.multi_head_attention_forward`` computes:
    value``), one for the query and one for the packed key/value when ``key is value``;
 2. the split into heads, a strided *view* of the projection (two small private ops
    whose backward adds straight into the projection's gradient, no transposed copy);
-3. attention: [scaled_dot_product_attention][lampy.nn.functional.scaled_dot_product_attention]
+3. attention: ``lampy.nn.functional.scaled_dot_product_attention``
    when ``need_weights=False``; with ``need_weights=True`` the weights are computed
    explicitly (scores, softmax, dropout, product) since they are returned;
-4. the merge of the heads and the output projection ``out_proj`` (a [Linear][lampy.nn.Linear]).
+4. the merge of the heads and the output projection ``out_proj`` (a ``lampy.nn.Linear``).
 
 Masks follow the MultiheadAttention convention: a boolean ``True`` marks a position
 that may NOT be attended (the opposite of ``scaled_dot_product_attention``'s boolean
@@ -139,10 +139,15 @@ class MultiheadAttention(Module):
         rng: The generator drawing the dropout masks.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     mha = MultiheadAttention.init(16, 4, batch_first=True, rng=rng)
+        ...     mha = nn.MultiheadAttention.init(
+        ...         16, 4, batch_first=True, rng=np.random.default_rng(0)
+        ...     )
         ...     x = np.ones((2, 5, 16), np.float32)
-        ...     out, weights = mha(x, x, x)  # (2, 5, 16) and (2, 5, 5)
+        ...     out, weights = mha(x, x, x)
+        ...     print(out.shape, weights.shape)
+        (2, 5, 16) (2, 5, 5)
     """
 
     in_proj_weight: Variable | None

@@ -29,11 +29,14 @@ class Residual(Module):
     The wrapped module's parameters are named ``fn.<name>`` in the state dict.
 
     Example:
+        >>> from lampy import nn
+        >>> rng = np.random.default_rng(0)
         >>> with lampy.Scope():
-        ...     block = Residual.init(
-        ...         Sequential.init(Linear.init(8, 8, rng=rng), ReLU.init())
+        ...     block = nn.Residual.init(
+        ...         nn.Sequential.init(nn.Linear.init(8, 8, rng=rng), nn.ReLU.init())
         ...     )
-        ...     y = block(np.ones((4, 8), np.float32))  # shape (4, 8)
+        ...     print(block(np.ones((4, 8), np.float32)).shape)
+        (4, 8)
     """
 
     fn: Module
@@ -88,9 +91,11 @@ class MLP(Sequential):
     ``3.weight``... (without a norm layer), ``0``, ``4``, ``8``... with one.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     mlp = MLP.init(4, [32, 32, 2], rng=np.random.default_rng(0))
-        ...     logits = mlp(np.ones((10, 4), np.float32))  # shape (10, 2)
+        ...     mlp = nn.MLP.init(4, [32, 32, 2], rng=np.random.default_rng(0))
+        ...     print(mlp(np.ones((10, 4), np.float32)).shape)
+        (10, 2)
     """
 
     @classmethod

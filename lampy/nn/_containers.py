@@ -27,9 +27,14 @@ class Sequential(Module):
     """Modules applied one after the other; parameters are named ``0.weight``, ``1.bias``...
 
     Example:
-        >>> model = Sequential.init(
-        ...     Linear.init(4, 8, rng=rng), ReLU.init(), Linear.init(8, 1, rng=rng)
-        ... )
+        >>> from lampy import nn
+        >>> rng = np.random.default_rng(0)
+        >>> with lampy.Scope():
+        ...     model = nn.Sequential.init(
+        ...         nn.Linear.init(4, 8, rng=rng), nn.ReLU.init(), nn.Linear.init(8, 1, rng=rng)
+        ...     )
+        ...     print(model(np.ones((5, 4), np.float32)).shape, model.state_dict().keys())
+        (5, 1) dict_keys(['0.weight', '0.bias', '2.weight', '2.bias'])
     """
 
     layers: tuple[Module, ...] = inline(converter=tuple)

@@ -266,9 +266,11 @@ class Conv1d(_Conv):
     """1-d convolution over ``(N, C_in, L)`` or ``(C_in, L)`` (``torch.nn.Conv1d``).
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     conv = Conv1d.init(4, 8, 3, padding=1, rng=np.random.default_rng(0))
-        ...     y = conv(np.ones((2, 4, 10), np.float32))  # shape (2, 8, 10)
+        ...     conv = nn.Conv1d.init(4, 8, 3, padding=1, rng=np.random.default_rng(0))
+        ...     print(conv(np.ones((2, 4, 10), np.float32)).shape)
+        (2, 8, 10)
     """
 
     _nd = 1
@@ -316,9 +318,11 @@ class Conv2d(_Conv):
     """2-d convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)`` (``torch.nn.Conv2d``).
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     conv = Conv2d.init(3, 16, 3, padding=1, rng=np.random.default_rng(0))
-        ...     y = conv(np.ones((8, 3, 28, 28), np.float32))  # shape (8, 16, 28, 28)
+        ...     conv = nn.Conv2d.init(3, 16, 3, padding=1, rng=np.random.default_rng(0))
+        ...     print(conv(np.ones((8, 3, 28, 28), np.float32)).shape)
+        (8, 16, 28, 28)
     """
 
     _nd = 2

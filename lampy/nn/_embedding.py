@@ -56,9 +56,12 @@ class Embedding(Module):
         weight: (num_embeddings, embedding_dim), initialised ``N(0, 1)``.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     emb = Embedding.init(10, 3, padding_idx=0, rng=np.random.default_rng(0))
-        ...     vectors = emb(np.array([[1, 2], [0, 9]]))  # shape (2, 2, 3)
+        ...     emb = nn.Embedding.init(10, 3, padding_idx=0, rng=np.random.default_rng(0))
+        ...     vectors = emb(np.array([[1, 2], [0, 9]]))
+        ...     print(vectors.shape, vectors.value[1, 0])  # row 0 is the padding: zeros
+        (2, 2, 3) [0. 0. 0.]
     """
 
     weight: Variable

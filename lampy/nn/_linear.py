@@ -95,9 +95,11 @@ class Linear(Module):
         bias: (out_features,) or None, ``U(-k, k)``.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     layer = Linear.init(3, 2, rng=np.random.default_rng(0))
-        ...     y = layer(np.ones((5, 3), np.float32))  # shape (5, 2)
+        ...     layer = nn.Linear.init(3, 2, rng=np.random.default_rng(0))
+        ...     print(layer(np.ones((5, 3), np.float32)).shape)
+        (5, 2)
     """
 
     weight: Variable

@@ -41,7 +41,7 @@ def inline(**kwargs: Any) -> Any:
 
 
 class IncompatibleKeys(NamedTuple):
-    """What [Module.load_state_dict][lampy.nn.Module.load_state_dict] did not match."""
+    """What ``lampy.nn.Module.load_state_dict`` did not match."""
 
     missing_keys: list[str]
     unexpected_keys: list[str]
@@ -75,9 +75,9 @@ class Module:
     Parameters are param Variables owned by the scope that was current when the module
     was made; forward passes run in child scopes, so a step's graph is released when its
     scope exits while the parameters (and their accumulated gradients) stay. Optimizers
-    and [load_state_dict][lampy.nn.Module.load_state_dict] update the parameters' buffers
-    in place, so every copy of a module made by [train][lampy.nn.Module.train] or
-    [eval][lampy.nn.Module.eval] sees the same weights.
+    and ``lampy.nn.Module.load_state_dict`` update the parameters' buffers
+    in place, so every copy of a module made by ``lampy.nn.Module.train`` or
+    ``lampy.nn.Module.eval`` sees the same weights.
 
     Attributes:
         training: Whether the module is in training mode (dropout active, batch norm
@@ -176,7 +176,7 @@ class Module:
                 yield name, leaf
 
     def parameters(self) -> list[Variable]:
-        """The trainable parameters, in the order [named_parameters][] gives them."""
+        """The trainable parameters, in the order ``lampy.nn.Module.named_parameters`` gives them."""
         return [p for _, p in self.named_parameters()]
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
@@ -224,7 +224,7 @@ class Module:
         are all checked before anything is written, so a failed load changes nothing.
 
         Args:
-            state_dict: Arrays keyed by dotted names, as [state_dict][lampy.nn.Module.state_dict]
+            state_dict: Arrays keyed by dotted names, as ``lampy.nn.Module.state_dict``
                 or PyTorch's ``state_dict()`` gives them.
             strict: Whether a missing or unexpected key is an error.
 

@@ -204,8 +204,10 @@ class LayerNorm(Module):
             with ``bias=False``.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     y = LayerNorm.init(16)(np.ones((2, 5, 16)))
+        ...     print(nn.LayerNorm.init(16)(np.ones((2, 5, 16), np.float32)).shape)
+        (2, 5, 16)
     """
 
     weight: Variable | None

@@ -118,8 +118,10 @@ class MaxPool2d(_MaxPool):
     """Max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (``torch.nn.MaxPool2d``).
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     y = MaxPool2d.init(2)(np.ones((1, 3, 8, 8)))  # shape (1, 3, 4, 4)
+        ...     print(nn.MaxPool2d.init(2)(np.ones((1, 3, 8, 8))).shape)
+        (1, 3, 4, 4)
     """
 
     _nd = 2
@@ -229,8 +231,10 @@ class AdaptiveAvgPool2d(Module):
     and likewise for columns.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     y = AdaptiveAvgPool2d.init(1)(np.ones((2, 8, 7, 5)))  # shape (2, 8, 1, 1)
+        ...     print(nn.AdaptiveAvgPool2d.init(1)(np.ones((2, 8, 7, 5))).shape)
+        (2, 8, 1, 1)
     """
 
     output_size: int | tuple[int | None, int | None]

@@ -4,7 +4,7 @@ and forward semantics (``torch.nn.RNN``, ``GRU``, ``LSTM``).
 
 Each layer and direction computes its input projection ``x @ W_ih.T + b_ih`` for the
 whole sequence in one matrix product, then runs one fused op over time
-([lampy.nn.functional._recurrent][]). The cells (RNNCell, GRUCell, LSTMCell) are in
+(``lampy.nn.functional``). The cells (RNNCell, GRUCell, LSTMCell) are in
 ``_rnn_cells.py``.
 """
 
@@ -309,9 +309,12 @@ class RNN(RNNBase):
     h_{t-1} @ W_hh.T + b_hh)`` with ``act`` tanh or relu.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     rnn = RNN.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
-        ...     output, h_n = rnn(np.ones((5, 3, 10), np.float32))  # (5, 3, 20), (2, 3, 20)
+        ...     rnn = nn.RNN.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
+        ...     output, h_n = rnn(np.ones((5, 3, 10), np.float32))
+        ...     print(output.shape, h_n.shape)
+        (5, 3, 20) (2, 3, 20)
     """
 
     @property
@@ -394,9 +397,12 @@ class GRU(RNNBase):
     b_hz)``, ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     gru = GRU.init(10, 20, batch_first=True, rng=np.random.default_rng(0))
-        ...     output, h_n = gru(np.ones((3, 5, 10), np.float32))  # (3, 5, 20), (1, 3, 20)
+        ...     gru = nn.GRU.init(10, 20, batch_first=True, rng=np.random.default_rng(0))
+        ...     output, h_n = gru(np.ones((3, 5, 10), np.float32))
+        ...     print(output.shape, h_n.shape)
+        (3, 5, 20) (1, 3, 20)
     """
 
     @classmethod
@@ -414,7 +420,7 @@ class GRU(RNNBase):
         rng: np.random.Generator | None = None,
     ) -> GRU:
         """A GRU with PyTorch's initialisation: every weight and bias ``U(-k, k)``,
-        ``k = 1/sqrt(hidden_size)``. The arguments are [RNN.init][lampy.nn.RNN.init]'s
+        ``k = 1/sqrt(hidden_size)``. The arguments are ``lampy.nn.RNN.init``'s
         without ``nonlinearity``."""
         return cls._build(  # type: ignore[no-any-return]
             "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
@@ -423,7 +429,7 @@ class GRU(RNNBase):
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Variable, Variable]:
         """Run the GRU over a sequence: shapes, result and errors as
-        [RNN.forward][lampy.nn.RNN.forward]."""
+        ``lampy.nn.RNN.forward``."""
         out, finals = self._forward(input, None if hx is None else [hx])
         return out, finals[0]
 
@@ -438,9 +444,12 @@ class LSTM(RNNBase):
     ``h' = (sigmoid(o) * tanh(c')) @ W_hr.T`` has ``proj_size`` features.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     lstm = LSTM.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
+        ...     lstm = nn.LSTM.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
         ...     output, (h_n, c_n) = lstm(np.ones((5, 3, 10), np.float32))
+        ...     print(output.shape, h_n.shape, c_n.shape)
+        (5, 3, 20) (2, 3, 20) (2, 3, 20)
     """
 
     @classmethod
@@ -459,7 +468,7 @@ class LSTM(RNNBase):
         rng: np.random.Generator | None = None,
     ) -> LSTM:
         """An LSTM with PyTorch's initialisation: every weight and bias ``U(-k, k)``,
-        ``k = 1/sqrt(hidden_size)``. The arguments are [GRU.init][lampy.nn.GRU.init]'s
+        ``k = 1/sqrt(hidden_size)``. The arguments are ``lampy.nn.GRU.init``'s
         plus ``proj_size``: when positive, each layer's hidden state is projected to
         ``proj_size`` features by ``weight_hr_l{k}`` (must be below ``hidden_size``)."""
         return cls._build(  # type: ignore[no-any-return]

@@ -4,7 +4,7 @@ PyTorch's constructor arguments, initialisation (every weight and bias ``U(-k, k
 ``bias_hh``) and forward semantics (``torch.nn.RNNCell``, ``GRUCell``, ``LSTMCell``).
 
 A cell step is the one-step case of the fused sequence ops of
-[lampy.nn.functional._recurrent][]: one matrix product for the input projection, one op
+``lampy.nn.functional``: one matrix product for the input projection, one op
 for the recurrence.
 """
 
@@ -137,10 +137,13 @@ class RNNCell(RNNCellBase):
     ``h' = act(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)``, ``act`` tanh or relu.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     cell = RNNCell.init(10, 20, rng=np.random.default_rng(0))
-        ...     h = cell(np.ones((3, 10), np.float32))  # (3, 20)
+        ...     cell = nn.RNNCell.init(10, 20, rng=np.random.default_rng(0))
+        ...     h = cell(np.ones((3, 10), np.float32))
         ...     h = cell(np.ones((3, 10), np.float32), h)
+        ...     print(h.shape)
+        (3, 20)
     """
 
     nonlinearity: str = "tanh"
@@ -196,13 +199,15 @@ class RNNCell(RNNCellBase):
 
 @attrs.frozen(eq=False, repr=False)
 class GRUCell(RNNCellBase):
-    """One GRU step (``torch.nn.GRUCell``), gates r, z, n as in [GRU][lampy.nn.GRU]:
+    """One GRU step (``torch.nn.GRUCell``), gates r, z, n as in ``lampy.nn.GRU``:
     ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     cell = GRUCell.init(10, 20, rng=np.random.default_rng(0))
-        ...     h = cell(np.ones((3, 10), np.float32))  # (3, 20)
+        ...     cell = nn.GRUCell.init(10, 20, rng=np.random.default_rng(0))
+        ...     print(cell(np.ones((3, 10), np.float32)).shape)
+        (3, 20)
     """
 
     @classmethod
@@ -216,11 +221,11 @@ class GRUCell(RNNCellBase):
         rng: np.random.Generator | None = None,
     ) -> GRUCell:
         """A GRUCell with PyTorch's initialisation; arguments as
-        [RNNCell.init][lampy.nn.RNNCell.init] without ``nonlinearity``."""
+        ``lampy.nn.RNNCell.init`` without ``nonlinearity``."""
         return cls(*_weights("GRUCell.init", 3, input_size, hidden_size, bias, dtype, rng))
 
     def forward(self, input: Any, hx: Any = None) -> Variable:
-        """One step; shapes, result and errors as [RNNCell.forward][lampy.nn.RNNCell.forward]."""
+        """One step; shapes, result and errors as ``lampy.nn.RNNCell.forward``."""
         x, (h,) = self._check(input, [("hx", hx)])
         xw = linear(x, self.weight_ih, self.bias_ih)
         seq = gru_sequence(xw, self.weight_hh, self.bias_hh, h)
@@ -229,14 +234,17 @@ class GRUCell(RNNCellBase):
 
 @attrs.frozen(eq=False, repr=False)
 class LSTMCell(RNNCellBase):
-    """One LSTM step (``torch.nn.LSTMCell``), gates i, f, g, o as in [LSTM][lampy.nn.LSTM]:
+    """One LSTM step (``torch.nn.LSTMCell``), gates i, f, g, o as in ``lampy.nn.LSTM``:
     ``c' = sigmoid(f) * c + sigmoid(i) * tanh(g)``, ``h' = sigmoid(o) * tanh(c')``.
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     cell = LSTMCell.init(10, 20, rng=np.random.default_rng(0))
-        ...     h, c = cell(np.ones((3, 10), np.float32))  # (3, 20) each
+        ...     cell = nn.LSTMCell.init(10, 20, rng=np.random.default_rng(0))
+        ...     h, c = cell(np.ones((3, 10), np.float32))
         ...     h, c = cell(np.ones((3, 10), np.float32), (h, c))
+        ...     print(h.shape, c.shape)
+        (3, 20) (3, 20)
     """
 
     @classmethod
@@ -250,7 +258,7 @@ class LSTMCell(RNNCellBase):
         rng: np.random.Generator | None = None,
     ) -> LSTMCell:
         """An LSTMCell with PyTorch's initialisation; arguments as
-        [RNNCell.init][lampy.nn.RNNCell.init] without ``nonlinearity``."""
+        ``lampy.nn.RNNCell.init`` without ``nonlinearity``."""
         return cls(*_weights("LSTMCell.init", 4, input_size, hidden_size, bias, dtype, rng))
 
     def forward(self, input: Any, hx: tuple[Any, Any] | None = None) -> tuple[Variable, Variable]:

@@ -1,4 +1,4 @@
-"""The op library, one module per family. Each op is built with [lampy.op][]."""
+"""The op library, one module per family. Each op is built with ``lampy.op``."""
 
 from lampy.ops._arithmetic import add as add
 from lampy.ops._arithmetic import divide as divide

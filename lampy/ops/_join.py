@@ -235,7 +235,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
-    """As [split][lampy.split], but ``N`` sections need not be equal: an axis of length
+    """As ``lampy.split``, but ``N`` sections need not be equal: an axis of length
     ``l`` gives ``l % N`` sections of ``l // N + 1`` then sections of ``l // N``.
 
     Gradient:

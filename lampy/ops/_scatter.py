@@ -88,7 +88,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None) -> Var
 
     Args:
         arr: The array to put into.
-        indices: Integer array as for [take_along_axis][lampy.take_along_axis].
+        indices: Integer array as for ``lampy.take_along_axis``.
         values: Broadcast to the shape of the positions written.
         axis: The axis to put along (None: the flattened array).
 
@@ -174,7 +174,7 @@ def gather(x: Any, axis: int, indices: Any) -> Variable:
     """``out[i][j][k] = x[indices[i][j][k]][j][k]`` for ``axis=0`` (and likewise for other
     axes): PyTorch's ``torch.gather(input, dim, index)``.
 
-    Unlike [take_along_axis][lampy.take_along_axis], ``indices`` does not broadcast: it
+    Unlike ``lampy.take_along_axis``, ``indices`` does not broadcast: it
     has ``x``'s number of dimensions and may be smaller than ``x`` on the other axes.
     The result has the shape of ``indices``.
 

@@ -150,7 +150,7 @@ def transpose(a: Any, axes: Any = None) -> Variable:
 
 
 def permute_dims(a: Any, axes: Any = None) -> Variable:
-    """The array-API name of [transpose][lampy.transpose]: permute the axes of ``a``.
+    """The array-API name of ``lampy.transpose``: permute the axes of ``a``.
 
     Gradient:
         ``da = g.transpose(argsort(axes))``.
@@ -314,7 +314,7 @@ def atleast_2d(*arys: Any) -> Any:
     """Each input with at least two dimensions: ``()`` -> ``(1, 1)``, ``(n,)`` -> ``(1, n)``.
 
     Returns:
-        One input: a Variable; several: a tuple (see [atleast_1d][lampy.atleast_1d]).
+        One input: a Variable; several: a tuple (see ``lampy.atleast_1d``).
 
     Gradient:
         ``da = g.reshape(a.shape)``.
@@ -327,7 +327,7 @@ def atleast_3d(*arys: Any) -> Any:
     ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``, as ``numpy.atleast_3d``.
 
     Returns:
-        One input: a Variable; several: a tuple (see [atleast_1d][lampy.atleast_1d]).
+        One input: a Variable; several: a tuple (see ``lampy.atleast_1d``).
 
     Gradient:
         ``da = g.reshape(a.shape)``.

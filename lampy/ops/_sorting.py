@@ -81,7 +81,7 @@ def argsort(
 
 
 class TopK(NamedTuple):
-    """What [topk][lampy.topk] returns, like ``torch.return_types.topk``."""
+    """What ``lampy.topk`` returns, like ``torch.return_types.topk``."""
 
     values: Variable
     """The k selected values (a Variable, differentiable)."""

@@ -56,7 +56,7 @@ class TrainState:
         optimizer: The optimizer.
         epoch: The current epoch, 1-based.
         step: Optimizer steps taken so far.
-        history: The [History][lampy.train.History] so far.
+        history: The ``lampy.train.History`` so far.
         stop: Set it to True to stop after the current epoch.
     """
 
@@ -98,12 +98,12 @@ def evaluate(
     model: Module, batches: Iterable[tuple[Any, ...]], metrics: Mapping[str, Metric]
 ) -> dict[str, float]:
     """Each metric's mean over ``batches`` (weighted by batch size), in eval mode, under
-    [lampy.no_grad][], each batch in its own Scope.
+    ``lampy.no_grad``, each batch in its own Scope.
 
     Args:
         model: The module; it is evaluated through ``model.eval()`` (dropout off, batch
             norm on its running statistics).
-        batches: Batches as tuples of arrays (a [lampy.data.Batches][]).
+        batches: Batches as tuples of arrays (a ``lampy.data.Batches``).
         metrics: Names and functions ``metric(model, batch) -> float``.
     """
     eval_model = model.eval()
@@ -176,7 +176,7 @@ def fit(
     """Train ``model`` for ``epochs`` epochs; return the per-epoch numbers.
 
     Each step runs ``loss_fn(model, batch)`` and its backward pass inside its own
-    [lampy.Scope][], so a step's graph is released before the next starts and memory
+    ``lampy.Scope``, so a step's graph is released before the next starts and memory
     stays flat; only the parameters' gradients outlive it. Every ``grad_accumulation``
     batches (and after an epoch's last batch) the gradients are clipped (if asked),
     the optimizer steps and the gradients are zeroed.
@@ -185,18 +185,18 @@ def fit(
         model: The module to train; ``fit`` runs it through ``model.train()`` and
             validates through ``model.eval()`` (both share its parameters).
         loss_fn: ``loss_fn(model, batch)`` returns the batch's scalar loss Variable.
-        optimizer: A [lampy.optim.Optimizer][] over the model's parameters.
-        train_batches: Re-iterable batches (a [lampy.data.Batches][]), one pass an epoch.
+        optimizer: A ``lampy.optim.Optimizer`` over the model's parameters.
+        train_batches: Re-iterable batches (a ``lampy.data.Batches``), one pass an epoch.
         epochs: The epoch to stop after (counting from 1; see ``initial_epoch``).
         valid_batches: Batches to compute ``val_loss`` and ``val_<metric>`` on after
             each epoch.
         metrics: Extra numbers for validation: names and ``metric(model, batch)``
-            functions such as [accuracy][lampy.train.accuracy].
-        scheduler: A learning-rate scheduler from ``lampy.optim.lr_scheduler``. It steps
+            functions such as ``lampy.train.accuracy``.
+        scheduler: A ``lampy.optim.lr_scheduler.LRScheduler`` (or ReduceLROnPlateau). It steps
             once an epoch, after validation (``ReduceLROnPlateau`` with ``val_loss``, or
             ``loss`` without validation), or after every optimizer step for
             ``OneCycleLR``; ``scheduler_interval="step"``/``"epoch"`` overrides.
-        callbacks: [Callback][lampy.train.Callback]s (early stopping, checkpoints,
+        callbacks: ``lampy.train.Callback`` objects (early stopping, checkpoints,
             logging, your own).
         grad_accumulation: Batches whose gradients are summed before each optimizer
             step; each batch's loss is divided by the number of batches in its group
@@ -214,7 +214,7 @@ def fit(
         scheduler_interval: ``"epoch"`` or ``"step"``; see ``scheduler``.
 
     Returns:
-        The [History][lampy.train.History] of the epochs run: ``loss`` (mean training
+        The ``lampy.train.History`` of the epochs run: ``loss`` (mean training
         loss), ``lr`` (first group's, at the epoch's end), ``time`` (seconds),
         ``samples_per_s``, and ``val_loss`` / ``val_<metric>`` with validation.
 
