@@ -12,6 +12,7 @@ from lampy import optim as optim
 from lampy import train as train
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
+from lampy._errors import ImmutableModuleError as ImmutableModuleError
 from lampy._errors import LampyError as LampyError
 from lampy._errors import LampyTypeError as LampyTypeError
 from lampy._errors import LampyValueError as LampyValueError

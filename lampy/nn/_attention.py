@@ -32,7 +32,8 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op, param
 from lampy.nn import init as _init
-from lampy.nn._linear import Linear, check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_size, dtype_of, require_rng, shape_of
+from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn.functional._activations import softmax
 from lampy.nn.functional._attention import scaled_dot_product_attention

@@ -15,7 +15,8 @@ from lampy.autograd._variable import Variable
 from lampy.nn._activation_modules import ReLU
 from lampy.nn._containers import Sequential
 from lampy.nn._dropout import Dropout
-from lampy.nn._linear import Linear, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_size, require_rng, shape_of
+from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.ops._arithmetic import add
 

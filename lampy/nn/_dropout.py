@@ -4,13 +4,14 @@ is the identity in evaluation mode."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.nn._linear import require_rng
+from lampy.nn._helpers import require_rng
 from lampy.nn._module import Module
 from lampy.nn.functional._dropout import dropout
 
@@ -57,6 +58,13 @@ class Dropout(Module):
         if q > 0 or rng is not None:
             rng = require_rng("Dropout.init", rng, f"p = {q} > 0 draws random masks")
         return cls(q, rng)
+
+    @classmethod
+    def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:
+        if fields["rng"] is None and fields["p"] != 0:
+            p = fields["p"]
+            return f"rng must be a numpy.random.Generator when p = {p} > 0 (it draws masks)"
+        return None
 
     def forward(self, input: Any) -> Any:
         """``dropout(input, p, training, rng=rng)``: the input itself in eval mode or for

@@ -13,7 +13,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, const, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, require_rng
+from lampy.nn._helpers import check_size, require_rng
 from lampy.nn._module import Module
 from lampy.nn.functional._embedding import embedding
 from lampy.ops._operands import value_of

@@ -17,7 +17,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
-from lampy.nn._linear import check_size, named_errors, shape_of
+from lampy.nn._helpers import check_size, named_errors, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._batch_norm import batch_norm
 from lampy.nn.functional._normalization import group_norm, layer_norm, rms_norm

@@ -14,8 +14,8 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable
-from lampy.nn._linear import named_errors as _named
-from lampy.nn._linear import shape_of
+from lampy.nn._helpers import named_errors as _named
+from lampy.nn._helpers import shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._adaptive_pool import adaptive_avg_pool2d
 from lampy.nn.functional._pool import (

@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
 from lampy.nn._module import Module, inline
 from lampy.nn.functional._dropout import dropout as _dropout
 from lampy.nn.functional._linear import linear
@@ -33,17 +33,6 @@ from lampy.ops._shape import expand_dims, squeeze, swapaxes
 __all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
-
-
-def _dtype_of(owner: object, what: str, x: Any, want: np.dtype[Any]) -> None:
-    """Raise unless ``x`` has dtype ``want``; ``owner`` names the caller in the error (a
-    module is formatted, with its repr, only when raising)."""
-    dt = dtype_of(x)
-    if dt != want:
-        raise DTypeError(
-            f"{owner}: {what} is {dt} but the module's parameters are {want}; cast it "
-            f"(x.astype(np.{want})) or build the module with dtype=np.{dt}."
-        )
 
 
 def _init_weights(
@@ -206,7 +195,7 @@ class RNNBase(Module):
                 f"{self!r}: the sequence is empty (input shape {s}); an RNN needs at least "
                 "one time step."
             )
-        _dtype_of(self, "the input", input, self.dtype)
+        check_dtype(self, self.dtype, ("the input", input))
         return s
 
     def _check_state(self, what: str, state: Any, batched: bool, batch: int, size: int) -> Any:
@@ -222,7 +211,7 @@ class RNNBase(Module):
                 f"{'batch, ' if batched else ''}{last})"
                 f"{unbatched}, got {s}."
             )
-        _dtype_of(self, what, state, self.dtype)
+        check_dtype(self, self.dtype, (what, state))
         if batched:
             return state
         if type(state) is Variable:

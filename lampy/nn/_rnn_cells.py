@@ -19,7 +19,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
@@ -102,12 +102,7 @@ class RNNCellBase(Module):
                 f"features, but input_size is {self.input_size}."
             )
         batch = s[0] if len(s) == 2 else 1
-        for what, x in [("the input", input), *states]:
-            if x is not None and dtype_of(x) != dtype:
-                raise DTypeError(
-                    f"{self!r}: {what} is {dtype_of(x)} but the parameters "
-                    f"are {dtype}; cast it or build the cell with that dtype."
-                )
+        check_dtype(self, dtype, ("the input", input), *states)
         out: list[Any] = []
         h_want = (batch, self.hidden_size) if len(s) == 2 else (self.hidden_size,)
         for what, h in states:

@@ -20,7 +20,8 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, const, param
 from lampy.nn._attention import MultiheadAttention
 from lampy.nn._dropout import Dropout
-from lampy.nn._linear import Linear, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_size, require_rng, shape_of
+from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn._normalization import LayerNorm
 from lampy.nn.functional._activations import gelu, relu
@@ -436,7 +437,7 @@ def _clone(value: Any) -> Any:
         changes = {
             f.alias or f.name: _clone(getattr(value, f.name))
             for f in attrs.fields(type(value))
-            if f.name != "training"
+            if f.name != "_training"
         }
         return attrs.evolve(value, **changes)
     if type(value) is Variable:

@@ -101,12 +101,12 @@ def evaluate(
     ``lampy.no_grad``, each batch in its own Scope.
 
     Args:
-        model: The module; it is evaluated through ``model.eval()`` (dropout off, batch
-            norm on its running statistics).
+        model: The module; it is evaluated through ``model.with_training(False)``
+            (dropout off, batch norm on its running statistics).
         batches: Batches as tuples of arrays (a ``lampy.data.Batches``).
         metrics: Names and functions ``metric(model, batch) -> float``.
     """
-    eval_model = model.eval()
+    eval_model = model.with_training(False)
     totals = dict.fromkeys(metrics, 0.0)
     count = 0
     with no_grad():
@@ -182,8 +182,8 @@ def fit(
     the optimizer steps and the gradients are zeroed.
 
     Args:
-        model: The module to train; ``fit`` runs it through ``model.train()`` and
-            validates through ``model.eval()`` (both share its parameters).
+        model: The module to train; ``fit`` runs it through ``model.with_training(True)`` and
+            validates through ``model.with_training(False)`` (both share its parameters).
         loss_fn: ``loss_fn(model, batch)`` returns the batch's scalar loss Variable.
         optimizer: A ``lampy.optim.Optimizer`` over the model's parameters.
         train_batches: Re-iterable batches (a ``lampy.data.Batches``), one pass an epoch.
@@ -238,7 +238,7 @@ def fit(
         )
     plateau = isinstance(scheduler, ReduceLROnPlateau)
     history = History()
-    train_model = model.train()
+    train_model = model.with_training(True)
     state = TrainState(train_model, optimizer, history)
     params = train_model.parameters()
     val_metrics: dict[str, Metric] = {"loss": loss_fn, **(metrics or {})}

@@ -88,7 +88,9 @@ def blocks(text: str) -> list[Block]:
             j += 1
         if j == len(lines):
             raise ValueError(f"line {i + 1}: the fence {fence}{info} is never closed")
-        body = [ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln in lines[start:j]]
+        body = [
+            ln[len(indent) :] if ln.startswith(indent) else ln.lstrip() for ln in lines[start:j]
+        ]
         lang = info.split()[0] if info.split() else ""
         out.append(Block(lang=lang, info=info, code="\n".join(body) + "\n", line=start + 1))
         i = j + 1

@@ -119,7 +119,7 @@ def test_runner_reports_the_failing_block_with_its_page_line(tmp_path: Path) -> 
     assert result["outputs"] == ["2\n", ""]
     assert result["error"]["line"] == 13
     assert "KeyError: 'boom'" in result["error"]["traceback"]
-    assert 'line 14' in result["error"]["traceback"]
+    assert "line 14" in result["error"]["traceback"]
 
 
 def test_runner_flags_output_that_differs(tmp_path: Path) -> None:
@@ -146,8 +146,9 @@ def test_runner_saves_titled_blocks_and_runs_their_tests(tmp_path: Path) -> None
     )
     result = run_page(page, steps(page), tmp_path)
     assert result["outputs"][:2] == ["", "3\n"]
-    assert result["error"]["line"] == 12 and "pytest test_helper.py failed" in (
-        result["error"]["traceback"]
+    assert (
+        result["error"]["line"] == 12
+        and "pytest test_helper.py failed" in (result["error"]["traceback"])
     )
 
 

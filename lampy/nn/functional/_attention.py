@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import DTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.nn.functional._shared import SharedInBackward
+from lampy.nn.functional._shared import SharedInBackward, require_rng
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["scaled_dot_product_attention"]
@@ -234,15 +234,8 @@ def scaled_dot_product_attention(
     blocked, bias = _mask_of(attn_mask, is_causal, scores_shape, dtype)
     keep = None
     if 0 < dropout_p < 1:
-        if rng is None:
-            raise LampyValueError(
-                f"{_NAME}: dropout_p={dropout_p} needs an explicit random generator: pass "
-                "rng=numpy.random.default_rng(seed), or dropout_p=0.0 for evaluation."
-            )
-        if not isinstance(rng, np.random.Generator):
-            raise LampyTypeError(
-                f"{_NAME}: rng must be a numpy.random.Generator, got {type(rng).__name__}."
-            )
+        why = f"dropout_p={dropout_p} draws random masks"
+        require_rng(_NAME, rng, why, "dropout_p=0.0 for evaluation")
     s = float(1.0 / math.sqrt(n_e) if scale is None else scale)
     sc = dtype.type(s)
 

@@ -5,6 +5,8 @@
   fused recurrent layers' backpropagation through time).
 - ``frozen``: an op's fresh result made read-only, so that ``lampy.op`` takes it (or a
   view of it) without a copy.
+- ``require_rng``: the check that a random generator was given, for the ops and modules
+  that draw random numbers (lampy has no global random state).
 """
 
 from __future__ import annotations
@@ -14,7 +16,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["SharedInBackward", "frozen"]
+from lampy._errors import LampyTypeError, LampyValueError
+
+__all__ = ["SharedInBackward", "frozen", "require_rng"]
 
 
 class SharedInBackward:
@@ -60,3 +64,35 @@ def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarra
         base.setflags(write=False)
     value.setflags(write=False)
     return value if shape is None or value.shape == shape else value.reshape(shape)
+
+
+def require_rng(
+    owner: str,
+    rng: Any,
+    why: str = "its parameters are initialised randomly",
+    instead: str = "",
+) -> np.random.Generator:
+    """``rng`` itself if it is a ``numpy.random.Generator``, else a clear error.
+
+    Args:
+        owner: The op or factory, named first in the message (``"Linear.init"``).
+        rng: What the caller passed.
+        why: Why a generator is needed, completing "rng is required because ...".
+        instead: An alternative to passing one, completing "..., or ..." (optional).
+
+    Raises:
+        LampyValueError: if ``rng`` is None.
+        LampyTypeError: if ``rng`` is not a Generator.
+    """
+    if rng is None:
+        alternative = f", or {instead}" if instead else ""
+        raise LampyValueError(
+            f"{owner}: rng is required because {why}; pass rng=np.random.default_rng(seed) "
+            f"(lampy has no global random state){alternative}."
+        )
+    if not isinstance(rng, np.random.Generator):
+        raise LampyTypeError(
+            f"{owner}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
+            f"got {type(rng).__name__}."
+        )
+    return rng
