@@ -32,7 +32,7 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn.functional._activations import softmax
@@ -444,7 +444,8 @@ class MultiheadAttention(Module):
                 f"{name()}: is_causal=True is a hint that attn_mask is the causal mask, so it "
                 "needs attn_mask; pass the mask too (e.g. np.triu(np.ones((L, L), bool), 1))."
             )
-        dtype = np.result_type(dtype_of(query), self.out_proj.weight.dtype)
+        dtype = self.out_proj.weight.dtype
+        check_dtype(self, dtype, ("the query", query), ("the key", key), ("the value", value))
         causal = bool(is_causal) and key_padding_mask is None and not need_weights
         mask = self._mask(key_padding_mask, None if causal else attn_mask, batched, n, lq, s, dtype)
         # Unbatched (T, E) is laid out as (T, 1, E): the seq-first layout with N = 1.

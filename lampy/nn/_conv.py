@@ -18,7 +18,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_size, require_rng, shape_of, uniform_bias
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lampy.nn.functional._conv_common import as_ints
@@ -165,6 +165,7 @@ class _ConvNd(Module):
                         f"kernel {d * (k - 1) + 1} even after padding {p}; use a larger "
                         "input or more padding."
                     )
+        check_dtype(self, self.weight.dtype, ("the input", input))
         return s
 
     def _padded(self, input: Any, s: Ints) -> tuple[Any, Any]:

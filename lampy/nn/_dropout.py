@@ -24,14 +24,18 @@ class Dropout(Module):
     scaled by ``1 / (1 - p)``; in evaluation mode the input passes through unchanged.
 
     The module holds the Generator it draws masks from; every training-mode call
-    advances it (copies made by ``train()``/``eval()`` share it). From Srivastava et
+    advances it (copies made by ``with_training`` share it). From Srivastava et
     al. (2014), "Dropout: a simple way to prevent neural networks from overfitting".
 
     Example:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     drop = Dropout.init(0.2, rng=np.random.default_rng(0))
-        ...     y = drop(np.ones((4, 5)))          # about 20% zeros, the rest 1.25
-        ...     z = drop.eval()(np.ones((4, 5)))   # unchanged
+        ...     drop = nn.Dropout.init(0.2, rng=np.random.default_rng(0))
+        ...     print(drop(np.ones(8)).value)       # about 20% zeros, the rest 1.25
+        ...     with nn.eval_mode(drop):
+        ...         print(drop(np.ones(8)).value)   # unchanged
+        [1.25 1.25 1.25 1.25 0.   0.   1.25 1.25]
+        [1. 1. 1. 1. 1. 1. 1. 1.]
     """
 
     p: float = 0.5

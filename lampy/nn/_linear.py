@@ -16,7 +16,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_size, require_rng, shape_of, uniform_bias
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import bilinear, linear
 from lampy.ops._shape import reshape
@@ -92,6 +92,7 @@ class Linear(Module):
 
         Raises:
             ShapeError: if the input's last axis is not ``in_features``.
+            DTypeError: if the input's dtype is not the parameters'.
         """
         s = shape_of(input)
         if not s or s[-1] != self.in_features:
@@ -99,6 +100,7 @@ class Linear(Module):
                 f"{self!r}: expected input (*, {self.in_features}), got shape {s}: the last "
                 f"axis must have in_features = {self.in_features} elements."
             )
+        check_dtype(self, self.weight.dtype, ("the input", input))
         return linear(input, self.weight, self.bias)
 
 
@@ -163,6 +165,7 @@ class Bilinear(Module):
         Raises:
             ShapeError: if the last axes are not in1/in2_features or the leading
                 dimensions differ.
+            DTypeError: if an input's dtype is not the parameters'.
         """
         s1, s2 = shape_of(input1), shape_of(input2)
         if not s1 or not s2 or s1[-1] != self.in1_features or s2[-1] != self.in2_features:
@@ -174,6 +177,7 @@ class Bilinear(Module):
             raise ShapeError(
                 f"{self!r}: the inputs' leading dimensions must be equal, got shapes {s1} and {s2}."
             )
+        check_dtype(self, self.weight.dtype, ("input1", input1), ("input2", input2))
         return bilinear(input1, input2, self.weight, self.bias)
 
 

@@ -214,7 +214,9 @@ class Module:
         init = cls.__dict__.get("__init__")
         if init is not None:
             sig = inspect.signature(init)
-            cls.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])
+            cls.__signature__ = sig.replace(  # type: ignore[attr-defined]
+                parameters=list(sig.parameters.values())[1:]
+            )
 
     @classmethod
     def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:

@@ -291,7 +291,7 @@ def test_residual_adds_the_input() -> None:
         np.testing.assert_allclose(m(x).value, x + lin(x).value, rtol=1e-12)
         check_grad(m, x)
         with pytest.raises(ShapeError, match="keep its input's shape"):
-            Residual.init(Linear.init(4, 2, rng=_rng()))(x)
+            Residual.init(Linear.init(4, 2, dtype=np.float64, rng=_rng()))(x)
     with pytest.raises(LampyTypeError, match="Module"):
         Residual.init(np.tanh)  # type: ignore[arg-type]
 

@@ -120,7 +120,7 @@ def test_batch_norm_round_trip_and_errors() -> None:
         with pytest.raises(ShapeError, match=r"expected input \(N, 3, H, W\)"):
             BatchNorm2d.init(3)(np.ones((2, 3)))
         with pytest.raises(LampyValueError, match=r"BatchNorm1d\(3.*more than 1 value"):
-            a(np.ones((1, 3)))
+            a(np.ones((1, 3), np.float32))
         with pytest.raises(ShapeError, match="running_mean"):
             a.load_state_dict({**a.state_dict(), "running_mean": np.zeros(4)})
 
