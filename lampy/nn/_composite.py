@@ -149,4 +149,4 @@ class MLP(Sequential):
             n_in = h
         layers.append(Linear.init(n_in, sizes[-1], bias, dtype=dtype, rng=r))
         layers.append(Dropout.init(dropout, rng=r))
-        return cls(tuple(layers))
+        return cls(layers=tuple(layers))
