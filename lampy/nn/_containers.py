@@ -51,7 +51,7 @@ class Sequential(Module):
                 f"{type(self).__name__}: pass the layers as arguments or as layers=, not both."
             )
         items = modules if layers is None else tuple(layers)
-        self.__attrs_init__(items, training=training)  # type: ignore[attr-defined]
+        self.__attrs_init__(items, training=training)
 
     @classmethod
     def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:
