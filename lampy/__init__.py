@@ -61,6 +61,7 @@ from lampy.ops import atleast_3d as atleast_3d
 from lampy.ops import average as average
 from lampy.ops import broadcast_arrays as broadcast_arrays
 from lampy.ops import broadcast_to as broadcast_to
+from lampy.ops import cat as cat
 from lampy.ops import cbrt as cbrt
 from lampy.ops import ceil as ceil
 from lampy.ops import clip as clip
@@ -166,6 +167,7 @@ from lampy.ops import transpose as transpose
 from lampy.ops import tril as tril
 from lampy.ops import triu as triu
 from lampy.ops import trunc as trunc
+from lampy.ops import unsqueeze as unsqueeze
 from lampy.ops import var as var
 from lampy.ops import vdot as vdot
 from lampy.ops import vstack as vstack

@@ -66,6 +66,7 @@ from lampy.ops._indexing import getitem as getitem
 from lampy.ops._indexing import take as take
 from lampy.ops._join import array_split as array_split
 from lampy.ops._join import broadcast_arrays as broadcast_arrays
+from lampy.ops._join import cat as cat
 from lampy.ops._join import concatenate as concatenate
 from lampy.ops._join import hstack as hstack
 from lampy.ops._join import split as split
@@ -125,6 +126,7 @@ from lampy.ops._shape import reshape as reshape
 from lampy.ops._shape import squeeze as squeeze
 from lampy.ops._shape import swapaxes as swapaxes
 from lampy.ops._shape import transpose as transpose
+from lampy.ops._shape import unsqueeze as unsqueeze
 from lampy.ops._sorting import TopK as TopK
 from lampy.ops._sorting import argsort as argsort
 from lampy.ops._sorting import sort as sort

@@ -20,6 +20,7 @@ from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import needs_grad, param_of, value_of
 from lampy.ops._shape import one_axis
+from lampy.ops._torch_names import axis_or_dim
 
 _add = np.add
 
@@ -93,8 +94,13 @@ def _joined(
     return op(name, value, *params)
 
 
-def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Variable:
+def concatenate(
+    arrays: Any, axis: int | None = 0, *, dtype: Any = None, dim: int | None = None
+) -> Variable:
     """Join arrays along an existing axis, as ``numpy.concatenate``.
+
+    Also named ``lampy.cat``, as PyTorch's ``torch.cat(tensors, dim=0)``; ``dim`` is
+    accepted for ``axis``.
 
     Args:
         arrays: A sequence of Variables, arrays or array-likes, with equal shapes except
@@ -108,6 +114,7 @@ def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Vari
     Gradient:
         ``da_i`` is the slice of ``g`` that ``a_i`` occupies (reshaped back if flattened).
     """
+    axis = axis_or_dim("concatenate", axis, dim, default=0)
     items = _operands("concatenate", arrays)
     vals = [value_of(x) for x in items]
     shapes = [np.shape(v) for v in vals]
@@ -151,9 +158,11 @@ def vstack(tup: Any, *, dtype: Any = None) -> Variable:
     return _stacked("vstack", _operands("vstack", tup), np.atleast_2d, 0, dtype)
 
 
-def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
+def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = None) -> Variable:
     """Join arrays of one shape along a new axis, at position ``axis`` of the result, as
     ``numpy.stack``.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Raises:
         ShapeError: if the shapes differ or ``axis`` is out of bounds.
@@ -161,6 +170,7 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
     Gradient:
         ``da_i = take(g, i, axis)``.
     """
+    axis = axis_or_dim("stack", axis, dim, default=0)
     items = _operands("stack", arrays)
     vals = [np.asarray(value_of(x)) for x in items]
     shapes = [v.shape for v in vals]
@@ -278,6 +288,7 @@ def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
 
 __all__ = [
     "concatenate",
+    "cat",
     "stack",
     "hstack",
     "vstack",
@@ -285,3 +296,7 @@ __all__ = [
     "array_split",
     "broadcast_arrays",
 ]
+
+
+cat = concatenate
+"""PyTorch's name of ``lampy.concatenate``: ``cat(arrays, dim=0)``."""

@@ -19,6 +19,7 @@ from lampy._errors import DTypeError, LampyTypeError, ShapeError
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add = np.add
 
@@ -84,12 +85,24 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[ax] for ax in axes)
 
 
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def sum(
+    x: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    *,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Sum of elements over ``axis`` (None: all; an int or a tuple; negatives allowed).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``dx = g`` broadcast back over the summed axes.
     """
+    axis = axis_or_dim("sum", axis, dim)
+    keepdims = keepdims_or_keepdim("sum", keepdims, keepdim)
     a = value_of(x)
     check_float_dtype("sum", dtype)
     axes = normalize_axis("sum", axis, np.ndim(a))
@@ -124,14 +137,25 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
     )
 
 
-def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def mean(
+    x: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    *,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Arithmetic mean over ``axis``. The mean of an empty selection is nan, as in numpy.
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``dx = g / n`` broadcast back over the reduced axes, ``n`` the number of
         elements averaged.
     """
-    return _mean("mean", x, axis, dtype, keepdims)
+    axis = axis_or_dim("mean", axis, dim)
+    return _mean("mean", x, axis, dtype, keepdims_or_keepdim("mean", keepdims, keepdim))
 
 
 def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
@@ -190,8 +214,18 @@ def std(
     return op("std", value, contrib_of(a, d_a, fresh=False))
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def prod(
+    a: Any,
+    axis: Any = None,
+    dtype: Any = None,
+    *,
+    keepdims: bool = False,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Product of elements over ``axis``, as ``numpy.prod`` (1 for an empty selection).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``da_i = g * prod_{j != i} a_j`` within each reduced slice, computed as
@@ -200,6 +234,8 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False)
         or more zeros every gradient is 0. No division by zero happens. In slices
         without zeros ``prod / a_i`` inherits any overflow or underflow of the product.
     """
+    axis = axis_or_dim("prod", axis, dim)
+    keepdims = keepdims_or_keepdim("prod", keepdims, keepdim)
     x = value_of(a)
     check_float_dtype("prod", dtype)
     axes = normalize_axis("prod", axis, np.ndim(x))

@@ -24,6 +24,7 @@ from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import param_of, value_of
 from lampy.ops._reductions import normalize_axis
+from lampy.ops._torch_names import axis_or_dim
 
 
 def one_axis(name: str, axis: Any, ndim: int, what: str = "axis") -> int:
@@ -221,8 +222,10 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Variable:
     return _permuted("moveaxis", a, x, tuple(perm))
 
 
-def squeeze(a: Any, axis: Any = None) -> Variable:
+def squeeze(a: Any, axis: Any = None, *, dim: Any = None) -> Variable:
     """Remove length-1 axes of ``a``: all of them, or those ``axis`` names.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Raises:
         ShapeError: if ``axis`` names an axis whose length is not 1.
@@ -230,6 +233,7 @@ def squeeze(a: Any, axis: Any = None) -> Variable:
     Gradient:
         ``da = g.reshape(a.shape)``.
     """
+    axis = axis_or_dim("squeeze", axis, dim)
     x = np.asarray(value_of(a))
     shape = x.shape
     if axis is None:
@@ -249,13 +253,22 @@ def squeeze(a: Any, axis: Any = None) -> Variable:
     return _reshaped("squeeze", a, np.squeeze(x, axes), shape)
 
 
-def expand_dims(a: Any, axis: Any) -> Variable:
+def expand_dims(a: Any, axis: Any = None, *, dim: Any = None) -> Variable:
     """Insert length-1 axes at the positions ``axis`` names (an int or a tuple), which
     index the result's axes, as ``numpy.expand_dims``.
+
+    Also named ``lampy.unsqueeze``, as PyTorch's ``torch.unsqueeze(input, dim)``; ``dim``
+    is accepted for ``axis``.
+
+    Raises:
+        LampyTypeError: if neither ``axis`` nor ``dim`` is given.
 
     Gradient:
         ``da = g.reshape(a.shape)``.
     """
+    axis = axis_or_dim("expand_dims", axis, dim)
+    if axis is None:
+        raise LampyTypeError("expand_dims: pass the position of the new axis (axis or dim).")
     x = np.asarray(value_of(a))
     count = 1 if isinstance(axis, (int, np.integer)) else len(tuple(axis))
     axes = normalize_axis("expand_dims", axis, x.ndim + count)
@@ -345,8 +358,13 @@ __all__ = [
     "moveaxis",
     "squeeze",
     "expand_dims",
+    "unsqueeze",
     "broadcast_to",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
 ]
+
+
+unsqueeze = expand_dims
+"""PyTorch's name of ``lampy.expand_dims``: ``unsqueeze(a, dim)``."""
