@@ -198,8 +198,8 @@ def scaled_dot_product_attention(
         LampyValueError: for ``dropout_p`` outside [0, 1], a missing ``rng``, or both
             ``attn_mask`` and ``is_causal``.
 
-    A row whose keys are all masked gives zeros (and zero gradients), as PyTorch 2.13
-    does (its ``_safe_softmax``), not NaN.
+    A row whose keys are all masked gives zeros (and zero gradients), not NaN, as
+    PyTorch has since version 2.5 (its ``_safe_softmax``, pytorch/pytorch#133882).
 
     Gradient:
         With ``P`` the attention weights, ``D`` the dropout mask scaled by
