@@ -51,7 +51,7 @@ class Batches:
         ShapeError: if the arrays' lengths differ.
         LampyValueError: for a batch size below 1, or ``shuffle`` without ``rng``.
 
-    Example:
+    Examples:
         >>> x, y = np.zeros((100, 3), np.float32), np.arange(100)
         >>> batches = Batches(x, y, batch_size=32, shuffle=True, rng=np.random.default_rng(0))
         >>> [xb.shape for xb, yb in batches]

@@ -139,7 +139,7 @@ class MultiheadAttention(Module):
         vdim: The value's feature size.
         rng: The generator drawing the dropout masks.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     mha = nn.MultiheadAttention.init(

@@ -29,7 +29,7 @@ class Residual(Module):
 
     The wrapped module's parameters are named ``fn.<name>`` in the state dict.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> rng = np.random.default_rng(0)
         >>> with lampy.Scope():
@@ -91,7 +91,7 @@ class MLP(Sequential):
     parameters are named by position as torchvision's: ``0.weight``, ``0.bias``,
     ``3.weight``... (without a norm layer), ``0``, ``4``, ``8``... with one.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     mlp = nn.MLP.init(4, [32, 32, 2], rng=np.random.default_rng(0))

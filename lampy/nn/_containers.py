@@ -30,7 +30,7 @@ class Sequential(Module):
     ``nn.Sequential(a, b, c)`` is ``nn.Sequential.init(a, b, c)`` (and
     ``Sequential(layers=(a, b, c))`` names the field, as ``attrs.evolve`` does).
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> rng = np.random.default_rng(0)
         >>> with lampy.Scope():

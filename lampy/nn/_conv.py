@@ -266,7 +266,7 @@ class _ConvTranspose(_ConvNd):
 class Conv1d(_Conv):
     """1-d convolution over ``(N, C_in, L)`` or ``(C_in, L)`` (``torch.nn.Conv1d``).
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     conv = nn.Conv1d.init(4, 8, 3, padding=1, rng=np.random.default_rng(0))
@@ -318,7 +318,7 @@ class Conv1d(_Conv):
 class Conv2d(_Conv):
     """2-d convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)`` (``torch.nn.Conv2d``).
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     conv = nn.Conv2d.init(3, 16, 3, padding=1, rng=np.random.default_rng(0))

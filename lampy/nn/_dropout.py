@@ -27,7 +27,7 @@ class Dropout(Module):
     advances it (copies made by ``with_training`` share it). From Srivastava et
     al. (2014), "Dropout: a simple way to prevent neural networks from overfitting".
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     drop = nn.Dropout.init(0.2, rng=np.random.default_rng(0))

@@ -55,7 +55,7 @@ class Embedding(Module):
     Attributes:
         weight: (num_embeddings, embedding_dim), initialised ``N(0, 1)``.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     emb = nn.Embedding.init(10, 3, padding_idx=0, rng=np.random.default_rng(0))

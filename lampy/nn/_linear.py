@@ -34,7 +34,7 @@ class Linear(Module):
             1/sqrt(in_features)`` (PyTorch's ``kaiming_uniform(a=sqrt(5))``).
         bias: (out_features,) or None, ``U(-k, k)``.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     layer = nn.Linear.init(3, 2, rng=np.random.default_rng(0))

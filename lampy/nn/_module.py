@@ -98,7 +98,7 @@ def eval_mode(*modules: Module) -> Iterator[None]:
     For a module that stays in evaluation mode, make a copy instead:
     ``lampy.nn.Module.with_training`` (``model.with_training(False)``).
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     drop = nn.Dropout.init(0.5, rng=np.random.default_rng(0))
@@ -173,7 +173,7 @@ class Module:
             using and updating batch statistics): True unless the module was made by
             ``with_training(False)`` or is called inside ``lampy.nn.eval_mode``.
 
-    Example:
+    Examples:
         >>> @attrs.frozen(eq=False, repr=False)
         ... class Affine(Module):
         ...     scale: Variable

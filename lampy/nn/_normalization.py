@@ -172,7 +172,7 @@ class _BatchNorm(Module):
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs (``torch.nn.BatchNorm1d``).
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> x = np.random.default_rng(0).normal(3.0, 1.0, size=(8, 4)).astype(np.float32)
         >>> with lampy.Scope():
@@ -220,7 +220,7 @@ class LayerNorm(Module):
         bias: ``normalized_shape`` shift, zeros; None without ``elementwise_affine`` or
             with ``bias=False``.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     print(nn.LayerNorm.init(16)(np.ones((2, 5, 16), np.float32)).shape)

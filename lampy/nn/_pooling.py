@@ -117,7 +117,7 @@ class MaxPool1d(_MaxPool):
 class MaxPool2d(_MaxPool):
     """Max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (``torch.nn.MaxPool2d``).
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     print(nn.MaxPool2d.init(2)(np.ones((1, 3, 8, 8))).shape)
@@ -230,7 +230,7 @@ class AdaptiveAvgPool2d(Module):
     cell ``i`` averages input rows ``floor(i H / H_out)`` to ``ceil((i + 1) H / H_out)``,
     and likewise for columns.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     print(nn.AdaptiveAvgPool2d.init(1)(np.ones((2, 8, 7, 5))).shape)

@@ -297,7 +297,7 @@ class RNN(RNNBase):
     """A multi-layer Elman RNN (``torch.nn.RNN``): ``h_t = act(x_t @ W_ih.T + b_ih +
     h_{t-1} @ W_hh.T + b_hh)`` with ``act`` tanh or relu.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     rnn = nn.RNN.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
@@ -385,7 +385,7 @@ class GRU(RNNBase):
     ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z = sigmoid(W_iz x + b_iz + W_hz h +
     b_hz)``, ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     gru = nn.GRU.init(10, 20, batch_first=True, rng=np.random.default_rng(0))
@@ -432,7 +432,7 @@ class LSTM(RNNBase):
     gate's pre-activation ``W_i* x + b_i* + W_h* h + b_h*``. With ``proj_size > 0``,
     ``h' = (sigmoid(o) * tanh(c')) @ W_hr.T`` has ``proj_size`` features.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     lstm = nn.LSTM.init(10, 20, num_layers=2, rng=np.random.default_rng(0))

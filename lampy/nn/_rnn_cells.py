@@ -131,7 +131,7 @@ class RNNCell(RNNCellBase):
     """One Elman RNN step (``torch.nn.RNNCell``):
     ``h' = act(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)``, ``act`` tanh or relu.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     cell = nn.RNNCell.init(10, 20, rng=np.random.default_rng(0))
@@ -197,7 +197,7 @@ class GRUCell(RNNCellBase):
     """One GRU step (``torch.nn.GRUCell``), gates r, z, n as in ``lampy.nn.GRU``:
     ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     cell = nn.GRUCell.init(10, 20, rng=np.random.default_rng(0))
@@ -232,7 +232,7 @@ class LSTMCell(RNNCellBase):
     """One LSTM step (``torch.nn.LSTMCell``), gates i, f, g, o as in ``lampy.nn.LSTM``:
     ``c' = sigmoid(f) * c + sigmoid(i) * tanh(g)``, ``h' = sigmoid(o) * tanh(c')``.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     cell = nn.LSTMCell.init(10, 20, rng=np.random.default_rng(0))

@@ -162,7 +162,7 @@ class TransformerEncoderLayer(Module):
         activation: The feed-forward activation (``relu`` by default).
         norm_first: Pre-norm when True.
 
-    Example:
+    Examples:
         >>> from lampy import nn
         >>> with lampy.Scope():
         ...     layer = nn.TransformerEncoderLayer.init(
