@@ -167,3 +167,26 @@ def test_markdown_blocks_and_markers() -> None:
     assert found[2].title == "m.py"
     with pytest.raises(ValueError, match="never closed"):
         blocks("```python\nx = 1\n")
+
+
+def test_docs_build_drops_notest_markers_before_rendering() -> None:
+    """The mkdocs hook removes ``notest`` from fence info strings (a bare word there
+    would stop the fence from rendering) and leaves everything else as it was."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("hooks", ROOT / "docs/_ext/hooks.py")
+    assert spec is not None and spec.loader is not None
+    hooks = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hooks)
+    page = (
+        "```python notest\nx\n```\n"
+        '  ```py notest title="a.py"\ny\n  ```\n'
+        "```python\nnotest = 1\n```\n"
+        "a python notest in prose\n"
+    )
+    assert hooks.on_page_markdown(page) == (
+        "```python\nx\n```\n"
+        '  ```py title="a.py"\ny\n  ```\n'
+        "```python\nnotest = 1\n```\n"
+        "a python notest in prose\n"
+    )
