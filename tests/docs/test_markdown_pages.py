@@ -45,7 +45,6 @@ def run_page(page: Path, plan: list[Step], cwd: Path, timeout: float = 540) -> d
         "PYTHONWARNINGS": "error",
         "MPLBACKEND": "Agg",  # a page that plots writes files instead of opening windows
         "OPENBLAS_NUM_THREADS": "1",
-        "LAMPY_DOCS_QUICK": "1",  # tutorials train on small settings (see docs/index.md)
     }
     proc = subprocess.run(
         [sys.executable, str(RUNNER), str(plan_file), str(result_file)],
