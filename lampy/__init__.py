@@ -1,7 +1,7 @@
 """lampy: reverse-mode automatic differentiation on numpy, with scopes that own memory.
 
 The public API is re-exported here; implementation modules start with ``_``. Ops are
-re-exported from `lampy.ops` under numpy's names.
+re-exported from ``lampy.ops`` under numpy's names.
 """
 
 from lampy import data as data
@@ -13,6 +13,7 @@ from lampy import train as train
 from lampy._errors import BackwardError as BackwardError
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
+from lampy._errors import ImmutableModuleError as ImmutableModuleError
 from lampy._errors import LampyError as LampyError
 from lampy._errors import LampyTypeError as LampyTypeError
 from lampy._errors import LampyValueError as LampyValueError
@@ -73,6 +74,7 @@ from lampy.ops import atleast_3d as atleast_3d
 from lampy.ops import average as average
 from lampy.ops import broadcast_arrays as broadcast_arrays
 from lampy.ops import broadcast_to as broadcast_to
+from lampy.ops import cat as cat
 from lampy.ops import cbrt as cbrt
 from lampy.ops import ceil as ceil
 from lampy.ops import clip as clip
@@ -201,6 +203,7 @@ from lampy.ops import transpose as transpose
 from lampy.ops import tril as tril
 from lampy.ops import triu as triu
 from lampy.ops import trunc as trunc
+from lampy.ops import unsqueeze as unsqueeze
 from lampy.ops import var as var
 from lampy.ops import vdot as vdot
 from lampy.ops import vsplit as vsplit

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from attrs.exceptions import FrozenInstanceError
+
 
 class LampyError(Exception):
     """Base class of every error lampy raises on purpose."""
 
 
 class NoScopeError(LampyError, RuntimeError):
-    """A Variable was created while no [lampy.Scope][] was active."""
+    """A Variable was created while no ``lampy.Scope`` was active."""
 
 
 class ReleasedError(LampyError, RuntimeError):
@@ -51,6 +53,21 @@ class BadIndexError(LampyError, IndexError):
 
 class DTypeError(LampyTypeError):
     """An input has a dtype the op cannot take (for example an integer param)."""
+
+
+class ImmutableModuleError(LampyError, FrozenInstanceError):
+    """A module was to be changed in place: an attribute assigned, or PyTorch's
+    ``model.eval()``/``model.train()`` called as a statement.
+
+    Modules are immutable records; the message shows the lampy way. An ``attrs``
+    ``FrozenInstanceError`` (so an ``AttributeError``), which code catching attrs' error
+    keeps catching.
+    """
+
+    def __init__(self, message: str) -> None:
+        # attrs' own __init__ takes no message (it sets a fixed one): skip it.
+        AttributeError.__init__(self, message)
+        self.msg = message
 
 
 def describe(value: Any) -> str:

@@ -106,10 +106,13 @@ class Batches:
         LampyValueError: for a batch size below 1, a negative ``prefetch``, or ``shuffle``
             without ``rng``.
 
-    Example:
+    Examples:
+        >>> x, y = np.zeros((100, 3), np.float32), np.arange(100)
         >>> batches = Batches(x, y, batch_size=32, shuffle=True, rng=np.random.default_rng(0))
-        >>> for xb, yb in batches:
-        ...     ...
+        >>> [xb.shape for xb, yb in batches]
+        [(32, 3), (32, 3), (32, 3), (4, 3)]
+        >>> len(batches)
+        4
     """
 
     def __init__(

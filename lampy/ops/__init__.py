@@ -1,4 +1,4 @@
-"""The op library, one module per family. Each op is built with `lampy.op`.
+"""The op library, one module per family. Each op is built with ``lampy.op``.
 
 Besides re-exporting, this package gives `Variable`'s operators and methods their op
 functions (``provide_operators``): the engine does not import the library built on it.
@@ -78,6 +78,7 @@ from lampy.ops._indexing import take as take
 from lampy.ops._join import append as append
 from lampy.ops._join import array_split as array_split
 from lampy.ops._join import broadcast_arrays as broadcast_arrays
+from lampy.ops._join import cat as cat
 from lampy.ops._join import column_stack as column_stack
 from lampy.ops._join import concatenate as concatenate
 from lampy.ops._join import dsplit as dsplit
@@ -148,6 +149,7 @@ from lampy.ops._shape import rollaxis as rollaxis
 from lampy.ops._shape import squeeze as squeeze
 from lampy.ops._shape import swapaxes as swapaxes
 from lampy.ops._shape import transpose as transpose
+from lampy.ops._shape import unsqueeze as unsqueeze
 from lampy.ops._sorting import TopK as TopK
 from lampy.ops._sorting import argsort as argsort
 from lampy.ops._sorting import partition as partition

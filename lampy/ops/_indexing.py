@@ -2,7 +2,7 @@
 helpers the scatter and sorting families share.
 
 The helpers turn index arrays into in-range ``intp`` arrays (negatives counted from the
-end, out-of-range values a [BadIndexError][lampy.BadIndexError] naming the op)
+end, out-of-range values a ``lampy.BadIndexError`` naming the op)
 and add gradients back at those positions. Accumulation goes through a flat (1-d)
 ``numpy.add.at``, which numpy runs on a fast path, instead of a multi-dimensional one,
 which it runs element by element; an index without repeats uses plain fancy ``+=``.

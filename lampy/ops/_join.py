@@ -23,6 +23,7 @@ from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import array_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._shape import one_axis
+from lampy.ops._torch_names import axis_or_dim
 
 _add = np.add
 
@@ -134,8 +135,13 @@ def _joined(
     return op(name, value, *params)
 
 
-def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Variable:
+def concatenate(
+    arrays: Any, axis: int | None = 0, *, dtype: Any = None, dim: int | None = None
+) -> Variable:
     """Join arrays along an existing axis, as ``numpy.concatenate``.
+
+    Also named ``lampy.cat``, as PyTorch's ``torch.cat(tensors, dim=0)``; ``dim`` is
+    accepted for ``axis``.
 
     Args:
         arrays: A sequence of Variables, arrays or array-likes, with equal shapes except
@@ -149,6 +155,7 @@ def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Vari
     Gradient:
         ``da_i`` is the slice of ``g`` that ``a_i`` occupies (reshaped back if flattened).
     """
+    axis = axis_or_dim("concatenate", axis, dim, default=0)
     if type(arrays) is Variable:
         return _single(
             "concatenate", arrays, lambda v, dt: np.concatenate(v, axis=axis, dtype=dt), dtype
@@ -241,9 +248,11 @@ def column_stack(tup: Any) -> Variable:
     return _stacked("column_stack", _operands("column_stack", tup), _as_column, 1, None)
 
 
-def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
+def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = None) -> Variable:
     """Join arrays of one shape along a new axis, at position ``axis`` of the result, as
     ``numpy.stack``.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Raises:
         ShapeError: if the shapes differ or ``axis`` is out of bounds.
@@ -251,6 +260,7 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
     Gradient:
         ``da_i = take(g, i, axis)``.
     """
+    axis = axis_or_dim("stack", axis, dim, default=0)
     if type(arrays) is Variable:
         return _single("stack", arrays, lambda v, dt: np.stack(v, axis=axis, dtype=dt), dtype)
     items = _operands("stack", arrays)
@@ -332,7 +342,7 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
-    """As [split][lampy.split], but ``N`` sections need not be equal: an axis of length
+    """As ``lampy.split``, but ``N`` sections need not be equal: an axis of length
     ``l`` gives ``l % N`` sections of ``l // N + 1`` then sections of ``l // N``.
 
     Gradient:
@@ -427,6 +437,7 @@ def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
 __all__ = [
     "concatenate",
     "append",
+    "cat",
     "stack",
     "hstack",
     "vstack",
@@ -438,3 +449,7 @@ __all__ = [
     "dsplit",
     "broadcast_arrays",
 ]
+
+
+cat = concatenate
+"""PyTorch's name of ``lampy.concatenate``: ``cat(arrays, dim=0)``."""

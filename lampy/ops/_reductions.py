@@ -30,6 +30,7 @@ from lampy.ops._operands import (
     real_result,
     value_of,
 )
+from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add = np.add
 
@@ -101,13 +102,25 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[ax] for ax in axes)
 
 
-def sum(x: Operand, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def sum(
+    x: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    *,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Sum of elements over ``axis`` (None: all; an int or a tuple; negatives allowed).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``dx = g`` broadcast back over the summed axes.
     """
     x = array_of("sum", x)
+    axis = axis_or_dim("sum", axis, dim)
+    keepdims = keepdims_or_keepdim("sum", keepdims, keepdim)
     a = value_of(x)
     check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
@@ -143,14 +156,25 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
     )
 
 
-def mean(x: Operand, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def mean(
+    x: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    *,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Arithmetic mean over ``axis``. The mean of an empty selection is nan, as in numpy.
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``dx = g / n`` broadcast back over the reduced axes, ``n`` the number of
         elements averaged.
     """
-    return _mean("mean", x, axis, dtype, keepdims)
+    axis = axis_or_dim("mean", axis, dim)
+    return _mean("mean", x, axis, dtype, keepdims_or_keepdim("mean", keepdims, keepdim))
 
 
 def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
@@ -211,8 +235,18 @@ def std(
     return op("std", value, contrib_of(a, d_a))
 
 
-def prod(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def prod(
+    a: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    *,
+    keepdims: bool = False,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Product of elements over ``axis``, as ``numpy.prod`` (1 for an empty selection).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``da_i = g * prod_{j != i} a_j`` within each reduced slice, computed as
@@ -222,6 +256,8 @@ def prod(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = Fa
         without zeros ``prod / a_i`` inherits any overflow or underflow of the product.
     """
     a = array_of("prod", a)
+    axis = axis_or_dim("prod", axis, dim)
+    keepdims = keepdims_or_keepdim("prod", keepdims, keepdim)
     x = value_of(a)
     check_float_dtype("prod", dtype, a)
     axes = normalize_axis("prod", axis, np.ndim(x))

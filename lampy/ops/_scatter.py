@@ -21,6 +21,7 @@ from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index, one_axis
 from lampy.ops._operands import param_of, real_result, value_of
 from lampy.ops._reductions import single_axis
+from lampy.ops._torch_names import axis_or_dim
 
 _intp = np.intp
 
@@ -48,7 +49,9 @@ def _along_axis(name: str, shape: tuple[int, ...], idx: np.ndarray, axis: int | 
         ) from None
 
 
-def take_along_axis(arr: Operand, indices: Any, axis: int | None = -1) -> Variable:
+def take_along_axis(
+    arr: Operand, indices: Any, axis: int | None = -1, *, dim: int | None = None
+) -> Variable:
     """Values of ``arr`` at ``indices`` along ``axis``, matching 1-d slices (numpy's
     ``take_along_axis``; e.g. with indices from ``argsort`` or ``argmax(keepdims=True)``).
 
@@ -58,6 +61,7 @@ def take_along_axis(arr: Operand, indices: Any, axis: int | None = -1) -> Variab
             ``arr`` on the other axes; negatives count from the end. With ``axis=None``,
             1-d indices into the flattened ``arr``.
         axis: The axis to take along (None: the flattened array).
+        dim: PyTorch's name for ``axis`` (as ``torch.take_along_dim``).
 
     Raises:
         ShapeError: if the dimensions do not match or do not broadcast.
@@ -66,6 +70,7 @@ def take_along_axis(arr: Operand, indices: Any, axis: int | None = -1) -> Variab
     Gradient:
         ``darr`` gets ``g`` added at the positions taken; repeats accumulate.
     """
+    axis = axis_or_dim("take_along_axis", axis, dim, default=-1)
     a = value_of(arr)
     shape = np.shape(a)
     lin = _along_axis("take_along_axis", shape, int_indices("take_along_axis", indices), axis)
@@ -88,7 +93,7 @@ def put_along_axis(arr: Operand, indices: Any, values: Operand, axis: int | None
 
     Args:
         arr: The array to put into.
-        indices: Integer array as for [take_along_axis][lampy.take_along_axis].
+        indices: Integer array as for ``lampy.take_along_axis``.
         values: Broadcast to the shape of the positions written.
         axis: The axis to put along (None: the flattened array).
 
@@ -174,7 +179,7 @@ def gather(x: Operand, axis: int, indices: Any) -> Variable:
     """``out[i][j][k] = x[indices[i][j][k]][j][k]`` for ``axis=0`` (and likewise for other
     axes): PyTorch's ``torch.gather(input, dim, index)``.
 
-    Unlike [take_along_axis][lampy.take_along_axis], ``indices`` does not broadcast: it
+    Unlike ``lampy.take_along_axis``, ``indices`` does not broadcast: it
     has ``x``'s number of dimensions and may be smaller than ``x`` on the other axes.
     The result has the shape of ``indices``.
 

@@ -24,6 +24,7 @@ from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, value_of
 from lampy.ops._reductions import normalize_axis
+from lampy.ops._torch_names import axis_or_dim
 
 
 def one_axis(name: str, axis: Any, ndim: int, what: str = "axis") -> int:
@@ -150,7 +151,7 @@ def transpose(a: Operand, axes: Any = None) -> Variable:
 
 
 def permute_dims(a: Operand, axes: Any = None) -> Variable:
-    """The array-API name of [transpose][lampy.transpose]: permute the axes of ``a``.
+    """The array-API name of ``lampy.transpose``: permute the axes of ``a``.
 
     Gradient:
         ``da = g.transpose(argsort(axes))``.
@@ -256,8 +257,10 @@ def rollaxis(a: Operand, axis: int, start: int = 0) -> Variable:
     return _permuted("rollaxis", a, x, tuple(perm))
 
 
-def squeeze(a: Operand, axis: Any = None) -> Variable:
+def squeeze(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     """Remove length-1 axes of ``a``: all of them, or those ``axis`` names.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Raises:
         ShapeError: if ``axis`` names an axis whose length is not 1.
@@ -265,6 +268,7 @@ def squeeze(a: Operand, axis: Any = None) -> Variable:
     Gradient:
         ``da = g.reshape(a.shape)``.
     """
+    axis = axis_or_dim("squeeze", axis, dim)
     x = np.asarray(value_of(a))
     shape = x.shape
     if axis is None:
@@ -284,13 +288,22 @@ def squeeze(a: Operand, axis: Any = None) -> Variable:
     return _reshaped("squeeze", a, np.squeeze(x, axes), shape)
 
 
-def expand_dims(a: Operand, axis: Any) -> Variable:
+def expand_dims(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     """Insert length-1 axes at the positions ``axis`` names (an int or a tuple), which
     index the result's axes, as ``numpy.expand_dims``.
+
+    Also named ``lampy.unsqueeze``, as PyTorch's ``torch.unsqueeze(input, dim)``; ``dim``
+    is accepted for ``axis``.
+
+    Raises:
+        LampyTypeError: if neither ``axis`` nor ``dim`` is given.
 
     Gradient:
         ``da = g.reshape(a.shape)``.
     """
+    axis = axis_or_dim("expand_dims", axis, dim)
+    if axis is None:
+        raise LampyTypeError("expand_dims: pass the position of the new axis (axis or dim).")
     x = np.asarray(value_of(a))
     count = 1 if isinstance(axis, (int, np.integer)) else len(tuple(axis))
     axes = normalize_axis("expand_dims", axis, x.ndim + count)
@@ -349,7 +362,7 @@ def atleast_2d(*arys: Any) -> Any:
     """Each input with at least two dimensions: ``()`` -> ``(1, 1)``, ``(n,)`` -> ``(1, n)``.
 
     Returns:
-        One input: a Variable; several: a tuple (see [atleast_1d][lampy.atleast_1d]).
+        One input: a Variable; several: a tuple (see ``lampy.atleast_1d``).
 
     Gradient:
         ``da = g.reshape(a.shape)``.
@@ -362,7 +375,7 @@ def atleast_3d(*arys: Any) -> Any:
     ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``, as ``numpy.atleast_3d``.
 
     Returns:
-        One input: a Variable; several: a tuple (see [atleast_1d][lampy.atleast_1d]).
+        One input: a Variable; several: a tuple (see ``lampy.atleast_1d``).
 
     Gradient:
         ``da = g.reshape(a.shape)``.
@@ -381,8 +394,13 @@ __all__ = [
     "rollaxis",
     "squeeze",
     "expand_dims",
+    "unsqueeze",
     "broadcast_to",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
 ]
+
+
+unsqueeze = expand_dims
+"""PyTorch's name of ``lampy.expand_dims``: ``unsqueeze(a, dim)``."""

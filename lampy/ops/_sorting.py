@@ -15,6 +15,7 @@ from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._indexing import linear_index, one_axis
 from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.ops._torch_names import axis_or_dim
 
 _isnan = np.isnan
 
@@ -66,14 +67,23 @@ def sort(
 
 
 def argsort(
-    a: Operand, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
+    a: Operand,
+    axis: int | None = -1,
+    kind: str | None = None,
+    *,
+    stable: bool | None = None,
+    dim: int | None = None,
 ) -> np.ndarray:
     """The indices that sort ``a`` along ``axis``, as a plain numpy integer array
     (numpy's ``argsort``; not differentiable, so not a Variable).
 
+    PyTorch's ``dim`` is accepted for ``axis`` (``sort`` takes numpy's names only:
+    ``torch.sort`` returns values and indices).
+
     Raises:
         ShapeError: if ``axis`` is out of range.
     """
+    axis = axis_or_dim("argsort", axis, dim, default=-1)
     x = value_of(a)
     if axis is not None and np.ndim(x) > 0:
         one_axis("argsort", axis, np.ndim(x))
@@ -138,7 +148,7 @@ def partition(
 
 
 class TopK(NamedTuple):
-    """What [topk][lampy.topk] returns, like ``torch.return_types.topk``."""
+    """What ``lampy.topk`` returns, like ``torch.return_types.topk``."""
 
     values: Variable
     """The k selected values (a Variable, differentiable)."""
@@ -173,7 +183,15 @@ def _select_mask(xm: np.ndarray, k: int, largest: bool) -> np.ndarray:
     return mask
 
 
-def topk(x: Operand, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
+def topk(
+    x: Operand,
+    k: int,
+    axis: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    dim: int | None = None,
+) -> TopK:
     """The ``k`` largest (or smallest) values of ``x`` along ``axis`` and their indices:
     PyTorch's ``torch.topk(input, k, dim=-1, largest=True, sorted=True)``.
 
@@ -189,6 +207,7 @@ def topk(x: Operand, k: int, axis: int = -1, largest: bool = True, sorted: bool 
         axis: The axis to select along (default the last).
         largest: Select the largest values (False: the smallest).
         sorted: Return the values sorted (descending for ``largest``, else ascending).
+        dim: PyTorch's name for ``axis``.
 
     Returns:
         A ``TopK(values, indices)`` pair: ``values`` a Variable of shape ``x.shape``
@@ -202,7 +221,7 @@ def topk(x: Operand, k: int, axis: int = -1, largest: bool = True, sorted: bool 
     """
     a = value_of(x)
     scalar = np.ndim(a) == 0
-    ax = one_axis("topk", axis, max(np.ndim(a), 1))
+    ax = one_axis("topk", axis_or_dim("topk", axis, dim, default=-1), max(np.ndim(a), 1))
     src = np.reshape(a, 1) if scalar else np.asarray(a)
     n = src.shape[ax]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):

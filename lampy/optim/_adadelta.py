@@ -28,7 +28,7 @@ class Adadelta(Optimizer):
     State per param: ``"step"``, ``"square_avg"`` (``v``) and ``"acc_delta"`` (``u``).
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Coefficient that scales the update.
         rho: Decay rate of the running averages.
         eps: Added inside both square roots.

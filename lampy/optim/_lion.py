@@ -31,7 +31,7 @@ class Lion(Optimizer):
     State per param: ``"exp_avg"`` (``m``).
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         betas: ``beta1`` interpolates the update direction, ``beta2`` the momentum.
         weight_decay: Decoupled weight decay coefficient.

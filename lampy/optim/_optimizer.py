@@ -1,8 +1,8 @@
 """The ``Optimizer`` base class: param groups, per-param state, in-place steps, state dicts.
 
-An optimizer holds lampy param Variables (leaves made by [lampy.param][]) in param
+An optimizer holds lampy param Variables (leaves made by ``lampy.param``) in param
 groups, each a dict of hyper-parameters (``lr``, ``weight_decay``...) that schedulers and
-users may change between steps. [Optimizer.step][] walks the groups, skips params whose
+users may change between steps. ``lampy.optim.Optimizer.step`` walks the groups, skips params whose
 ``.grad`` is None, opens the read-only values with ``lampy.in_place`` and hands
 each param to the subclass's ``_update``, which changes the value **in place** with numpy
 ufuncs writing into preallocated buffers (``out=``): after the first step, a step
@@ -132,7 +132,7 @@ class Optimizer:
     and using ``self._scratch(value, n)`` for temporary arrays.
 
     Args:
-        params: An iterable of params (Variables made by [lampy.param][]), or of dicts
+        params: An iterable of params (Variables made by ``lampy.param``), or of dicts
             defining param groups: each has a ``"params"`` entry and may override any
             default hyper-parameter.
         defaults: The default hyper-parameters of every group.
@@ -331,7 +331,7 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state from [state_dict][lampy.optim.Optimizer.state_dict], in place.
+        """Load a state from ``lampy.optim.Optimizer.state_dict``, in place.
 
         Saved params are matched to this optimizer's params by position (group by
         group). Arrays are copied and cast to each param's dtype. Hyper-parameters of

@@ -29,7 +29,7 @@ class RMSprop(Optimizer):
     momentum) and ``"grad_avg"`` (centered).
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         alpha: Smoothing constant of the squared-gradient average.
         eps: Added to the denominator (after the square root).

@@ -20,7 +20,7 @@ __all__ = ["BestCheckpoint", "Callback", "EarlyStopping", "MetricsLogger", "Peak
 class Callback:
     """Hooks the fit loop calls; subclass it and override the ones you need.
 
-    Every hook receives the [TrainState][lampy.train.TrainState] (model, optimizer,
+    Every hook receives the ``lampy.train.TrainState`` (model, optimizer,
     epoch, step, history); setting ``state.stop = True`` ends training after the
     current epoch. ``logs`` holds the numbers of the batch (``loss``) or of the epoch
     (``loss``, ``lr``, ``val_loss``, ``val_<metric>``, ``time``...).
@@ -110,7 +110,7 @@ class EarlyStopping(Callback):
 class BestCheckpoint(Callback):
     """Save a checkpoint whenever a monitored number reaches a new best.
 
-    The file is written with [lampy.save][] (atomically), with the optimizer's state and
+    The file is written with ``lampy.save`` (atomically), with the optimizer's state and
     the epoch and monitored value as metadata.
 
     Args:

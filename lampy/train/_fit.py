@@ -43,7 +43,7 @@ def fit(
     """Train ``model`` for ``epochs`` epochs; return the per-epoch numbers.
 
     Each step runs ``loss_fn(model, batch)`` and its backward pass inside its own
-    [lampy.Scope][], so a step's graph is released before the next starts and memory
+    ``lampy.Scope``, so a step's graph is released before the next starts and memory
     stays flat; only the parameters' gradients outlive it. Every ``grad_accumulation``
     batches (and after an epoch's last batch) the gradients are clipped (if asked),
     the optimizer steps and the gradients are zeroed.
@@ -54,22 +54,22 @@ def fit(
     ``fit`` raises, the weights are those of the last completed step.
 
     Args:
-        model: The module to train; ``fit`` runs it through ``model.train()`` and
-            validates through ``model.eval()`` (both share its parameters).
+        model: The module to train; ``fit`` runs it through ``model.with_training(True)`` and
+            validates through ``model.with_training(False)`` (both share its parameters).
         loss_fn: ``loss_fn(model, batch)`` returns the batch's scalar loss Variable.
-        optimizer: A [lampy.optim.Optimizer][] over the model's parameters.
-        train_batches: Re-iterable batches (a [lampy.data.Batches][]), one pass an epoch.
+        optimizer: A ``lampy.optim.Optimizer`` over the model's parameters.
+        train_batches: Re-iterable batches (a ``lampy.data.Batches``), one pass an epoch.
         epochs: The epoch to stop after (counting from 1; see ``initial_epoch``).
         valid_batches: Batches to compute ``val_loss`` and ``val_<metric>`` on after
             each epoch.
         metrics: Extra numbers for validation: names and ``metric(model, batch)``
-            functions such as [accuracy][lampy.train.accuracy].
+            functions such as ``lampy.train.accuracy``.
         scheduler: A learning-rate scheduler from ``lampy.optim.lr_scheduler``. It steps
             when it declares (its ``interval``): once an epoch after validation for most
             schedules, after every optimizer step for ``OneCycleLR``;
             ``ReduceLROnPlateau`` (``takes_metric``) steps on ``val_loss``, or ``loss``
             without validation.
-        callbacks: [Callback][lampy.train.Callback]s (early stopping, checkpoints,
+        callbacks: ``lampy.train.Callback`` objects (early stopping, checkpoints,
             logging, your own).
         grad_accumulation: Batches whose gradients are summed before each optimizer
             step; each batch's loss is divided by the number of batches in its group
@@ -91,7 +91,7 @@ def fit(
             `lampy.get_num_workers`.
 
     Returns:
-        The [History][lampy.train.History] of the epochs run: ``loss`` (mean training
+        The ``lampy.train.History`` of the epochs run: ``loss`` (mean training
         loss), ``lr`` (first group's, at the epoch's end), ``time`` (seconds),
         ``samples_per_s``, and ``val_loss`` / ``val_<metric>`` with validation.
 
@@ -107,7 +107,7 @@ def fit(
     schedule = Schedule(scheduler, scheduler_interval)
     tune_malloc()  # a training loop frees and re-allocates its graph every step
     history = History()
-    train_model = model.train()
+    train_model = model.with_training(True)
     state = TrainState(train_model, optimizer, history)
     loop = TrainLoop(
         train_model,

@@ -8,12 +8,17 @@
 - ``sum_along`` and ``dot_along``: sums and dot products along one axis, keeping it, in
   one pass over memory and without temporaries (the fused softmax, log-softmax,
   cross-entropy and normalisation kernels).
+- ``require_rng``: the check that a random generator was given, for the ops and modules
+  that draw random numbers (lampy has no global random state).
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
+from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._shared import SharedInBackward
 
 __all__ = ["SharedInBackward", "dot_along", "frozen", "sum_along"]
@@ -58,3 +63,35 @@ def dot_along(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
     product = np.multiply(a, b)
     summed: np.ndarray = product.sum(axis=axis, keepdims=True)
     return summed
+
+
+def require_rng(
+    owner: str,
+    rng: Any,
+    why: str = "its parameters are initialised randomly",
+    instead: str = "",
+) -> np.random.Generator:
+    """``rng`` itself if it is a ``numpy.random.Generator``, else a clear error.
+
+    Args:
+        owner: The op or factory, named first in the message (``"Linear.init"``).
+        rng: What the caller passed.
+        why: Why a generator is needed, completing "rng is required because ...".
+        instead: An alternative to passing one, completing "..., or ..." (optional).
+
+    Raises:
+        LampyValueError: if ``rng`` is None.
+        LampyTypeError: if ``rng`` is not a Generator.
+    """
+    if rng is None:
+        alternative = f", or {instead}" if instead else ""
+        raise LampyValueError(
+            f"{owner}: rng is required because {why}; pass rng=np.random.default_rng(seed) "
+            f"(lampy has no global random state){alternative}."
+        )
+    if not isinstance(rng, np.random.Generator):
+        raise LampyTypeError(
+            f"{owner}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
+            f"got {type(rng).__name__}."
+        )
+    return rng
