@@ -27,7 +27,7 @@ def gradients(kinds, width, segments, seed):
         rng = np.random.default_rng(seed)
         layers = [LAYERS[k](rng, width) for k in kinds]
         params = [p for m in layers for p in m.parameters()]
-        x = lampy.param(np.random.default_rng(seed + 1).normal(size=(3, width)))
+        x = lampy.param(np.random.default_rng(seed + 1).normal(size=(3, width)).astype(np.float32))
         with lampy.Scope():
             if segments is None:
                 y = x
@@ -121,7 +121,7 @@ def test_remat_under_a_budget_fits_where_plain_does_not():
     rng = np.random.default_rng(0)
     with lampy.Scope():
         layers = [m for _ in range(16) for m in (nn.Linear.init(64, 64, rng=rng), nn.Tanh.init())]
-        x = np.ones((128, 64))
+        x = np.ones((128, 64), np.float32)
 
         def plain(x):
             for m in layers:

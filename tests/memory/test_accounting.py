@@ -88,7 +88,7 @@ def test_optimizer_steps_keep_live_bytes_flat():
         seen = []
         for _ in range(3):
             with lampy.Scope():
-                (model(np.ones((2, 4))) ** 2).sum().backward()
+                (model(np.ones((2, 4), np.float32)) ** 2).sum().backward()
             opt.step()
             opt.zero_grad()
             seen.append(run.memory.live_bytes)
