@@ -128,8 +128,11 @@ def test_remat_under_a_budget_fits_where_plain_does_not():
                 x = m(x)
             return x
 
-        with lampy.Scope(budget="1 MiB"), pytest.raises(lampy.MemoryBudgetError):
-            plain(x)
-        with lampy.Scope(budget="1 MiB") as s:
+        # plain needs about 544 KiB (the 16 tanh outputs its closures keep), remat about
+        # 352 KiB (float32, batch 128, width 64)
+        with lampy.Scope(budget="448 KiB"), pytest.raises(lampy.MemoryBudgetError):
+            y = plain(x)
+            y.sum().backward()
+        with lampy.Scope(budget="448 KiB") as s:
             nn.remat_sequential(layers, x).sum().backward()
-            assert s.memory.peak_bytes <= 2**20
+            assert s.memory.peak_bytes <= 448 * 2**10
