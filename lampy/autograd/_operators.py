@@ -140,7 +140,7 @@ def provide_operators(**functions: Callable[..., Any]) -> None:
 
 
 class VariableOperators:
-    """Python operators and numpy-style methods of a Variable, forwarding to `lampy.ops`."""
+    """Python operators and numpy-style methods of a Variable, forwarding to ``lampy.ops``."""
 
     __slots__ = ()
 

@@ -115,7 +115,7 @@ def eig(a: Operand) -> EigResult:
 
     Raises:
         DTypeError: if an eigenvalue is complex (or the matrix is): lampy's gradients
-            are real. Use [eigh][lampy.linalg.eigh] for symmetric matrices.
+            are real. Use ``lampy.linalg.eigh`` for symmetric matrices.
         ShapeError: if ``a`` is not a (stack of) square matrices.
 
     Gradient:
@@ -152,7 +152,7 @@ def eigvals(a: Operand) -> Variable:
 
     Raises:
         DTypeError: if an eigenvalue is complex (or the matrix is). Use
-            [eigvalsh][lampy.linalg.eigvalsh] for symmetric matrices.
+            ``lampy.linalg.eigvalsh`` for symmetric matrices.
 
     Gradient:
         ``da = V^{-T} diag(g) V^T`` (for distinct eigenvalues).

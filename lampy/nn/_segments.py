@@ -52,9 +52,11 @@ def remat_sequential(
         >>> import numpy as np, lampy
         >>> from lampy import nn
         >>> rng = np.random.default_rng(0)
-        >>> layers = [m for _ in range(4) for m in (nn.Linear.init(8, 8, rng=rng), nn.ReLU.init())]
         >>> with lampy.Scope():
-        ...     y = nn.remat_sequential(layers, np.ones((2, 8)), segments=2)
+        ...     layers = []
+        ...     for _ in range(4):
+        ...         layers += [nn.Linear.init(8, 8, rng=rng), nn.ReLU.init()]
+        ...     y = nn.remat_sequential(layers, np.ones((2, 8), np.float32), segments=2)
         ...     print(y.shape)
         (2, 8)
     """

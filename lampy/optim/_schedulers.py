@@ -62,7 +62,7 @@ class LRScheduler:
         last_epoch: The number of steps taken (0 after construction).
         interval: When a training loop steps it: ``"epoch"`` (once an epoch, the default)
             or ``"step"`` (after every optimizer step, as ``OneCycleLR``).
-            [fit][lampy.train.fit] asks it; a subclass declares its own.
+            ``lampy.train.fit`` asks it; a subclass declares its own.
         takes_metric: Whether ``step`` takes the epoch's monitored number
             (``ReduceLROnPlateau.step(metric)``); False for the others.
 

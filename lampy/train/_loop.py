@@ -3,7 +3,7 @@ and when a learning-rate scheduler steps.
 
 Every failure leaves the weights as the last completed optimizer step left them: the
 checks (a non-finite loss, non-finite gradients, a non-finite gradient norm before
-clipping) all run before ``optimizer.step``, and [fit][lampy.train.fit] zeroes the
+clipping) all run before ``optimizer.step``, and ``lampy.train.fit`` zeroes the
 gradients when it starts and when it raises, so an unfinished step leaves nothing behind.
 """
 
@@ -128,7 +128,7 @@ class TrainLoop:
         model: The module in training mode.
         loss_fn: ``loss_fn(model, batch)``, the batch's scalar loss Variable.
         optimizer: The optimizer over the model's parameters.
-        state: The fit's [TrainState][lampy.train.TrainState] (its ``step`` is counted here).
+        state: The fit's ``lampy.train.TrainState`` (its ``step`` is counted here).
         schedule: When the scheduler steps.
         callbacks: Their ``on_batch_end`` runs after each batch.
         grad_accumulation, clip_grad_norm, detect_anomaly, progress, workers: As for
