@@ -7,10 +7,10 @@ enters the graph through ``own_value`` (called by ``lampy.op``, ``lampy.param`` 
 ``lampy.const``). An allocation policy (per-scope accounting, buffer reuse, memory
 budgets) changes here without touching any op.
 
-Accounting. Each [Scope][lampy.Scope] has a `Ledger`: the bytes of the arrays its nodes
+Accounting. Each ``lampy.Scope`` has a ``Ledger``: the bytes of the arrays its nodes
 own, and its children's, now (``live``) and at most so far (``peak``). A value is
 charged when its node is registered, a gradient buffer when it is committed into a
-node's ``.grad``, an optimizer's state when it is allocated (`state_buffer`). A value
+node's ``.grad``, an optimizer's state when it is allocated (``state_buffer``). A value
 whose Variable is gone is refunded as soon as its memory is actually freed (no backward
 closure saved it); otherwise it stays charged until its scope exits. A scope's exit
 refunds everything it owned at once (what it kept moves to the parent). A *view* (an
@@ -55,8 +55,9 @@ def grad_buffer(shape: tuple[int, ...], dtype: Any, node: Node | None = None) ->
 def own_grad(buffer: np.ndarray, node: Node | None = None) -> np.ndarray:
     """Take an array an op computed (a first gradient contribution) as a gradient buffer.
 
-    The engine calls this instead of ``grad_buffer`` when a ``Contribution`` hands it a
-    new array, so every gradient buffer passes through this module either way.
+    The engine calls this instead of ``grad_buffer`` when a
+    ``lampy.autograd.Contribution`` hands it a new array, so every gradient buffer passes
+    through this module either way.
     """
     if PROFILE is not None:
         PROFILE.grad(buffer, node)
@@ -142,12 +143,12 @@ def parse_bytes(budget: int | str, what: str = "Scope(budget=...)") -> int:
 
 @attrs.frozen
 class MemoryStats:
-    """What a scope owns, with its children: a snapshot of its `Ledger`.
+    """What a scope owns, with its children: a snapshot of its ``Ledger``.
 
     Attributes:
         live_bytes: Bytes of the arrays the scope and its open children own now.
         peak_bytes: The most ``live_bytes`` has been since the scope was entered (or
-            since `lampy.Scope.reset_peak`).
+            since ``lampy.Scope.reset_peak``).
         arrays: How many arrays those live bytes are (views are not counted).
         budget: The scope's own budget in bytes, or None.
     """
@@ -278,7 +279,8 @@ def charge_grad(node: Node, g: np.ndarray) -> None:
 
 
 def drop_grad(node: Node) -> None:
-    """``node.grad = None`` (``zero_grad``), refunding the buffer ``charge_grad`` charged."""
+    """``node.grad = None`` (``lampy.Variable.zero_grad``), refunding the buffer
+    ``charge_grad`` charged."""
     g = node.grad
     node.grad = None
     scope = node.scope
@@ -330,9 +332,9 @@ def _current_ledger() -> Ledger | None:
 
 def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
     """Check, before allocating, that an output of ``shape`` and ``dtype`` fits every
-    budget of the current scope; raise `lampy.MemoryBudgetError` if not.
+    budget of the current scope; raise ``lampy.MemoryBudgetError`` if not.
 
-    Ops whose output size is known in advance call it when `budgets_open()`.
+    Ops whose output size is known in advance call it when ``budgets_open()``.
     """
     ledger = _current_ledger()
     if ledger is None or not ledger.limits:
@@ -391,7 +393,7 @@ def budget_error(
 
 
 PROFILE: Any = None
-"""The active `lampy.memory_profile` recorder, or None (set by ``lampy._profile``)."""
+"""The active ``lampy.memory_profile`` recorder, or None (set by ``lampy._profile``)."""
 
 
 class backward_phase:
@@ -443,7 +445,7 @@ def tune_malloc() -> bool:
 
     It changes the allocator of the whole process (every library in it), which is why
     lampy never does it behind your back: call it once at the start of a training
-    script. `lampy.train.fit` calls it. Setting the environment variable
+    script. ``lampy.train.fit`` calls it. Setting the environment variable
     ``LAMPY_TUNE_MALLOC=0`` turns it into a no-op.
 
     Returns:

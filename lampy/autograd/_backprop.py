@@ -1,6 +1,6 @@
 """The backprop engine: reverse topological order, closures accumulating into buffers.
 
-One pass has three steps: `Pass` (``_pass.py``) orders the nodes, every consumer
+One pass has three steps: ``Pass`` (``_pass.py``) orders the nodes, every consumer
 before its inputs, and checks the graph (released inputs, inputs changed in place)
 before anything is touched; then the serial loop below, or the concurrent scheduler
 (``_concurrent.py``) for graphs with big branches, visits the nodes; gradients of
@@ -169,7 +169,7 @@ def backward(
 
     Every node is visited once, after all its consumers, so shared subexpressions get
     exact gradients. Gradients of params accumulate across calls until
-    `Variable.zero_grad`. Gradient buffers of intermediate Variables are freed as
+    ``lampy.Variable.zero_grad``. Gradient buffers of intermediate Variables are freed as
     soon as they are consumed, unless the Variable is named in ``retain``.
 
     The pass is all or nothing: the gradients of this pass are added into the params'
@@ -182,13 +182,13 @@ def backward(
             that root), or None to seed 1 for scalar roots.
         retain: Intermediate Variables whose gradient is kept in their ``.grad``.
         workers: Threads that may run independent branches of the graph at once (None
-            takes `lampy.get_num_workers`; ``"auto"`` is the number of cores). The
+            takes ``lampy.get_num_workers``; ``"auto"`` is the number of cores). The
             gradients are bitwise the same for any number; small graphs run serially.
         atomic: With True (the default) the pass holds every param's gradient until
             its end and then adds them all, so a pass that raises changes no ``.grad``;
             this holds a second copy of all the gradients at the end of the pass. With
             False each param's gradient is added into its ``.grad`` as soon as it is
-            final and its buffer freed (as `backward_iter` and PyTorch do): less memory,
+            final and its buffer freed (as ``lampy.backward_iter`` and PyTorch do): less memory,
             but a pass that raises keeps the gradients already added.
 
     Raises:
@@ -217,8 +217,8 @@ def backward_iter(
     optimizer step or a gradient all-reduce for that param can start while backprop
     goes on (with ``workers`` > 1, other threads go on with it while you handle the
     yielded gradient). The gradient yielded is the param's ``.grad`` buffer (which,
-    as with `backward`, accumulates across calls until ``zero_grad()``), already
-    holding this pass's contribution.
+    as with ``lampy.backward``, accumulates across calls until
+    ``lampy.Variable.zero_grad``), already holding this pass's contribution.
 
     Params are yielded in the order their gradients become final. Stopping the
     iteration early leaves the remaining gradients unchanged; if a closure raises,

@@ -6,7 +6,7 @@ result bitwise equal to the serial engine is the *delivery order*: every input's
 buffer receives its contributions in exactly the order the serial engine adds them
 (nodes in plan order, each node's params last to first). The sequence number of each
 contribution is fixed before the pass starts; a contribution that arrives early is
-parked and added by whichever thread delivers its predecessor. For a `Contribution`
+parked and added by whichever thread delivers its predecessor. For a ``lampy.autograd.Contribution``
 closure the costly part, ``fn(g)``, runs in parallel and only the addition waits its
 turn; a plain ``(g, out)`` closure runs whole at its turn. Additions into one buffer
 never overlap, and each node's gradient is complete (all its deliveries made) before

@@ -162,7 +162,7 @@ def grad(
 
     ``f`` takes arrays (the arguments at ``argnums`` arrive as params) and returns a
     scalar Variable. Each call runs ``f`` in a child scope with grad mode on (also under
-    `lampy.no_grad`), backpropagates into that call's params only, and returns
+    ``lampy.no_grad``), backpropagates into that call's params only, and returns
     the gradients as plain numpy arrays owned by the caller; everything else is
     released before it returns. A scope need not be active.
 
@@ -172,7 +172,7 @@ def grad(
             gives one array; a tuple gives a tuple of arrays (an index may repeat).
         has_aux: If True, ``f`` returns ``(output, aux)`` and the function returns
             ``(gradient, aux)``, with Variables in ``aux`` turned into numpy arrays.
-        workers: Threads for the backward pass, as in `lampy.backward`.
+        workers: Threads for the backward pass, as in ``lampy.backward``.
 
     Examples:
         >>> import numpy as np, lampy
@@ -195,7 +195,7 @@ def value_and_grad(
     *,
     workers: int | str | None = None,
 ) -> Callable[..., Any]:
-    """Like `lampy.grad`, but the function returns ``(value, gradient)``.
+    """Like ``lampy.grad``, but the function returns ``(value, gradient)``.
 
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the function returns
     ``((value, aux), gradient)``; Variables inside ``aux`` come back as numpy arrays.

@@ -1,4 +1,4 @@
-"""Whether ops record a graph: switched off by [no_grad][]."""
+"""Whether ops record a graph: switched off by ``lampy.no_grad``."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from collections.abc import Callable
 from contextvars import ContextVar, Token
 from functools import wraps
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -18,7 +18,8 @@ class no_grad:
 
     Inside it every op result is a constant: no closures are kept, so no memory is
     held for backpropagation. Like the current scope, the setting is per thread and
-    per asyncio task.
+    per asyncio task. As a decorator, ``@lampy.no_grad()`` and ``@lampy.no_grad`` (as
+    PyTorch's) are the same.
 
     Examples:
         >>> import lampy
@@ -28,9 +29,25 @@ class no_grad:
         ...         y = w * 2.0
         ...     print(y.needs_grad, y.op)
         False None
+        >>> @lampy.no_grad
+        ... def recording():
+        ...     return lampy.is_grad_enabled()
+        >>> recording()
+        False
     """
 
     __slots__ = ("_tokens",)
+
+    @overload
+    def __new__(cls, orig_func: None = None) -> no_grad: ...
+    @overload
+    def __new__(cls, orig_func: F) -> F: ...  # type: ignore[misc]
+    def __new__(cls, orig_func: Callable[..., Any] | None = None) -> Any:
+        """``no_grad()`` a context manager; ``no_grad(fn)`` (a bare decorator) ``fn``
+        running under ``no_grad()``."""
+        if orig_func is None:
+            return super().__new__(cls)
+        return cls()(orig_func)
 
     def __init__(self) -> None:
         self._tokens: list[Token[bool]] = []
@@ -56,5 +73,5 @@ class no_grad:
 
 
 def is_grad_enabled() -> bool:
-    """Whether ops record a graph here (False inside [no_grad][])."""
+    """Whether ops record a graph here (False inside ``lampy.no_grad``)."""
     return GRAD_ENABLED.get()

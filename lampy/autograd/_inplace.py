@@ -15,13 +15,13 @@ from lampy.autograd._variable import Variable
 class in_place:
     """Open the values of params for an in-place write, for one ``with`` block.
 
-    Values of Variables are read-only; optimizers, ``load_state_dict`` and
-    `lampy.load` change params in place through this block (as PyTorch's optimizers
+    Values of Variables are read-only; optimizers, ``lampy.nn.Module.load_state_dict`` and
+    ``lampy.load`` change params in place through this block (as PyTorch's optimizers
     do), so every holder of a param sees its new values without a copy. Inside the
     block the arrays are writable; on exit, even by an exception, they are read-only
-    again and each param's `Variable.version` goes up by one. An op that read a param
+    again and each param's ``lampy.Variable.version`` goes up by one. An op that read a param
     records its version, so backpropagating through a graph built before the write
-    raises `lampy.StaleGraphError` instead of giving gradients computed from the new
+    raises ``lampy.StaleGraphError`` instead of giving gradients computed from the new
     values.
 
     lampy never writes into memory it does not own: a param made with

@@ -16,24 +16,24 @@ if TYPE_CHECKING:
 class Node:
     """The state of one Variable that the engine changes, in one explicit mutable object.
 
-    A [Variable][lampy.Variable] is a frozen record pointing to its Node; the graph links
+    A ``lampy.Variable`` is a frozen record pointing to its Node; the graph links
     Nodes, never Variables (an op's params pair input Nodes with closures). So a value
     that no closure saved and no Python object can reach through a Variable any more is
     returned at once, while the graph keeps what backprop needs: op, shape, dtype.
 
-    Only ``lampy.autograd`` writes these fields, each through one place:
+    Only the engine (``lampy/autograd``) writes these fields, each through one place:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
-    - ``op``: the [Op][lampy.Op] that computed it, None for a leaf. Dropped on release;
+    - ``op``: the ``lampy.Op`` that computed it, None for a leaf. Dropped on release;
       a kept op result is detached (``op`` None, ``needs_grad`` False).
     - ``needs_grad``: whether gradients flow here.
     - ``grad``: the accumulated gradient of a leaf (or of a retained op result).
-    - ``version``: how many in-place writes ([lampy.in_place][]) the value has had.
-    - ``scope``: the owning [Scope][lampy.Scope], None once released.
+    - ``version``: how many in-place writes (``lampy.in_place``) the value has had.
+    - ``scope``: the owning ``lampy.Scope``, None once released.
     - ``name``: the op's name (``"param"``, ``"const"``, ``"matmul"``...).
     - ``shape``, ``dtype``: of the value, kept for backprop and error messages.
-    - ``handle``: for params, a weak reference to the Variable (for ``backward_iter``).
+    - ``handle``: for params, a weak reference to the Variable (for ``lampy.backward_iter``).
     - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view);
       set by ``lampy._memory`` when the scope registers the node.
     """

@@ -1,10 +1,10 @@
 """One backward pass, planned and checked before anything changes; shared by the engines.
 
-`Pass` checks the roots, seeds and ``retain``, then `_plan` orders the nodes (every
+``Pass`` checks the roots, seeds and ``retain``, then ``_plan`` orders the nodes (every
 consumer before its inputs) and checks the graph (released inputs, inputs changed in
 place). The serial loop (``_backprop.py``) and the concurrent scheduler
-(``_concurrent.py``) then run it; both make first buffers with `first_buffer` and add
-final gradients into ``.grad`` with `commit`.
+(``_concurrent.py``) then run it; both make first buffers with ``first_buffer`` and add
+final gradients into ``.grad`` with ``commit``.
 """
 
 from __future__ import annotations

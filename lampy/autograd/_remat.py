@@ -10,9 +10,9 @@ through that graph into pass-local buffers (nothing is added to any ``.grad`` th
 hand the gradients to the enclosing pass, and release the graph.
 
 Random draws replay: ops that draw (dropout) take their generator through
-`replayable`, which records the generator's state before each draw during the first run
-and, during the recomputation, hands them a copy restored to that state. The draws are
-the same and the caller's generator is not advanced a second time.
+``lampy.autograd.replayable``, which records the generator's state before each draw
+during the first run and, during the recomputation, hands them a copy restored to that
+state. The draws are the same and the caller's generator is not advanced a second time.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ _DRAWS: ContextVar[_Draws | None] = ContextVar("lampy_remat_draws", default=None
 
 
 def replayable(rng: np.random.Generator) -> np.random.Generator:
-    """The generator an op should draw from: ``rng`` itself, except inside `lampy.remat`.
+    """The generator an op should draw from: ``rng`` itself, except inside ``lampy.remat``.
 
     Ops that draw random numbers (dropout) call this before each draw. Inside a remat's
     first run it records ``rng``'s state; inside its recomputation it returns a copy of
@@ -150,8 +150,9 @@ def remat(fn: F) -> F:
     compute: each backward through the result costs one more forward run of ``fn``.
 
     This is JAX's ``jax.checkpoint``/``remat`` and PyTorch's
-    ``torch.utils.checkpoint.checkpoint`` (``lampy.checkpoint`` is taken by weight files).
-    See `lampy.nn.remat_sequential` to rematerialise a stack of layers in segments.
+    ``torch.utils.checkpoint.checkpoint`` (in lampy a "checkpoint" is a weight file, see
+    ``lampy.save``).
+    See ``lampy.nn.remat_sequential`` to rematerialise a stack of layers in segments.
 
     Args:
         fn: A function of Variables (and other arguments) returning a Variable or a tuple
@@ -161,7 +162,7 @@ def remat(fn: F) -> F:
             must make the same ops each time it runs.
 
     Returns:
-        A function with ``fn``'s signature. Under `lampy.no_grad` it just calls ``fn``.
+        A function with ``fn``'s signature. Under ``lampy.no_grad`` it just calls ``fn``.
 
     Raises:
         LampyTypeError: if ``fn`` is not callable or returns something other than

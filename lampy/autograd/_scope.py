@@ -1,8 +1,9 @@
 """Scopes: the owners of Variables, releasing them deterministically on exit.
 
-A Scope owns the [Node][lampy.autograd.Node] of every Variable made while it is current.
+A Scope owns the ``lampy.autograd.Node`` of every Variable made while it is current.
 It talks to nodes through three calls only: ``register`` (a new node is owned here),
-``Node.release`` (on exit) and ``Node.detach`` (a kept op result becomes a constant).
+``lampy.autograd.Node.release`` (on exit) and ``lampy.autograd.Node.detach`` (a kept op
+result becomes a constant).
 """
 
 from __future__ import annotations
@@ -51,11 +52,11 @@ class Scope:
     the block exits, normally or by an exception, the scope releases them all: their
     values, gradient buffers and ops are dropped at once, so their memory is back
     before the ``with`` statement returns. Later use of a released Variable raises
-    `lampy.ReleasedError`. Move what must outlive the block to the parent scope
-    with `keep`.
+    ``lampy.ReleasedError``. Move what must outlive the block to the parent scope
+    with ``lampy.Scope.keep``.
 
     The current scope is tracked with a ``contextvars.ContextVar``, so each
-    thread and each asyncio task has its own stack of scopes; `lampy.parallel_map`
+    thread and each asyncio task has its own stack of scopes; ``lampy.parallel_map``
     runs work in other threads under the caller's scope.
 
     Args:
@@ -65,8 +66,8 @@ class Scope:
             inspect every value of a graph.
         budget: The most memory the scope and its children may own: an int (bytes) or
             a string with a unit (``"1.5 GiB"``, ``"200 MB"``). An op that would go past
-            it raises `lampy.MemoryBudgetError` (before allocating where it knows its
-            output size in advance) and leaves the scope intact. See `memory`.
+            it raises ``lampy.MemoryBudgetError`` (before allocating where it knows its
+            output size in advance) and leaves the scope intact. See ``lampy.Scope.memory``.
 
     Examples:
         >>> import lampy
@@ -89,7 +90,8 @@ class Scope:
         self.keep_values = keep_values
         limit = None if budget is None else _memory.parse_bytes(budget)
         self.ledger = Ledger(self, limit)
-        """The scope's byte count, changed by ``lampy._memory`` only (read `memory`)."""
+        """The scope's byte count, changed by ``lampy._memory`` only (read
+        ``lampy.Scope.memory``)."""
 
     @staticmethod
     def current() -> Scope:
@@ -151,11 +153,11 @@ class Scope:
 
     # ------------------------------------------------------------------ ownership
     def register(self, node: Node) -> None:
-        """Own ``node`` (called by ``lampy.op``, ``param`` and ``const``).
+        """Own ``node`` (called by ``lampy.op``, ``lampy.param`` and ``lampy.const``).
 
         Safe against a concurrent exit from another thread: a node registered while the
         scope closes is released here, and the caller gets a clear error. A node that
-        would take the scope past its budget is released and `MemoryBudgetError` raised.
+        would take the scope past its budget is released and ``lampy.MemoryBudgetError`` raised.
         """
         self._nodes.append(node)
         if self._state != _OPEN:  # checked after appending: see _close

@@ -58,10 +58,10 @@ class Op:
 class Variable(VariableOperators):
     """An immutable node of the graph: a value, how it was computed, and its gradient.
 
-    Variables are made by `lampy.param`, `lampy.const` and ops (`lampy.op`), never by
+    Variables are made by ``lampy.param``, ``lampy.const`` and ops (``lampy.op``), never by
     calling the class, and belong to the scope that was current when they were made.
     The record itself never changes; the engine's state of it (value, gradient buffer,
-    version, owner) lives in its [Node][lampy.autograd.Node], which the graph links.
+    version, owner) lives in its ``lampy.autograd.Node``, which the graph links.
 
     Attributes:
         node: The engine's state of this Variable, linked by the ops that use it.
@@ -83,7 +83,7 @@ class Variable(VariableOperators):
         """The accumulated gradient buffer, or None if no gradient reached it yet.
 
         Params (leaves that need a gradient) accumulate here across backward calls
-        until `zero_grad`. Op results hold a gradient only if they were named in
+        until ``lampy.Variable.zero_grad``. Op results hold a gradient only if they were named in
         ``retain=`` of a backward call.
         """
         node = self.node
@@ -93,8 +93,8 @@ class Variable(VariableOperators):
 
     @property
     def op(self) -> Op | None:
-        """The `lampy.Op` that computed this Variable, or None for a leaf (a param or a
-        constant) and for results computed under `lampy.no_grad`."""
+        """The ``lampy.Op`` that computed this Variable, or None for a leaf (a param or a
+        constant) and for results computed under ``lampy.no_grad``."""
         return self.node.op
 
     @property
@@ -135,7 +135,7 @@ class Variable(VariableOperators):
 
     @property
     def version(self) -> int:
-        """How many times the value was changed in place (by `lampy.in_place`)."""
+        """How many times the value was changed in place (by ``lampy.in_place``)."""
         return self.node.version
 
     def item(self) -> Any:
@@ -155,7 +155,7 @@ class Variable(VariableOperators):
                 the op's value. It returns None.
 
         Returns:
-            The ``(self.node, fn)`` pair to pass to `lampy.op`.
+            The ``(self.node, fn)`` pair to pass to ``lampy.op``.
         """
         return (self.node, fn)
 
@@ -167,7 +167,7 @@ class Variable(VariableOperators):
         workers: int | str | None = None,
         atomic: bool = True,
     ) -> None:
-        """Backpropagate from this Variable; see `lampy.backward`."""
+        """Backpropagate from this Variable; see ``lampy.backward``."""
         from lampy.autograd._backprop import backward
 
         backward(
@@ -460,7 +460,7 @@ def param(
             (through a read-only view), saving the copy's time and memory. You then
             promise not to change ``x`` while the Variable lives: a change would reach
             the value, and the gradients computed from it. Optimizers write a param's
-            new values into ``x`` (`lampy.in_place`); an ``x`` that is read-only is
+            new values into ``x`` (``lampy.in_place``); an ``x`` that is read-only is
             never written: an in-place write then raises a clear error.
 
     Raises:
@@ -480,7 +480,7 @@ def const(
         x: An array, array-like or Python scalar, of any dtype; it is copied.
         dtype: A dtype to cast to.
         copy: ``copy=False`` uses an ndarray of the right dtype without a copy (see
-            `lampy.param`): you promise not to change it while the Variable lives.
+            ``lampy.param``): you promise not to change it while the Variable lives.
 
     Raises:
         NoScopeError: if no scope is active.
@@ -489,7 +489,7 @@ def const(
 
 
 def variable_of(node: Node) -> Variable | None:
-    """The Variable of a param's node, or None if it is gone (for ``backward_iter``)."""
+    """The Variable of a param's node, or None if it is gone (for ``lampy.backward_iter``)."""
     ref = node.handle
     return None if ref is None else ref()
 

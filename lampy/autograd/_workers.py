@@ -61,7 +61,7 @@ def set_num_workers(workers: int | str) -> None:
 
 
 def get_num_workers() -> int:
-    """The process default of ``workers`` for backward passes (see `set_num_workers`)."""
+    """The process default of ``workers`` for backward passes (see ``lampy.set_num_workers``)."""
     return _default_workers
 
 
@@ -100,7 +100,7 @@ def parallel_map(
     Args:
         fn: Called once per item; it may make Variables and run ops.
         items: The inputs.
-        workers: Threads to use (None: `get_num_workers`, at least 1; ``"auto"``: one
+        workers: Threads to use (None: ``lampy.get_num_workers``, at least 1; ``"auto"``: one
             per core). With 1, the calls run in the caller's thread, in order.
 
     Returns:

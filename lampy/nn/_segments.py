@@ -53,7 +53,9 @@ def remat_sequential(
         >>> from lampy import nn
         >>> rng = np.random.default_rng(0)
         >>> with lampy.Scope():
-        ...     layers = [m for _ in range(4) for m in (nn.Linear.init(8, 8, rng=rng), nn.ReLU())]
+        ...     layers = []
+        ...     for _ in range(4):
+        ...         layers += [nn.Linear.init(8, 8, rng=rng), nn.ReLU.init()]
         ...     y = nn.remat_sequential(layers, np.ones((2, 8), np.float32), segments=2)
         ...     print(y.shape)
         (2, 8)

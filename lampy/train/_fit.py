@@ -64,8 +64,9 @@ def fit(
             each epoch.
         metrics: Extra numbers for validation: names and ``metric(model, batch)``
             functions such as ``lampy.train.accuracy``.
-        scheduler: A learning-rate scheduler from ``lampy.optim.lr_scheduler.LRScheduler``. It steps
-            when it declares (its ``interval``): once an epoch after validation for most
+        scheduler: A learning-rate scheduler, a
+            ``lampy.optim.lr_scheduler.LRScheduler``. It steps when it declares (its
+            ``interval``): once an epoch after validation for most
             schedules, after every optimizer step for ``OneCycleLR``;
             ``ReduceLROnPlateau`` (``takes_metric``) steps on ``val_loss``, or ``loss``
             without validation.

@@ -1,9 +1,5 @@
 """PyTorch's tensor methods on Variable compute what the lampy function they stand for
-computes (the planned set of notes/variable-aliases.md).
-
-Every case is a strict xfail until the method lands in lampy/autograd/_variable.py:
-remove a case's marker with its method (a strict xfail that passes fails the suite).
-"""
+computes (the set of notes/variable-aliases.md, in lampy/autograd/_operators.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +11,6 @@ import pytest
 
 import lampy
 import lampy.nn.functional as F
-
-PENDING = pytest.mark.xfail(strict=True, reason="needs engine change")
 
 X = np.array([[0.5, -1.0, 2.0], [1.5, 0.25, -0.75]])
 BIG = X > 1
@@ -109,7 +103,7 @@ CASES: list[Case] = [
 
 @pytest.mark.parametrize(
     ("alias", "function"),
-    [pytest.param(a, f, id=name, marks=PENDING) for name, a, f in CASES],
+    [pytest.param(a, f, id=name) for name, a, f in CASES],
 )
 def test_method_alias_computes_the_lampy_function(
     alias: Callable[[Any], Any], function: Callable[[Any], Any]
@@ -127,32 +121,29 @@ def test_method_alias_computes_the_lampy_function(
             assert got.dtype == want.dtype
 
 
-@PENDING
 def test_detach_and_requires_grad() -> None:
     """detach() gives the value with no gradient path; requires_grad mirrors needs_grad;
     dim() and numel() are ndim and size."""
     with lampy.Scope():
         x = lampy.param(X)
-        d = x.detach()  # type: ignore[attr-defined]
-        assert x.requires_grad and not d.requires_grad  # type: ignore[attr-defined]
+        d = x.detach()
+        assert x.requires_grad and not d.requires_grad
         assert np.shares_memory(d.value, x.value) or np.array_equal(d.value, x.value)
         (d * x).sum().backward()
         np.testing.assert_array_equal(x.grad, X)  # no gradient through d
-        assert x.dim() == 2 and x.numel() == 6  # type: ignore[attr-defined]
+        assert x.dim() == 2 and x.numel() == 6
 
 
-@PENDING
 def test_to_a_device_other_than_cpu_says_lampy_runs_on_numpy() -> None:
     """x.to("cuda") fails with a message, not an AttributeError."""
     with lampy.Scope(), pytest.raises(lampy.LampyValueError, match="numpy"):
-        lampy.param(X).to("cuda")  # type: ignore[attr-defined]
+        lampy.param(X).to("cuda")
 
 
-@PENDING
 def test_no_grad_as_a_bare_decorator() -> None:
     """``@lampy.no_grad`` without parentheses works as ``@lampy.no_grad()`` does."""
 
-    @lampy.no_grad  # type: ignore[arg-type]
+    @lampy.no_grad
     def inside() -> bool:
         return lampy.is_grad_enabled()
 
@@ -174,3 +165,59 @@ def test_namesakes_that_differ_from_pytorch_fail_loudly() -> None:
         ):
             with pytest.raises(TypeError):
                 call()
+
+
+def test_to_cpu_and_to_other_variable() -> None:
+    """x.to("cpu") and x.cpu() are x; x.to(other) takes other's dtype; a dtype name works."""
+    with lampy.Scope():
+        x = lampy.param(X)
+        assert x.to("cpu") is x and x.to(device="cpu:0") is x and x.cpu() is x
+        assert x.to(lampy.const(ZERO32)).dtype == F32 and x.to("float16").dtype == F16
+        assert x.to("cpu", F32).dtype == F32 and x.to(dtype=F32).needs_grad
+
+
+def test_shape_methods_follow_pytorch_at_the_edges() -> None:
+    """flatten's numpy order and ranges, expand's -1, t() of 0-d/1-d, chunk's sizes and
+    mm/bmm's ranks, each bad call a ShapeError or LampyValueError."""
+    with lampy.Scope():
+        x = lampy.param(X)
+        np.testing.assert_array_equal(x.flatten("F").value, X.flatten("F"))
+        assert x.flatten(0, 0).shape == (2, 3) and x[None].flatten(0, 1).shape == (2, 3)
+        assert lampy.param(2.0).flatten().shape == (1,)
+        with pytest.raises(lampy.ShapeError, match="start_dim"):
+            x.flatten(1, 0)
+        with pytest.raises(lampy.ShapeError, match="out of range"):
+            x.flatten(2)
+        with pytest.raises(lampy.ShapeError, match="leading"):
+            x.expand(-1, 2, 3)
+        v = lampy.param(np.zeros(7))
+        assert v.t().shape == (7,) and v.t().needs_grad
+        with pytest.raises(lampy.ShapeError, match="mT"):
+            x[None].t()
+        assert [c.shape for c in v.chunk(3)] == [(3,), (3,), (1,)]
+        assert [c.shape for c in lampy.param(np.zeros(6)).chunk(4)] == [(2,), (2,), (2,)]
+        with pytest.raises(lampy.LampyValueError, match="at least 1"):
+            v.chunk(0)
+        with pytest.raises(lampy.ShapeError, match="mm"):
+            x.mm(v)
+        with pytest.raises(lampy.ShapeError, match="bmm"):
+            x.bmm(x.T)
+
+
+def test_method_gradients_flow_as_the_functions() -> None:
+    """A chain of PyTorch-style methods backpropagates as the lampy functions do."""
+    with lampy.Scope():
+        x = lampy.param(X)
+        x.unsqueeze(0).expand(2, -1, -1).permute(0, 2, 1).flatten(1).sum(dim=1).sum().backward()
+        np.testing.assert_array_equal(x.grad, np.full_like(X, 2.0))
+
+
+def test_a_method_whose_function_was_not_provided_says_so() -> None:
+    """Functions are provided package by package: one not provided yet raises a
+    LampyTypeError naming it, and an unknown name is refused."""
+    from lampy.autograd import _operators
+
+    with pytest.raises(lampy.LampyTypeError, match=r"'sigmoid'.*import lampy"):
+        _operators._OpFunctions().sigmoid
+    with pytest.raises(lampy.LampyTypeError, match="unknown names"):
+        _operators.provide_operators(not_an_op=abs)

@@ -40,8 +40,6 @@ def _examples() -> list[doctest.DocTest]:
 
 
 EXAMPLES = _examples()
-# Docstrings in the engine files the lead is rewriting; fixed there.
-KNOWN_BROKEN = {"lampy._memory.writable": "the example uses undefined `params`"}
 FLAGS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
 
 
@@ -53,16 +51,7 @@ def test_docstring_examples_are_found() -> None:
     assert any(n.startswith("lampy.data.") for n in names)
 
 
-@pytest.mark.parametrize(
-    "test",
-    [
-        pytest.param(t, marks=pytest.mark.xfail(strict=True, reason=KNOWN_BROKEN[t.name]))
-        if t.name in KNOWN_BROKEN
-        else t
-        for t in EXAMPLES
-    ],
-    ids=lambda t: t.name,
-)
+@pytest.mark.parametrize("test", EXAMPLES, ids=lambda t: t.name)
 def test_docstring_example_runs(test: doctest.DocTest) -> None:
     """The docstring's example runs without an error and prints what it shows."""
     test.globs = {**test.globs, "np": np, "lampy": lampy, "attrs": attrs}
@@ -75,9 +64,6 @@ def test_docstring_example_runs(test: doctest.DocTest) -> None:
 
 # ----------------------------------------------------------------- cross-references
 ROOT = Path(__file__).resolve().parents[2]
-# The lead converts these engine files to the convention below in the engine rewrite.
-NOT_YET_CONVERTED = {"lampy/_scope.py", "lampy/_memory.py"}
-NOT_YET_CONVERTED_DIRS = ("lampy/autograd/",)
 MARKDOWN_XREF = re.compile(r"\]\[(?:lampy[\w.]*)?\]|\[\w+\]\[\]")
 
 
@@ -95,8 +81,6 @@ def test_docstrings_name_objects_in_backticks_not_markdown_links() -> None:
     offenders = []
     for path in sorted((ROOT / "lampy").rglob("*.py")):
         rel = path.relative_to(ROOT).as_posix()
-        if rel in NOT_YET_CONVERTED or rel.startswith(NOT_YET_CONVERTED_DIRS):
-            continue
         for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if MARKDOWN_XREF.search(line):
                 offenders.append(f"{rel}:{n}: {line.strip()}")
