@@ -91,6 +91,9 @@ def _real_eig(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
             "complex numbers are not supported yet."
         )
     w, v = np.linalg.eig(arr)
+    if w.dtype.kind == "c" and not w.imag.any() and not v.imag.any():
+        # numpy >= 2.5 returns complex arrays even when every eigenvalue is real
+        w, v = w.real.astype(arr.dtype), v.real.astype(arr.dtype)
     if w.dtype.kind == "c":
         raise DTypeError(
             f"{name}: the matrix of shape {arr.shape} has complex eigenvalues (e.g. "
@@ -158,7 +161,10 @@ def eigvals(a: Operand) -> Variable:
         ``da = V^{-T} diag(g) V^T`` (for distinct eigenvalues).
     """
     if not wants_grad(a):
-        w = np.linalg.eigvals(matrix_value("eigvals", a, square=True))
+        arr = matrix_value("eigvals", a, square=True)
+        w = np.linalg.eigvals(arr)
+        if w.dtype.kind == "c" and arr.dtype.kind != "c" and not w.imag.any():
+            w = w.real.astype(arr.dtype)  # numpy >= 2.5: complex dtype for a real spectrum
         if w.dtype.kind == "c":
             _real_eig("eigvals", a)  # raises, naming a complex eigenvalue
         return op("eigvals", w)

@@ -34,6 +34,9 @@ def test_eig_matches_numpy(dtype: type, batch: tuple[int, ...]) -> None:
     EigResult of Variables; eigvals gives the same eigenvalues."""
     a = real_spectrum([-1.5, 0.5, 2.0], batch).astype(dtype)
     w, v = np.linalg.eig(a)
+    if w.dtype.kind == "c":  # numpy >= 2.5 returns complex pairs for a real spectrum too
+        assert not w.imag.any() and not v.imag.any()
+        w, v = w.real, v.real
     with lampy.Scope():
         res = la.eig(lampy.param(a))
         assert isinstance(res, la.EigResult)
@@ -41,7 +44,7 @@ def test_eig_matches_numpy(dtype: type, batch: tuple[int, ...]) -> None:
         np.testing.assert_array_equal(res.eigenvalues.value, w)
         np.testing.assert_array_equal(res.eigenvectors.value, v)
         np.testing.assert_array_equal(la.eigvals(lampy.param(a)).value, w)
-        np.testing.assert_allclose(la.eigvals(a).value, np.linalg.eigvals(a))
+        np.testing.assert_allclose(la.eigvals(a).value, np.linalg.eigvals(a).real)
 
 
 def test_eig_on_a_symmetric_matrix_agrees_with_eigh() -> None:
