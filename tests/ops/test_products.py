@@ -284,6 +284,19 @@ def test_cross_axes_and_broadcasting(sa: tuple[int, ...], sb: tuple[int, ...], k
     check_grad(lambda x, y: cross(x, y, **kwargs), a, b)
 
 
+def _numpy_crosses_2_vectors() -> bool:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            np.cross(np.ones(2), np.ones(2))
+        except ValueError:  # numpy 2.5 removed what numpy 2.0 deprecated
+            return False
+    return True
+
+
+@pytest.mark.skipif(
+    not _numpy_crosses_2_vectors(), reason="this numpy no longer takes 2-vectors in cross"
+)
 def test_cross_of_2_vectors() -> None:
     """2-vectors (deprecated by numpy 2, which warns) give the z-component (both 2-d) or
     a 3-vector (with a 3-vector), taking a zero third component; gradients as for 3-d."""
