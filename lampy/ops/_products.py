@@ -379,7 +379,10 @@ def cross(
     scalar = am.shape[-1] == bm.shape[-1] == 2
     if not scalar:
         one_axis("cross", axisc, len(batch) + 1, "axisc")
-    value = np.cross(x, y, axisa, axisb, axisc)  # numpy's value (and its warnings)
+    try:
+        value = np.cross(x, y, axisa, axisb, axisc)  # numpy's value (and its warnings)
+    except ValueError as e:  # numpy >= 2.5 refuses the 2-vectors numpy 2.0 deprecated
+        raise ShapeError(f"cross: {e} Pad 2-vectors with a zero third component.") from None
     real_result("cross", value, a, b)
     na, nb = am.shape[-1], bm.shape[-1]
 
