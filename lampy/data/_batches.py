@@ -39,17 +39,38 @@ class Batches:
     ``shuffle=True`` each iteration draws a new permutation from ``rng``, so the batch
     order is reproducible from the generator's seed and differs between epochs.
 
+    With ``shard=(rank, world)``, for data-parallel training, each of ``world`` processes
+    takes its own part of every batch: the epoch's order (the same on every rank, drawn
+    from an ``rng`` seeded the same on every rank) is cut into global batches of
+    ``batch_size * world`` samples, and rank ``r`` takes the samples at positions
+    ``r, r + world, r + 2 * world...`` of each. So ``batch_size`` is the per-rank batch,
+    every rank gets the same number of batches of the same sizes, and the ranks' batches
+    together are exactly the batch one process would get with ``batch_size * world``.
+    The last global batch, when the samples do not fill it:
+
+    * ``drop_last=True``: is left out (every batch has ``batch_size`` samples);
+    * ``drop_last=False``: is padded, to a multiple of ``world`` samples, with samples
+      from the start of the epoch's order, so each rank's last batch has
+      ``ceil(m / world)`` samples for ``m`` samples left; fewer than ``world`` samples
+      are then seen twice in that epoch (the rule of PyTorch's ``DistributedSampler``).
+
     Args:
         *arrays: Arrays with the same length along their first dimension (samples).
-        batch_size: Samples per batch (the last batch may be smaller).
+        batch_size: Samples per batch (per rank with ``shard``; the last batch may be
+            smaller).
         shuffle: Whether to visit the samples in a new random order each epoch.
         rng: The ``numpy.random.Generator`` the orders are drawn from; required with
-            ``shuffle=True``.
-        drop_last: Whether to leave out a last batch smaller than ``batch_size``.
+            ``shuffle=True``. With ``shard``, seed it the same on every rank.
+        drop_last: Whether to leave out a last batch smaller than ``batch_size`` (with
+            ``shard``: a last global batch smaller than ``batch_size * world``).
+        shard: ``(rank, world)``: this process's rank and the number of processes, as
+            given by [lampy.distributed.rank][] and [lampy.distributed.world_size][].
+            None (the default) is ``(0, 1)``: every batch whole.
 
     Raises:
         ShapeError: if the arrays' lengths differ.
-        LampyValueError: for a batch size below 1, or ``shuffle`` without ``rng``.
+        LampyValueError: for a batch size below 1, ``shuffle`` without ``rng``, or a
+            ``shard`` whose rank is not in ``[0, world)``.
 
     Example:
         >>> batches = Batches(x, y, batch_size=32, shuffle=True, rng=np.random.default_rng(0))
@@ -64,6 +85,7 @@ class Batches:
         shuffle: bool = False,
         rng: np.random.Generator | None = None,
         drop_last: bool = False,
+        shard: tuple[int, int] | None = None,
     ) -> None:
         self.arrays = _aligned("Batches", arrays)
         if isinstance(batch_size, bool) or not isinstance(batch_size, int | np.integer):
@@ -81,6 +103,7 @@ class Batches:
         self.shuffle = shuffle
         self.rng = rng
         self.drop_last = drop_last
+        self.shard = _shard(shard)
 
     @property
     def num_samples(self) -> int:
@@ -88,29 +111,61 @@ class Batches:
         return len(self.arrays[0])
 
     def __len__(self) -> int:
-        """Batches per epoch."""
-        n, b = self.num_samples, self.batch_size
-        return n // b if self.drop_last else math.ceil(n / b)
+        """Batches per epoch (on each rank, with ``shard``)."""
+        n, g = self.num_samples, self.batch_size * self.shard[1]
+        return n // g if self.drop_last else math.ceil(n / g)
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, ...]]:
         n, b = self.num_samples, self.batch_size
-        stop = len(self) * b
+        rank, world = self.shard
+        g = b * world
+        order = None
         if self.shuffle:
             assert self.rng is not None
             order = self.rng.permutation(n)
-            for start in range(0, stop, b):
-                idx = order[start : start + b]
+        for start in range(0, len(self) * g, g):
+            stop = min(start + g, n) if world == 1 else start + g
+            if stop > n:  # the last global batch, padded to a multiple of world samples
+                stop = start + math.ceil((n - start) / world) * world
+                positions = np.arange(start + rank, stop, world) % n
+                idx = positions if order is None else order[positions]
                 yield tuple(a[idx] for a in self.arrays)
-        else:
-            for start in range(0, stop, b):
-                yield tuple(a[start : start + b] for a in self.arrays)
+            elif order is None:  # views, no copy
+                yield tuple(a[start + rank : stop : world] for a in self.arrays)
+            else:
+                idx = order[start + rank : stop : world]
+                yield tuple(a[idx] for a in self.arrays)
 
     def __repr__(self) -> str:
         shapes = ", ".join(str(a.shape) for a in self.arrays)
+        shard = "" if self.shard == (0, 1) else f", shard={self.shard}"
         return (
             f"Batches({shapes}, batch_size={self.batch_size}, shuffle={self.shuffle}, "
-            f"drop_last={self.drop_last}; {len(self)} batches)"
+            f"drop_last={self.drop_last}{shard}; {len(self)} batches)"
         )
+
+
+def _shard(shard: Any) -> tuple[int, int]:
+    """``shard`` checked and as a pair of ints; None is ``(0, 1)``."""
+    if shard is None:
+        return (0, 1)
+    ok = (
+        isinstance(shard, tuple | list)
+        and len(shard) == 2
+        and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in shard)
+    )
+    if not ok:
+        raise LampyTypeError(
+            f"Batches: shard must be a pair of ints (rank, world), got {shard!r}; pass "
+            "shard=(lampy.distributed.rank(), lampy.distributed.world_size())."
+        )
+    rank, world = int(shard[0]), int(shard[1])
+    if world < 1 or not 0 <= rank < world:
+        raise LampyValueError(
+            f"Batches: shard=(rank, world) needs world >= 1 and 0 <= rank < world, got "
+            f"{(rank, world)}."
+        )
+    return (rank, world)
 
 
 def train_test_split(
