@@ -17,7 +17,12 @@ from lampy._errors import LampyTypeError, LampyValueError
 from lampy.distributed._world import DistributedError, World, world
 from lampy.nn._module import Module
 
-__all__ = ["broadcast_optimizer_state", "broadcast_parameters", "check_same_structure"]
+__all__ = [
+    "broadcast_module_state",
+    "broadcast_optimizer_state",
+    "broadcast_parameters",
+    "check_same_structure",
+]
 
 
 def _check_root(w: World, root: int, what: str) -> None:
@@ -29,6 +34,12 @@ def _check_root(w: World, root: int, what: str) -> None:
 
 def _structure(entries: dict[str, np.ndarray]) -> list[str]:
     return [f"{name}: {a.dtype}{list(a.shape)}" for name, a in entries.items()]
+
+
+_SAME = {
+    "model": "the same layers, sizes and dtypes",
+    "optimizer": "the same class over the same parameters",
+}
 
 
 def check_same_structure(w: World, lines: list[str], what: str, kind: str) -> None:
@@ -53,9 +64,8 @@ def check_same_structure(w: World, lines: list[str], what: str, kind: str) -> No
                 problems.append(f"rank {r} has {mine!r} where rank 0 has {theirs!r}")
                 break
     raise DistributedError(
-        f"{what}: the ranks hold different {kind} ({'; '.join(problems)}). Every rank must "
-        "build the same model (same layers, sizes and dtypes) and optimizer; build them "
-        "from the same code and configuration on every rank."
+        f"{what}: the ranks hold different {kind}s ({'; '.join(problems)}). Every rank "
+        f"must build the same {kind} ({_SAME[kind]}), from the same code and configuration."
     )
 
 
@@ -79,13 +89,18 @@ def broadcast_parameters(model: Module, root: int = 0) -> None:
             shapes or dtypes; it names the first difference.
         LampyTypeError: ``model`` is not a ``lampy.nn.Module``.
     """
-    what = "lampy.distributed.broadcast_parameters"
+    broadcast_module_state(model, root, "lampy.distributed.broadcast_parameters")
+
+
+def broadcast_module_state(model: Module, root: int, what: str) -> None:
+    """[broadcast_parameters][lampy.distributed.broadcast_parameters], with errors naming
+    ``what``."""
     w = world(what)
     if not isinstance(model, Module):
         raise LampyTypeError(f"{what}: model must be a lampy.nn.Module, got {type(model).__name__}.")
     _check_root(w, root, what)
     state = model.state_dict()
-    check_same_structure(w, _structure(state), what, "models")
+    check_same_structure(w, _structure(state), what, "model")
     if w.size == 1:
         return
     if w.rank == root:
@@ -126,7 +141,7 @@ def broadcast_optimizer_state(optimizer: Any, root: int = 0) -> None:
     lines = [type(optimizer).__name__]
     for i, group in enumerate(optimizer.param_groups):
         lines += [f"group {i} param {j}: {p.dtype}{list(p.shape)}" for j, p in enumerate(group["params"])]
-    check_same_structure(w, lines, what, "optimizers")
+    check_same_structure(w, lines, what, "optimizer")
     if w.size == 1:
         return
     # The state dict travels as a pickle of everything but its arrays, which are sent as

@@ -22,7 +22,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd import Variable, backward_iter
-from lampy.distributed._broadcast import broadcast_parameters
+from lampy.distributed._broadcast import broadcast_module_state
 from lampy.distributed._world import DistributedError, World, world
 from lampy.nn._module import Module
 
@@ -148,7 +148,7 @@ class DataParallel:
                     f"{what}: parameter '{name}' is {p.dtype}; gradients are averaged over "
                     "MPI in float32 or float64 only. Build the model in one of those."
                 )
-        broadcast_parameters(module)  # also checks that every rank has the same model
+        broadcast_module_state(module, 0, what)  # also checks every rank has the same model
         self._world: World = w
         self._module = module
         self._names = [name for name, _ in named]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 from lampy._errors import LampyValueError
@@ -61,18 +61,18 @@ class DistributedFit:
         total_loss, total_seen = world().allreduce([loss_sum, seen], "fit (reducing the loss)")
         return (total_loss / total_seen if total_seen else 0.0), round(total_seen)
 
-    def evaluate(
-        self,
-        evaluate: Any,
-        model: Module,
-        batches: Iterable[tuple[Any, ...]],
-        metrics: Mapping[str, Any],
-    ) -> dict[str, float]:
-        """``evaluate(model, batches, metrics)`` on this rank, then the mean over every
-        rank's samples (each rank weighted by the samples it evaluated)."""
-        counted = _Counted(batches)
-        means = evaluate(model, counted, metrics)
-        return reduce_metrics(means, weight=float(counted.samples))
+    def evaluator(self, evaluate: Callable[..., dict[str, float]]) -> Callable[..., dict[str, float]]:
+        """``evaluate(model, batches, metrics)`` run on this rank's batches, then reduced
+        to the mean over every rank's samples (each rank weighted by how many it saw)."""
+
+        def run(
+            model: Module, batches: Iterable[tuple[Any, ...]], metrics: Mapping[str, Any]
+        ) -> dict[str, float]:
+            counted = _Counted(batches)
+            means = evaluate(model, counted, metrics)
+            return reduce_metrics(means, weight=float(counted.samples))
+
+        return run
 
 
 class _Counted:

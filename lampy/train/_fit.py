@@ -172,6 +172,7 @@ def fit(
     detect_anomaly: bool = False,
     initial_epoch: int = 0,
     scheduler_interval: str | None = None,
+    distributed: bool = False,
 ) -> History:
     """Train ``model`` for ``epochs`` epochs; return the per-epoch numbers.
 
@@ -212,6 +213,14 @@ def fit(
         initial_epoch: Epochs already done, when resuming from a checkpoint: training
             runs epochs ``initial_epoch + 1`` to ``epochs``.
         scheduler_interval: ``"epoch"`` or ``"step"``; see ``scheduler``.
+        distributed: Train data-parallel over the ranks of
+            [lampy.distributed.init][]'s world (see docs/distributed.md):
+            ``train_batches`` must be sharded for this rank
+            (``Batches(..., shard=(rank, world))``); every rank starts from rank 0's
+            weights and optimizer state, gradients are averaged over the ranks
+            ([lampy.distributed.DataParallel][]), the logged numbers are means over every
+            rank's samples (so every rank schedules and stops alike), and only rank 0
+            shows progress.
 
     Returns:
         The [History][lampy.train.History] of the epochs run: ``loss`` (mean training
@@ -242,6 +251,12 @@ def fit(
     state = TrainState(train_model, optimizer, history)
     params = train_model.parameters()
     val_metrics: dict[str, Metric] = {"loss": loss_fn, **(metrics or {})}
+    dist = None
+    if distributed:
+        from lampy.distributed._training import DistributedFit
+
+        dist = DistributedFit(train_model, optimizer, train_batches)
+    show = progress and (dist is None or dist.is_main)
 
     def optimizer_step() -> None:
         if clip_grad_norm is not None:
@@ -252,7 +267,7 @@ def fit(
         if scheduler is not None and interval == "step":
             scheduler.step()
 
-    def train_step(epoch: int, i: int, batch: tuple[Any, ...], divisor: int) -> float:
+    def train_step(epoch: int, i: int, batch: tuple[Any, ...], divisor: int, sync: bool) -> float:
         """Forward and backward of one batch in its own scope; the loss as a float."""
         with lampy.Scope():
             loss = loss_fn(train_model, batch)
@@ -274,7 +289,11 @@ def fit(
                     f"fit: the loss is {value} at {where}.{hint} Lower the learning "
                     "rate, clip gradients (clip_grad_norm=...), or check the data."
                 )
-            (loss if divisor == 1 else loss / divisor).backward()
+            scaled = loss if divisor == 1 else loss / divisor
+            if dist is None:
+                scaled.backward()
+            else:  # averaged over the ranks once per group, with the group's last batch
+                dist.backward(scaled, sync)
         if detect_anomaly:
             bad = _nonfinite_grads(train_model)
             if bad:
@@ -290,7 +309,7 @@ def fit(
         for cb in callbacks:
             cb.on_epoch_begin(state)
         total = len(train_batches) if isinstance(train_batches, Sized) else None
-        bar = _Progress(progress, total, f"epoch {epoch}/{epochs}")
+        bar = _Progress(show, total, f"epoch {epoch}/{epochs}")
         start = time.perf_counter()
         loss_sum, seen, pending, i = 0.0, 0, 0, -1
         try:
@@ -300,7 +319,7 @@ def fit(
                         grad_accumulation if total is None else min(grad_accumulation, total - i)
                     )
                 n = _batch_size(batch)
-                value = train_step(epoch, i, batch, group)
+                value = train_step(epoch, i, batch, group, pending + 1 == group)
                 loss_sum += value * n
                 seen += n
                 pending += 1
@@ -308,20 +327,24 @@ def fit(
                     optimizer_step()
                     pending = 0
                 elapsed = time.perf_counter() - start
-                rate = seen / elapsed if elapsed > 0 else 0.0
-                bar.update(loss_sum / seen, _lr(optimizer), rate)
+                mean, count = (loss_sum / seen, seen) if dist is None else dist.totals(loss_sum, seen)
+                bar.update(mean, _lr(optimizer), count / elapsed if elapsed > 0 else 0.0)
                 for cb in callbacks:
                     cb.on_batch_end(state, {"loss": value})
         finally:
             bar.close()
         if pending:  # batches without a len(): step on the leftover accumulation
+            if dist is not None:
+                dist.sync()
             optimizer_step()
         if i < 0:
             raise LampyValueError("fit: train_batches gave no batches in this epoch.")
         elapsed = time.perf_counter() - start
-        logs: dict[str, float] = {"loss": loss_sum / seen}
+        mean, seen = (loss_sum / seen, seen) if dist is None else dist.totals(loss_sum, seen)
+        logs: dict[str, float] = {"loss": mean}
         if valid_batches is not None:
-            for name, v in evaluate(model, valid_batches, val_metrics).items():
+            run = evaluate if dist is None else dist.evaluator(evaluate)
+            for name, v in run(model, valid_batches, val_metrics).items():
                 logs[f"val_{name}"] = v
         if scheduler is not None and interval == "epoch":
             if plateau:
@@ -332,7 +355,7 @@ def fit(
         logs["time"] = elapsed
         logs["samples_per_s"] = seen / elapsed if elapsed > 0 else 0.0
         history.epochs.append({"epoch": epoch, **logs})
-        if progress:
+        if show:
             shown = ", ".join(
                 f"{k} {v:.4g}" for k, v in logs.items() if k not in ("time", "samples_per_s")
             )

@@ -86,9 +86,12 @@ def launch(
 
 
 def run_ok(n: int | None, script: str, out: Path, *args: str) -> list[dict[str, Any]]:
-    """Launch, require success, and return each rank's JSON report, in rank order."""
+    """Launch, require success, and return each rank's JSON report, in rank order; the
+    job's standard output is in the first report, under ``"stdout"``."""
     result = launch(n, script, "--out", str(out), *args)
     assert result.returncode == 0, f"stdout:\n{result.stdout}\nstderr:\n{result.stderr}"
     reports = [json.loads(p.read_text()) for p in sorted(out.glob("rank*.json"))]
     assert len(reports) == (n or 1), result.stderr
-    return sorted(reports, key=lambda r: r["rank"])
+    reports.sort(key=lambda r: r["rank"])
+    reports[0]["stdout"] = result.stdout
+    return reports

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+import attrs
 import numpy as np
 
 import lampy
@@ -17,9 +18,25 @@ from lampy import nn
 F64 = np.float64
 
 
+@attrs.frozen(eq=False, repr=False)
+class Twisted(nn.Module):
+    """The mlp with its layers registered last first: the order its gradients become
+    final (head, then body) is not the reverse of its parameters' order."""
+
+    head: nn.Linear
+    body: nn.Linear
+
+    def forward(self, x: np.ndarray) -> lampy.Variable:
+        return self.head(lampy.tanh(self.body(x)))
+
+
 def build(kind: str, seed: int) -> nn.Module:
-    """A small float64 model: "mlp" (6-16-tanh-3) or "cnn" (conv 3x3 - relu - linear)."""
+    """A small float64 model: "mlp" (6-16-tanh-3), "twisted" (the same, registered head
+    first) or "cnn" (conv 3x3 - relu - linear)."""
     rng = np.random.default_rng(seed)
+    if kind == "twisted":
+        body = nn.Linear.init(6, 16, rng=rng, dtype=F64)
+        return Twisted(nn.Linear.init(16, 3, rng=rng, dtype=F64), body)
     if kind == "mlp":
         return nn.Sequential.init(
             nn.Linear.init(6, 16, rng=rng, dtype=F64),
@@ -37,7 +54,7 @@ def build(kind: str, seed: int) -> nn.Module:
 def data(kind: str, n: int) -> tuple[np.ndarray, np.ndarray]:
     """``n`` samples for ``kind``'s model, with labels 0-2 (the same on every rank)."""
     rng = np.random.default_rng(12345)
-    shape = (n, 6) if kind == "mlp" else (n, 1, 3, 2)
+    shape = (n, 1, 3, 2) if kind == "cnn" else (n, 6)
     x = rng.normal(size=shape)
     return x, rng.integers(0, 3, n)
 

@@ -1,0 +1,63 @@
+"""Rank 1 fails during data-parallel training, in one of several ways; the job must end
+with the error instead of hanging.
+
+--how raise:   rank 1 raises an uncaught exception at step 3 (init's abort hook ends the job).
+--how unused:  rank 1's first loss leaves out parameters that rank 0's uses, so they have no
+               gradient buffer on rank 1 (DataParallel detects it).
+--how timeout: abort_on_error=False and timeout=2; rank 1 catches its error and stops
+               stepping; rank 0 reports the DistributedTimeoutError it gets, then aborts.
+"""
+
+from __future__ import annotations
+
+import time
+
+from mpi4py import MPI
+from common import build, data, loss_fn, parser, report
+
+import lampy
+import lampy.distributed as dist
+import lampy.nn.functional as F
+from lampy import optim
+from lampy.data import Batches
+
+
+def main() -> None:
+    ap = parser(__doc__)
+    ap.add_argument("--how", choices=["raise", "unused", "timeout"], required=True)
+    args = ap.parse_args()
+    if args.how == "timeout":
+        dist.init(timeout=2, abort_on_error=False)
+    else:
+        dist.init(timeout=60)
+    rank, world = dist.rank(), dist.world_size()
+    x, y = data("mlp", 64)
+    with lampy.Scope():
+        model = build("mlp", seed=0)
+        dp = dist.DataParallel(model, bucket_bytes=0)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        batches = Batches(x, y, batch_size=4, shard=(rank, world))
+        for step, batch in enumerate(batches):
+            try:
+                with lampy.Scope():
+                    if rank == 1 and step == (0 if args.how == "unused" else 3):
+                        if args.how == "unused":  # only the first layer's output
+                            first = model.layers[0](batch[0])
+                            dp.backward(F.cross_entropy(first[:, :3], batch[1]))
+                            continue
+                        raise RuntimeError("rank 1 failed at step 3")
+                    dp.backward(loss_fn(dp, batch))
+            except dist.DistributedTimeoutError as e:
+                report(args.out, error=str(e), step=step)
+                MPI.COMM_WORLD.Abort(3)
+            except RuntimeError:
+                if args.how != "timeout" or rank != 1:
+                    raise
+                time.sleep(30)  # stuck, alive, not stepping: rank 0 must time out
+            opt.step()
+            opt.zero_grad()
+    report(args.out, finished=True)
+
+
+if __name__ == "__main__":
+    main()
