@@ -97,7 +97,9 @@ def broadcast_module_state(model: Module, root: int, what: str) -> None:
     ``what``."""
     w = world(what)
     if not isinstance(model, Module):
-        raise LampyTypeError(f"{what}: model must be a lampy.nn.Module, got {type(model).__name__}.")
+        raise LampyTypeError(
+            f"{what}: model must be a lampy.nn.Module, got {type(model).__name__}."
+        )
     _check_root(w, root, what)
     state = model.state_dict()
     check_same_structure(w, _structure(state), what, "model")
@@ -140,7 +142,9 @@ def broadcast_optimizer_state(optimizer: Any, root: int = 0) -> None:
     _check_root(w, root, what)
     lines = [type(optimizer).__name__]
     for i, group in enumerate(optimizer.param_groups):
-        lines += [f"group {i} param {j}: {p.dtype}{list(p.shape)}" for j, p in enumerate(group["params"])]
+        lines += [
+            f"group {i} param {j}: {p.dtype}{list(p.shape)}" for j, p in enumerate(group["params"])
+        ]
     check_same_structure(w, lines, what, "optimizer")
     if w.size == 1:
         return

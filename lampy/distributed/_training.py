@@ -61,7 +61,9 @@ class DistributedFit:
         total_loss, total_seen = world().allreduce([loss_sum, seen], "fit (reducing the loss)")
         return (total_loss / total_seen if total_seen else 0.0), round(total_seen)
 
-    def evaluator(self, evaluate: Callable[..., dict[str, float]]) -> Callable[..., dict[str, float]]:
+    def evaluator(
+        self, evaluate: Callable[..., dict[str, float]]
+    ) -> Callable[..., dict[str, float]]:
         """``evaluate(model, batches, metrics)`` run on this rank's batches, then reduced
         to the mean over every rank's samples (each rank weighted by how many it saw)."""
 

@@ -336,7 +336,9 @@ def reduce_metrics(metrics: Mapping[str, float], weight: float = 1.0) -> dict[st
             + "; ".join(f"rank {r}: [{s}]" for r, s in enumerate(seen))
             + ". Every rank must reduce the same names, in the same order."
         )
-    sums = w.allreduce(np.array([weight * float(metrics[k]) for k in names] + [weight]), "reduce_metrics()")
+    sums = w.allreduce(
+        np.array([weight * float(metrics[k]) for k in names] + [weight]), "reduce_metrics()"
+    )
     total = float(sums[-1])
     if total == 0:
         raise DistributedError(

@@ -327,7 +327,9 @@ def fit(
                     optimizer_step()
                     pending = 0
                 elapsed = time.perf_counter() - start
-                mean, count = (loss_sum / seen, seen) if dist is None else dist.totals(loss_sum, seen)
+                mean, count = (
+                    (loss_sum / seen, seen) if dist is None else dist.totals(loss_sum, seen)
+                )
                 bar.update(mean, _lr(optimizer), count / elapsed if elapsed > 0 else 0.0)
                 for cb in callbacks:
                     cb.on_batch_end(state, {"loss": value})

@@ -106,7 +106,7 @@ def test_shards_together_make_the_global_batches(
         assert len(batches) == len(whole) == len(make((r, world), batch_size))
     for k, global_batch in enumerate(whole):
         parts = [ranks[r][k][1] for r in range(world)]
-        for r, (xb, yb) in enumerate(ranks[r][k] for r in range(world)):
+        for xb, yb in (ranks[r][k] for r in range(world)):
             np.testing.assert_array_equal(xb[:, 0] // 2, yb)  # aligned
             assert len(yb) == len(parts[0])  # equal sizes on every rank
         if len(global_batch) == batch_size * world:

@@ -16,11 +16,20 @@ from tests.distributed.mpi import requires_mpi, run_ok
 CASES = {
     # name: (ranks, script arguments)
     "mlp-2-default-buckets": (2, ["--model", "mlp"]),
-    "cnn-2-one-param-buckets-adam": (2, ["--model", "cnn", "--bucket-bytes", "0", "--optimizer", "adam"]),
+    "cnn-2-one-param-buckets-adam": (
+        2,
+        ["--model", "cnn", "--bucket-bytes", "0", "--optimizer", "adam"],
+    ),
     "mlp-2-no-overlap": (2, ["--model", "mlp", "--bucket-bytes", "600", "--no-overlap"]),
     "mlp-2-accumulate": (2, ["--model", "mlp", "--bucket-bytes", "0", "--accumulate", "2"]),
-    "twisted-3-uneven-padded": (3, ["--model", "twisted", "--samples", "50", "--bucket-bytes", "600"]),
-    "cnn-3-drop-last": (3, ["--model", "cnn", "--samples", "50", "--drop-last", "--bucket-bytes", "0"]),
+    "twisted-3-uneven-padded": (
+        3,
+        ["--model", "twisted", "--samples", "50", "--bucket-bytes", "600"],
+    ),
+    "cnn-3-drop-last": (
+        3,
+        ["--model", "cnn", "--samples", "50", "--drop-last", "--bucket-bytes", "0"],
+    ),
 }
 
 

@@ -38,7 +38,9 @@ def test_functions_before_init_name_init(scope: lampy.Scope) -> None:
         "DataParallel": lambda: dist.DataParallel(model),
     }
     for name, call in calls.items():
-        with pytest.raises(dist.NotInitializedError, match=rf"{name}.*lampy\.distributed\.init\(\)"):
+        with pytest.raises(
+            dist.NotInitializedError, match=rf"{name}.*lampy\.distributed\.init\(\)"
+        ):
             call()
 
 
@@ -91,8 +93,9 @@ def test_world_reductions_and_broadcasts(n: int | None, tmp_path: Path) -> None:
         assert rep["reduced"]["loss"] == pytest.approx(expected_loss, rel=1e-15)
         assert rep["reduced"]["one"] == pytest.approx(1.0, rel=1e-15)
         if world > 1:
-            assert "the ranks gave different metrics: rank 0: [only_on_0]; rank 1:" in (
-                rep["names_error"]
+            assert (
+                "the ranks gave different metrics: rank 0: [only_on_0]; rank 1:"
+                in (rep["names_error"])
             )
         for key in ("state_after", "opt_after", "running"):
             assert rep[key] == reports[0][key], key

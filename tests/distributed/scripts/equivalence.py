@@ -30,9 +30,7 @@ def reference_batches(
 ) -> list[tuple[np.ndarray, ...]]:
     """One process's batches of ``size``; a last batch short of a multiple of ``world``
     samples is padded with the first samples of the epoch's order."""
-    batches = list(
-        Batches(x, y, batch_size=size, shuffle=True, rng=rng, drop_last=drop_last)
-    )
+    batches = list(Batches(x, y, batch_size=size, shuffle=True, rng=rng, drop_last=drop_last))
     if batches and len(batches[-1][0]) % world:
         pad = world - len(batches[-1][0]) % world
         first = batches[0]
@@ -62,16 +60,19 @@ def main() -> None:
     shard_sizes: list[int] = []
     with lampy.Scope():
         model = build(args.model, seed=100 + rank)  # differs per rank: rank 0's is broadcast
-        dp = dist.DataParallel(
-            model, bucket_bytes=args.bucket_bytes, overlap=not args.no_overlap
-        )
+        dp = dist.DataParallel(model, bucket_bytes=args.bucket_bytes, overlap=not args.no_overlap)
         opt = make_optimizer(args.optimizer, model)
         rng = np.random.default_rng(7)
         steps = 0
         for _ in range(args.epochs):
             batches = Batches(
-                x, y, batch_size=args.batch, shuffle=True, rng=rng,
-                drop_last=args.drop_last, shard=(rank, world),
+                x,
+                y,
+                batch_size=args.batch,
+                shuffle=True,
+                rng=rng,
+                drop_last=args.drop_last,
+                shard=(rank, world),
             )
             for i, batch in enumerate(batches):
                 shard_sizes.append(len(batch[0]))

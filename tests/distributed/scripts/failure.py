@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import time
 
-from mpi4py import MPI
 from common import build, data, loss_fn, parser, report
+from mpi4py import MPI
 
 import lampy
 import lampy.distributed as dist

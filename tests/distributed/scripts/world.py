@@ -54,8 +54,9 @@ def main() -> None:
         dist.broadcast_optimizer_state(opt)
         state_after = digest(list(model.state_dict().values()))
         sd = opt.state_dict()
-        opt_after = digest([a for s in sd["state"].values() for a in s.values()
-                            if isinstance(a, np.ndarray)])
+        opt_after = digest(
+            [a for s in sd["state"].values() for a in s.values() if isinstance(a, np.ndarray)]
+        )
         opt_steps = [s["step"] for s in sd["state"].values()]
 
         # DataParallel keeps rank 0's buffers on every rank after each backward
