@@ -1,7 +1,7 @@
 """lampy: reverse-mode automatic differentiation on numpy, with scopes that own memory.
 
 The public API is re-exported here; implementation modules start with ``_``. Ops are
-re-exported from [lampy.ops][] under numpy's names.
+re-exported from `lampy.ops` under numpy's names.
 """
 
 from lampy import data as data
@@ -11,6 +11,7 @@ from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
 from lampy import train as train
+from lampy._errors import BackwardError as BackwardError
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
 from lampy._errors import LampyError as LampyError
@@ -20,18 +21,24 @@ from lampy._errors import MissingExtraError as MissingExtraError
 from lampy._errors import NoScopeError as NoScopeError
 from lampy._errors import ReleasedError as ReleasedError
 from lampy._errors import ShapeError as ShapeError
-from lampy._scope import Scope as Scope
+from lampy._errors import StaleGraphError as StaleGraphError
+from lampy._memory import tune_malloc as tune_malloc
 from lampy.autograd import Op as Op
+from lampy.autograd import Scope as Scope
 from lampy.autograd import Variable as Variable
 from lampy.autograd import backward as backward
 from lampy.autograd import backward_iter as backward_iter
 from lampy.autograd import const as const
 from lampy.autograd import contribution as contribution
+from lampy.autograd import get_num_workers as get_num_workers
 from lampy.autograd import grad as grad
+from lampy.autograd import in_place as in_place
 from lampy.autograd import is_grad_enabled as is_grad_enabled
 from lampy.autograd import no_grad as no_grad
 from lampy.autograd import op as op
+from lampy.autograd import parallel_map as parallel_map
 from lampy.autograd import param as param
+from lampy.autograd import set_num_workers as set_num_workers
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad
 from lampy.linalg import norm as norm

@@ -22,6 +22,14 @@ class ReleasedError(LampyError, RuntimeError):
     """A Variable was used after the Scope that owned it exited."""
 
 
+class StaleGraphError(LampyError, RuntimeError):
+    """A param was changed in place after an op read it, before backprop through that op."""
+
+
+class BackwardError(LampyError, RuntimeError):
+    """A backward closure raised during backprop; the original exception is its cause."""
+
+
 class LampyValueError(LampyError, ValueError):
     """An argument has the right type but a value lampy cannot take."""
 

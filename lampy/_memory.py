@@ -48,8 +48,9 @@ def own_value(value: Any, shared: bool = False) -> Any:
         if type(value) is not _ndarray:  # an ndarray subclass: take a plain view
             value = value.view(_ndarray)
     if shared:
-        if value.flags.writeable:
-            value = value.view()
+        # Always a view: the caller's own array keeps its flags, and the view cannot be
+        # made writable again if the caller's memory is read-only (lampy.in_place).
+        value = value.view()
     else:
         base = value.base
         if base is not None and getattr(getattr(base, "flags", None), "writeable", True):
@@ -64,17 +65,37 @@ def own_value(value: Any, shared: bool = False) -> Any:
 # gets its memory back from the kernel as new pages: one page fault per 4 KiB, which
 # made cheap ops 3 to 15 times slower than the numpy arithmetic they run (measured in
 # benchmarks/). Fixed thresholds keep up to TRIM_THRESHOLD bytes of freed memory in the
-# process for reuse. Set LAMPY_TUNE_MALLOC=0 to keep the C library's defaults.
+# process for reuse. This changes the allocator of the whole process, so lampy never
+# does it on import: the user calls lampy.tune_malloc() (fit and the examples do).
 MMAP_THRESHOLD = 32 * 2**20
 TRIM_THRESHOLD = 128 * 2**20
 _M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
 
+_tuned = False
+
 
 def tune_malloc() -> bool:
-    """Set glibc's malloc thresholds for lampy's allocation pattern (see above).
+    """Tune glibc's allocator for training loops: keep freed memory for reuse.
 
-    Returns whether they were set (False on other C libraries or when disabled).
+    A training step frees its whole graph when its scope exits and allocates it again
+    in the next step. With glibc's default thresholds, large freed blocks go back to
+    the kernel and come back as fresh pages, one page fault per 4 KiB: on a 28x28 CNN
+    with Adam that made a step about 1.6 times slower (see ``benchmarks/README.md``).
+    This sets ``M_MMAP_THRESHOLD`` to 32 MiB and ``M_TRIM_THRESHOLD`` to 128 MiB with
+    ``mallopt``, so up to 128 MiB of freed memory stays in the process.
+
+    It changes the allocator of the whole process (every library in it), which is why
+    lampy never does it behind your back: call it once at the start of a training
+    script. `lampy.train.fit` calls it. Setting the environment variable
+    ``LAMPY_TUNE_MALLOC=0`` turns it into a no-op.
+
+    Returns:
+        Whether the thresholds are set (False on C libraries other than glibc, or when
+        ``LAMPY_TUNE_MALLOC=0``).
     """
+    global _tuned
+    if _tuned:
+        return True
     if os.environ.get("LAMPY_TUNE_MALLOC", "1") == "0":
         return False
     if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
@@ -82,47 +103,7 @@ def tune_malloc() -> bool:
     try:
         libc = ctypes.CDLL("libc.so.6")
         ok = libc.mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD) == 1
-        return bool(ok and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1)
+        _tuned = bool(ok and libc.mallopt(_M_TRIM_THRESHOLD, TRIM_THRESHOLD) == 1)
     except (OSError, AttributeError):
         return False
-
-
-MALLOC_TUNED = tune_malloc()
-
-
-class writable:
-    """Open the read-only values of params for in-place updates, for one ``with`` block.
-
-    Optimizers and ``load_state_dict`` update parameter buffers in place (as PyTorch
-    and lamp do) while every other holder of a Variable's value sees a read-only array.
-    Inside the block the arrays are writable; on exit, even by an exception, they are
-    read-only again. Arrays that cannot be made writable (a param made with
-    ``copy=False`` from a read-only array) raise ``ValueError`` on entry, before anything
-    was opened.
-
-    Example:
-        >>> with writable([w.value for w in params]) as bufs:
-        ...     for b, w in zip(bufs, params):
-        ...         b -= 0.1 * w.grad
-    """
-
-    __slots__ = ("_arrays",)
-
-    def __init__(self, arrays: Any) -> None:
-        self._arrays = list(arrays)
-
-    def __enter__(self) -> list[np.ndarray]:
-        opened: list[np.ndarray] = []
-        try:
-            for a in self._arrays:
-                a.setflags(write=True)
-                opened.append(a)
-        except ValueError:
-            for a in opened:
-                a.setflags(write=False)
-            raise
-        return self._arrays
-
-    def __exit__(self, *exc: object) -> None:
-        for a in self._arrays:
-            a.setflags(write=False)
+    return _tuned

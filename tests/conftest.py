@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import lampy
-from lampy._scope import current_or_none
+from lampy.autograd import current_or_none
 from lampy.autograd._grad_mode import is_grad_enabled
 
 # CI runs derandomized with a bounded number of examples; locally "dev" explores more.

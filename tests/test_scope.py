@@ -274,10 +274,10 @@ def test_memory_is_back_to_baseline_when_the_with_block_returns() -> None:
             baseline, _ = tracemalloc.get_traced_memory()
             with lampy.Scope():
                 x = lampy.param(np.ones(100_000))  # 0.8 MB
-                y = x
+                held = [x]  # held by Python: their values stay until the scope exits
                 for _ in range(10):
-                    y = y * 1.0001
-                y.sum().backward()
+                    held.append(held[-1] * 1.0001)
+                held[-1].sum().backward()
                 inside, _ = tracemalloc.get_traced_memory()
             after, _ = tracemalloc.get_traced_memory()
     finally:

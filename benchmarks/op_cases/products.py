@@ -16,7 +16,7 @@ import numpy as np
 
 from lampy.ops._diagonal import diag, diagonal, trace, tril, triu
 from lampy.ops._einsum import einsum
-from lampy.ops._linalg import dot, inner, kron, matmul, outer, tensordot, vdot
+from lampy.ops._products import dot, inner, kron, matmul, outer, tensordot, vdot
 
 from ._case import Case
 

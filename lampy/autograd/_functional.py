@@ -9,9 +9,9 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError
 from lampy._memory import grad_buffer
-from lampy._scope import Scope
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable, param
 
 
@@ -51,6 +51,7 @@ def _evaluate(
     argnums: int | Sequence[int],
     has_aux: bool,
     args: tuple[Any, ...],
+    workers: int | str | None,
 ) -> tuple[np.ndarray, Any, Any]:
     nums = _argnums(name, argnums, len(args))
     token = GRAD_ENABLED.set(True)  # differentiate even when called under no_grad
@@ -85,8 +86,8 @@ def _evaluate(
             if out.needs_grad:
                 # Only this call's params receive gradients: params of enclosing scopes
                 # that f closes over are left as they are.
-                targets = set(params.values())
-                for _ in _propagate([out], None, (), targets):
+                targets = {p.node for p in params.values()}
+                for _ in _propagate([out], None, (), targets, workers=workers):
                     pass
             grads = {}
             for n, p in params.items():
@@ -106,13 +107,17 @@ def _evaluate(
 
 
 def grad(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    f: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    *,
+    workers: int | str | None = None,
 ) -> Callable[..., Any]:
     """Return a function computing the gradient of ``f`` with numpy arrays in and out.
 
     ``f`` takes arrays (the arguments at ``argnums`` arrive as params) and returns a
     scalar Variable. Each call runs ``f`` in a child scope with grad mode on (also under
-    [no_grad][lampy.no_grad]), backpropagates into that call's params only, and returns
+    `lampy.no_grad`), backpropagates into that call's params only, and returns
     the gradients as plain numpy arrays owned by the caller; everything else is
     released before it returns. A scope need not be active.
 
@@ -122,6 +127,7 @@ def grad(
             gives one array; a tuple gives a tuple of arrays (an index may repeat).
         has_aux: If True, ``f`` returns ``(output, aux)`` and the function returns
             ``(gradient, aux)``, with Variables in ``aux`` turned into numpy arrays.
+        workers: Threads for the backward pass, as in `lampy.backward`.
 
     Examples:
         >>> import numpy as np, lampy
@@ -131,16 +137,20 @@ def grad(
     """
 
     def grad_f(*args: Any) -> Any:
-        _, aux, grads = _evaluate("grad", f, argnums, has_aux, args)
+        _, aux, grads = _evaluate("grad", f, argnums, has_aux, args, workers)
         return (grads, aux) if has_aux else grads
 
     return grad_f
 
 
 def value_and_grad(
-    f: Callable[..., Any], argnums: int | Sequence[int] = 0, has_aux: bool = False
+    f: Callable[..., Any],
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    *,
+    workers: int | str | None = None,
 ) -> Callable[..., Any]:
-    """Like [grad][lampy.grad], but the function returns ``(value, gradient)``.
+    """Like `lampy.grad`, but the function returns ``(value, gradient)``.
 
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the function returns
     ``((value, aux), gradient)``; Variables inside ``aux`` come back as numpy arrays.
@@ -148,7 +158,7 @@ def value_and_grad(
     """
 
     def value_and_grad_f(*args: Any) -> Any:
-        value, aux, grads = _evaluate("value_and_grad", f, argnums, has_aux, args)
+        value, aux, grads = _evaluate("value_and_grad", f, argnums, has_aux, args, workers)
         return ((value, aux) if has_aux else value), grads
 
     return value_and_grad_f

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-
-_getrefcount = sys.getrefcount
 
 _add = np.add
 
@@ -55,18 +52,17 @@ class Contribution:
     Calling it as ``closure(g, out)`` adds ``unbroadcast(fn(g), out.shape)`` into
     ``out``, like any closure. Knowing the contribution itself also lets the engine
     skip the zero-filled buffer for an input's first contribution: the contribution
-    becomes the buffer (cast to the input's dtype, copied unless ``fresh``), which saves
-    two passes over memory per input for cheap elementwise ops.
+    becomes the buffer (cast to the input's dtype, and copied unless the op declared it
+    ``fresh``), which saves two passes over memory per input for cheap elementwise ops.
 
     Attributes:
         fn: ``fn(g)`` returns the input's gradient given the output's gradient ``g``,
             with the input's shape or broadcastable down to it (as numpy broadcasting
             made the output from the input).
-        fresh: Whether ``fn`` always returns a new array that nothing else references
-            (so it may be kept as the buffer without a copy). With False, the engine
-            checks: an array only ``fn``'s result references (by CPython's reference
-            count), or ``g`` itself when nothing else needs it, is kept; anything else
-            is copied.
+        fresh: The op's declaration that ``fn`` always returns a new array that nothing
+            else references, which the engine may keep and later add into. With False
+            the engine keeps the result only when it is ``g`` itself or a view of all of
+            ``g`` and nothing else needs ``g`` any more; anything else is copied.
     """
 
     __slots__ = ("__weakref__", "fn", "fresh")
@@ -80,41 +76,38 @@ class Contribution:
 
     def first(
         self, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
-    ) -> Any:
+    ) -> np.ndarray:
         """The input's gradient buffer from this first contribution alone.
 
         ``g_is_free`` says that nothing else will read or write ``g`` after this call,
-        so a contribution that is ``g`` itself or a view of it may be kept as it is.
+        so a contribution that is ``g`` itself or a view of all of it may be kept.
         """
-        d = self.fn(g)
+        return self.own(self.fn(g), g, shape, dtype, g_is_free)
+
+    def own(
+        self, d: Any, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
+    ) -> np.ndarray:
+        """Make the contribution ``d = fn(g)`` a gradient buffer the engine owns."""
         if type(d) is not np.ndarray:  # a numpy scalar from 0-d arithmetic
-            return np.array(d, dtype=dtype)
+            scalar: np.ndarray = np.array(d, dtype=dtype)
+            return scalar
         fresh = self.fresh
         if d.shape != shape:
             d = unbroadcast(d, shape)  # sums over some axis, so the result is new
             fresh = True
         if d.dtype != dtype:
-            return d.astype(dtype)
-        if not fresh:
+            cast: np.ndarray = d.astype(dtype)
+            return cast
+        if not fresh and g_is_free and d.size == g.size:
+            # g itself, or a view of all of g's memory (a reshape or a transpose), may be
+            # kept; a view of part of it is copied so it does not hold the rest.
             base = d.base
-            if base is None:
-                # No one else references a new array: only `d` here, and getrefcount's
-                # argument (CPython's reference counts; anything held elsewhere, like a
-                # captured forward value or g, has more).
-                fresh = _getrefcount(d) == 2
-            else:  # a view of all of a new array that only this view references
-                fresh = (
-                    _getrefcount(d) == 2
-                    and _getrefcount(base) == 3
-                    and d.size == getattr(base, "size", -1)
-                )
-            if not fresh and g_is_free and d.size == g.size:
-                # g itself, or a view of all of g's memory (a reshape or a transpose), may
-                # be kept; a view of part of it is copied so it does not hold the rest.
-                fresh = d is g or base is g or (base is not None and base is g.base)
+            fresh = d is g or base is g or (base is not None and base is g.base)
         if not fresh or not d.flags.writeable:
-            return d.copy()
-        return d
+            copied: np.ndarray = d.copy()
+            return copied
+        kept: np.ndarray = d
+        return kept
 
 
 def contribution(fn: Callable[[np.ndarray], Any], *, fresh: bool = True) -> Contribution:
@@ -127,7 +120,10 @@ def contribution(fn: Callable[[np.ndarray], Any], *, fresh: bool = True) -> Cont
     Args:
         fn: ``fn(g)``: the input's gradient, of the input's shape or broadcastable down
             to it (it is summed over broadcast axes).
-        fresh: Set False if ``fn`` may return ``g`` itself or a view of an array that
-            is used elsewhere; the engine then copies it before keeping it.
+        fresh: Declare True only if ``fn`` always returns a new array that nothing else
+            references (the engine keeps it and adds into it later). Set False if ``fn``
+            may return ``g`` itself, a view of ``g``, or any array used elsewhere (a
+            saved forward value, a broadcast view); the engine then copies it when it
+            must.
     """
     return Contribution(fn, fresh)

@@ -2,27 +2,24 @@
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import attrs
 import numpy as np
 
 from lampy import _memory
-from lampy._errors import (
-    DTypeError,
-    LampyError,
-    LampyTypeError,
-    ReleasedError,
-    no_scope,
-    not_float,
-    released,
-)
-from lampy._scope import _CURRENT, _OPEN, Scope
+from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._node import Node
+from lampy.autograd._operators import VariableOperators
+from lampy.autograd._scope import closed_scope, current_or_none
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike, DTypeLike
+
+    from lampy.autograd._scope import Scope
 
 Backward = Callable[[np.ndarray, np.ndarray], object]
 """A zip-backward closure ``(g, out)``: adds the input's gradient into ``out``.
@@ -30,8 +27,8 @@ Backward = Callable[[np.ndarray, np.ndarray], object]
 It should return None; whatever it returns is ignored.
 """
 
-Param = tuple["Variable", Backward]
-"""An op param: an input Variable paired with its zip-backward closure."""
+Param = tuple[Node, Backward]
+"""An op param: an input's node paired with its zip-backward closure."""
 
 
 @attrs.frozen(eq=False)
@@ -40,46 +37,44 @@ class Op:
 
     Attributes:
         name: The op's name, used in error messages (``"matmul"``, ``"tanh"``...).
-        params: One ``(input, closure)`` pair per input that needs a gradient. The
-            closure takes ``(g, out)``: ``g`` is the gradient of the final output with
-            respect to this op's value, ``out`` a buffer of the input's shape and dtype;
-            it adds the input's gradient into ``out`` and returns None.
+        params: One ``(input node, closure)`` pair per input that needs a gradient
+            (made by ``input.zip_backward(closure)``). The closure takes ``(g, out)``:
+            ``g`` is the gradient of the final output with respect to this op's value,
+            ``out`` a buffer of the input's shape and dtype; it adds the input's
+            gradient into ``out`` and returns None.
+        versions: For each param whose input is a leaf, ``(node, version)``: the
+            input's version (count of in-place writes) when the op read it. Backprop
+            checks them, so a graph whose inputs were changed in place since is an
+            error, not a silently wrong gradient. None when no input is a leaf.
     """
 
     name: str
     params: tuple[Param, ...]
+    versions: tuple[tuple[Node, int], ...] | None = None
 
 
 @attrs.frozen(eq=False, repr=False, weakref_slot=True)
-class Variable:
+class Variable(VariableOperators):
     """An immutable node of the graph: a value, how it was computed, and its gradient.
 
-    Variables are made by [param][], [const][] and ops ([op][lampy.op]), never by
+    Variables are made by `lampy.param`, `lampy.const` and ops (`lampy.op`), never by
     calling the class, and belong to the scope that was current when they were made.
+    The record itself never changes; the engine's state of it (value, gradient buffer,
+    version, owner) lives in its [Node][lampy.autograd.Node], which the graph links.
 
     Attributes:
-        op: The [Op][] that computed this Variable, or None for a leaf (a param or a
-            constant) and for results computed under [lampy.no_grad][].
-        needs_grad: Whether gradients flow to this Variable.
+        node: The engine's state of this Variable, linked by the ops that use it.
     """
 
-    _value: np.ndarray | None = attrs.field(alias="_value")
-    op: Op | None = attrs.field(alias="op")
-    needs_grad: bool = attrs.field(alias="needs_grad")
-    _scope: Scope | None = attrs.field(alias="_scope")
-    _label: Any = attrs.field(alias="_label")  # op name; (name, shape, dtype) once released
-    _grad: np.ndarray | None = attrs.field(default=None, alias="_grad")
-
-    # Numpy defers to our reflected operators: ``ndarray * Variable`` calls __rmul__.
-    __array_ufunc__ = None
+    node: Node
 
     # ----------------------------------------------------------------- data access
     @property
     def value(self) -> np.ndarray:
         """The value, a read-only numpy array (copy it to modify it)."""
-        v = self._value
+        v = self.node.value
         if v is None:
-            raise self._released_error(".value")
+            raise self.node.released_error(".value")
         return v
 
     @property
@@ -87,12 +82,24 @@ class Variable:
         """The accumulated gradient buffer, or None if no gradient reached it yet.
 
         Params (leaves that need a gradient) accumulate here across backward calls
-        until [zero_grad][]. Op results hold a gradient only if they were named in
+        until `zero_grad`. Op results hold a gradient only if they were named in
         ``retain=`` of a backward call.
         """
-        if self._value is None:
-            raise self._released_error(".grad")
-        return self._grad
+        node = self.node
+        if node.scope is None:
+            raise node.released_error(".grad")
+        return node.grad
+
+    @property
+    def op(self) -> Op | None:
+        """The `lampy.Op` that computed this Variable, or None for a leaf (a param or a
+        constant) and for results computed under `lampy.no_grad`."""
+        return self.node.op
+
+    @property
+    def needs_grad(self) -> bool:
+        """Whether gradients flow to this Variable."""
+        return self.node.needs_grad
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -117,12 +124,18 @@ class Variable:
     @property
     def is_leaf(self) -> bool:
         """Whether this Variable has no op with params (a param, a constant, or detached)."""
-        return self.op is None or not self.op.params
+        op = self.node.op
+        return op is None or not op.params
 
     @property
     def is_released(self) -> bool:
         """Whether the scope that owned this Variable has exited."""
-        return self._value is None
+        return self.node.scope is None
+
+    @property
+    def version(self) -> int:
+        """How many times the value was changed in place (by `lampy.in_place`)."""
+        return self.node.version
 
     def item(self) -> Any:
         """The single element of the value as a Python scalar."""
@@ -141,67 +154,44 @@ class Variable:
                 the op's value. It returns None.
 
         Returns:
-            The ``(self, fn)`` pair to pass to [lampy.op][].
+            The ``(self.node, fn)`` pair to pass to `lampy.op`.
         """
-        return (self, fn)
+        return (self.node, fn)
 
-    def backward(self, grad: ArrayLike | None = None, *, retain: Any = ()) -> None:
-        """Backpropagate from this Variable; see [lampy.backward][]."""
+    def backward(
+        self, grad: ArrayLike | None = None, *, retain: Any = (), workers: int | str | None = None
+    ) -> None:
+        """Backpropagate from this Variable; see `lampy.backward`."""
         from lampy.autograd._backprop import backward
 
-        backward(self, None if grad is None else [grad], retain=retain)
+        backward(self, None if grad is None else [grad], retain=retain, workers=workers)
 
     def zero_grad(self) -> None:
         """Fill the gradient buffer with zeros in place (the buffer is kept for reuse)."""
-        if self._value is None:
-            raise self._released_error(".zero_grad()")
-        g = self._grad
+        node = self.node
+        if node.scope is None:
+            raise node.released_error(".zero_grad()")
+        g = node.grad
         if g is not None:
             g.fill(0)
 
-    # ------------------------------------------------------------ internal state
-    def _set_grad(self, g: np.ndarray | None) -> None:
-        object.__setattr__(self, "_grad", g)
-
-    def _set_scope(self, scope: Scope) -> None:
-        object.__setattr__(self, "_scope", scope)
-
-    def _release(self) -> None:
-        v = self._value
-        if v is not None:  # remembered for error messages, formatted only when needed
-            object.__setattr__(self, "_label", (self._label, v.shape, v.dtype))
-        object.__setattr__(self, "_value", None)
-        object.__setattr__(self, "_grad", None)
-        object.__setattr__(self, "op", None)
-        object.__setattr__(self, "_scope", None)
-
-    def _detach(self) -> None:
-        if self.op is not None:
-            object.__setattr__(self, "op", None)
-            object.__setattr__(self, "needs_grad", False)
-
-    def _nbytes(self) -> int:
-        v, g = self._value, self._grad
-        return (0 if v is None else v.nbytes) + (0 if g is None else g.nbytes)
-
-    def _description(self) -> str:
-        label = self._label
-        if isinstance(label, tuple):
-            name, shape, dtype = label
-            return f"'{name}', shape {shape}, dtype {dtype}"
-        return f"'{label}'"
-
-    def _released_error(self, use: str) -> ReleasedError:
-        return released(self._description(), use)
+    def __del__(self) -> None:
+        # Nothing can read this value any more (the graph links nodes, not Variables),
+        # so its memory returns now unless a closure saved it or the scope keeps values.
+        node = self.node
+        scope = node.scope
+        if scope is not None and not scope.keep_values:
+            node.value = None
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
-        v = self._value
+        node = self.node
+        v = node.value
         if v is None:
-            return f"Variable(<released>, made by {self._description()})"
-        how = "param" if self.needs_grad and self.op is None else self._label
+            return f"Variable(<released>, made by {node.describe()})"
+        how = "param" if node.needs_grad and node.op is None else node.name
         body = np.array2string(v, separator=", ", prefix="Variable(", threshold=20)
-        return f"Variable({body}, dtype={v.dtype}, {how}, needs_grad={self.needs_grad})"
+        return f"Variable({body}, dtype={v.dtype}, {how}, needs_grad={node.needs_grad})"
 
     __hash__ = object.__hash__
 
@@ -224,320 +214,43 @@ class Variable:
         return self.value.__index__()
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        if self.needs_grad:
+        v = self.value  # a released Variable raises ReleasedError here
+        if self.node.needs_grad:
             raise LampyTypeError(
                 "numpy cannot use a Variable that needs a gradient as an array: the gradient "
                 "would be silently lost. Use lampy's ops (lampy.exp, lampy.sum...) on it, or "
                 "take `v.value` explicitly if you mean to leave the graph."
             )
-        v = self.value
         if dtype is not None and np.dtype(dtype) != v.dtype:
             return v.astype(dtype)
         return v.copy() if copy else v
 
-    # Arithmetic operators: numpy broadcasting, arrays and scalars wrapped as constants.
-    def __add__(self, other: Any) -> Variable:
-        return _arith.add(self, other)
+    # Copies are new Variables of the current scope, so no copy escapes scope rules.
+    def __copy__(self) -> Variable:
+        return _copy_variable(self, "copy.copy")
 
-    def __radd__(self, other: Any) -> Variable:
-        return _arith.add(other, self)
+    def __deepcopy__(self, memo: dict[int, Any]) -> Variable:
+        return _copy_variable(self, "copy.deepcopy")
 
-    def __sub__(self, other: Any) -> Variable:
-        return _arith.subtract(self, other)
-
-    def __rsub__(self, other: Any) -> Variable:
-        return _arith.subtract(other, self)
-
-    def __mul__(self, other: Any) -> Variable:
-        return _arith.multiply(self, other)
-
-    def __rmul__(self, other: Any) -> Variable:
-        return _arith.multiply(other, self)
-
-    def __truediv__(self, other: Any) -> Variable:
-        return _arith.divide(self, other)
-
-    def __rtruediv__(self, other: Any) -> Variable:
-        return _arith.divide(other, self)
-
-    def __pow__(self, other: Any) -> Variable:
-        return _arith.power(self, other)
-
-    def __rpow__(self, other: Any) -> Variable:
-        return _arith.power(other, self)
-
-    def __matmul__(self, other: Any) -> Variable:
-        return _linalg.matmul(self, other)
-
-    def __rmatmul__(self, other: Any) -> Variable:
-        return _linalg.matmul(other, self)
-
-    def __neg__(self) -> Variable:
-        return _arith.negative(self)
-
-    def __pos__(self) -> Variable:
-        return self
-
-    def __getitem__(self, index: Any) -> Variable:
-        return _indexing.getitem(self, index)
-
-    # Comparisons give plain boolean arrays (they have no gradient), as lampy.equal etc.
-    def __eq__(self, other: object) -> Any:
-        return _comparison.equal(self, other)
-
-    def __ne__(self, other: object) -> Any:
-        return _comparison.not_equal(self, other)
-
-    def __lt__(self, other: Any) -> np.ndarray:
-        return _comparison.less(self, other)
-
-    def __le__(self, other: Any) -> np.ndarray:
-        return _comparison.less_equal(self, other)
-
-    def __gt__(self, other: Any) -> np.ndarray:
-        return _comparison.greater(self, other)
-
-    def __ge__(self, other: Any) -> np.ndarray:
-        return _comparison.greater_equal(self, other)
-
-    # numpy-style methods
-    @property
-    def T(self) -> Variable:
-        """The transpose (axes reversed), as ``numpy.ndarray.T``."""
-        return _shape.transpose(self)
-
-    def reshape(self, *shape: Any, order: str = "C") -> Variable:
-        """Same as [lampy.reshape][]; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
-        new: Any = shape
-        if len(shape) == 1 and not isinstance(shape[0], int):
-            new = shape[0]
-        return _shape.reshape(self, new, order=order)
-
-    def transpose(self, *axes: Any) -> Variable:
-        """Same as [lampy.transpose][]; accepts ``v.transpose(1, 0)`` and a tuple."""
-        perm: Any = axes
-        if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
-            perm = axes[0]
-        return _shape.transpose(self, perm or None)
-
-    def sum(
-        self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False
-    ) -> Variable:
-        """Same as [lampy.sum][] (``out`` must be None: Variables are immutable)."""
-        _no_out("sum", out)
-        return _reductions.sum(self, axis=axis, dtype=dtype, keepdims=keepdims)
-
-    def mean(
-        self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False
-    ) -> Variable:
-        """Same as [lampy.mean][] (``out`` must be None: Variables are immutable)."""
-        _no_out("mean", out)
-        return _reductions.mean(self, axis=axis, dtype=dtype, keepdims=keepdims)
-
-    def var(
-        self,
-        axis: Any = None,
-        dtype: Any = None,
-        out: None = None,
-        ddof: int = 0,
-        keepdims: bool = False,
-    ) -> Variable:
-        """Same as [lampy.var][]."""
-        _no_out("var", out)
-        return _reductions.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
-
-    def std(
-        self,
-        axis: Any = None,
-        dtype: Any = None,
-        out: None = None,
-        ddof: int = 0,
-        keepdims: bool = False,
-    ) -> Variable:
-        """Same as [lampy.std][]."""
-        _no_out("std", out)
-        return _reductions.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
-
-    def prod(
-        self, axis: Any = None, dtype: Any = None, out: None = None, keepdims: bool = False
-    ) -> Variable:
-        """Same as [lampy.prod][]."""
-        _no_out("prod", out)
-        return _reductions.prod(self, axis, dtype, keepdims=keepdims)
-
-    def max(
-        self,
-        axis: Any = None,
-        out: None = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = True,
-    ) -> Variable:
-        """Same as [lampy.amax][]."""
-        _no_out("max", out)
-        return _extremes.amax(self, axis, keepdims=keepdims, initial=initial, where=where)
-
-    def min(
-        self,
-        axis: Any = None,
-        out: None = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = True,
-    ) -> Variable:
-        """Same as [lampy.amin][]."""
-        _no_out("min", out)
-        return _extremes.amin(self, axis, keepdims=keepdims, initial=initial, where=where)
-
-    def argmax(self, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
-        """Same as [lampy.argmax][]: integer indices as numpy values, not a Variable."""
-        _no_out("argmax", out)
-        return _extremes.argmax(self, axis, keepdims=keepdims)
-
-    def argmin(self, axis: Any = None, out: None = None, *, keepdims: bool = False) -> Any:
-        """Same as [lampy.argmin][]: integer indices as numpy values, not a Variable."""
-        _no_out("argmin", out)
-        return _extremes.argmin(self, axis, keepdims=keepdims)
-
-    def cumsum(self, axis: Any = None, dtype: Any = None, out: None = None) -> Variable:
-        """Same as [lampy.cumsum][]."""
-        _no_out("cumsum", out)
-        return _cumulative.cumsum(self, axis, dtype)
-
-    def cumprod(self, axis: Any = None, dtype: Any = None, out: None = None) -> Variable:
-        """Same as [lampy.cumprod][]."""
-        _no_out("cumprod", out)
-        return _cumulative.cumprod(self, axis, dtype)
-
-    def take(
-        self, indices: Any, axis: Any = None, out: None = None, mode: str = "raise"
-    ) -> Variable:
-        """Same as [lampy.take][]."""
-        _no_out("take", out)
-        return _indexing.take(self, indices, axis, mode=mode)
-
-    def compress(self, condition: Any, axis: Any = None, out: None = None) -> Variable:
-        """Same as [lampy.compress][]."""
-        _no_out("compress", out)
-        return _indexing.compress(condition, self, axis)
-
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Whether all elements along ``axis`` are true, as numpy (a numpy result)."""
-        return np.all(self.value, axis=axis, keepdims=keepdims)
-
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Whether any element along ``axis`` is true, as numpy (a numpy result)."""
-        return np.any(self.value, axis=axis, keepdims=keepdims)
-
-    def nonzero(self) -> tuple[np.ndarray, ...]:
-        """Indices of the nonzero elements, as ``numpy.nonzero`` (numpy arrays)."""
-        return np.nonzero(self.value)
-
-    def argsort(self, axis: int = -1, kind: Any = None, *, stable: Any = None) -> Any:
-        """Same as [lampy.argsort][]: integer indices as a numpy array, not a Variable.
-
-        (``ndarray.sort`` sorts in place, so Variables have no ``sort`` method; use
-        [lampy.sort][].)
-        """
-        return _sorting.argsort(self, axis, kind, stable=stable)
-
-    @property
-    def mT(self) -> Variable:
-        """The matrix transpose (last two axes swapped), as ``numpy.ndarray.mT``."""
-        return _shape.matrix_transpose(self)
-
-    def ravel(self, order: str = "C") -> Variable:
-        """Same as [lampy.ravel][]."""
-        return _shape.ravel(self, order)
-
-    def flatten(self, order: str = "C") -> Variable:
-        """Same as [lampy.ravel][] (values are immutable, so a copy and a view are alike)."""
-        return _shape.ravel(self, order)
-
-    def squeeze(self, axis: Any = None) -> Variable:
-        """Same as [lampy.squeeze][]."""
-        return _shape.squeeze(self, axis)
-
-    def swapaxes(self, axis1: int, axis2: int) -> Variable:
-        """Same as [lampy.swapaxes][]."""
-        return _shape.swapaxes(self, axis1, axis2)
-
-    def repeat(self, repeats: Any, axis: Any = None) -> Variable:
-        """Same as [lampy.repeat][]."""
-        return _pad.repeat(self, repeats, axis)
-
-    def __abs__(self) -> Variable:
-        return _magnitude.abs(self)
-
-    def astype(self, dtype: Any, copy: bool = True) -> Variable:
-        """Same as [lampy.astype][]: a float dtype keeps the gradient, others give a constant."""
-        return _cast.astype(self, dtype, copy=copy)
-
-    def copy(self) -> Variable:
-        """Same as [lampy.copy][]."""
-        return _cast.copy(self)
-
-    def tolist(self) -> Any:
-        """The value as nested Python lists."""
-        return self.value.tolist()
-
-    def clip(self, min: Any = None, max: Any = None) -> Variable:
-        """Same as [lampy.clip][] with ``min`` and ``max`` bounds."""
-        return _magnitude.clip(self, min=min, max=max)
-
-    def round(self, decimals: int = 0) -> Variable:
-        """Same as [lampy.round][] (zero gradient)."""
-        return _rounding.round(self, decimals)
-
-    def dot(self, b: Any) -> Variable:
-        """Same as [lampy.dot][]."""
-        return _linalg.dot(self, b)
-
-    def trace(self, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Variable:
-        """Same as [lampy.trace][]."""
-        return _diagonal.trace(self, offset, axis1, axis2, dtype)
-
-    def diagonal(self, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
-        """Same as [lampy.diagonal][]."""
-        return _diagonal.diagonal(self, offset, axis1, axis2)
-
-
-def _no_out(name: str, out: Any) -> None:
-    if out is not None:
+    def __reduce_ex__(self, protocol: Any) -> NoReturn:
         raise LampyTypeError(
-            f"{name}: out= is not supported, Variables are immutable; use the returned Variable."
+            "pickle: a Variable cannot be pickled: it is a node of a graph owned by a scope, "
+            "and graphs are not serialisable. Pickle its value (`v.value` or `v.numpy()`), "
+            "or save a model's parameters with `lampy.save(path, model)`."
         )
 
 
-# Fast constructors for the hot path of every op: the same records as
-# ``Variable(...)`` / ``Op(...)`` (every field set), without the generic attrs __init__,
-# which sets frozen fields through object.__setattr__ (about 0.3 µs per op saved).
-_object_new = object.__new__
-_set_value, _set_op, _set_needs, _set_scope, _set_label, _set_grad = (
-    Variable.__dict__[k].__set__
-    for k in ("_value", "op", "needs_grad", "_scope", "_label", "_grad")
-)
-_set_op_name, _set_op_params = (Op.__dict__[k].__set__ for k in ("name", "params"))
-
-
-def _new_variable(
-    value: np.ndarray, node_op: Op | None, needs_grad: bool, scope: Scope, label: str
-) -> Variable:
-    v = _object_new(Variable)
-    _set_value(v, value)
-    _set_op(v, node_op)
-    _set_needs(v, needs_grad)
-    _set_scope(v, scope)
-    _set_label(v, label)
-    _set_grad(v, None)
-    return v
-
-
-def _new_op(name: str, params: tuple[Param, ...]) -> Op:
-    o = _object_new(Op)
-    _set_op_name(o, name)
-    _set_op_params(o, params)
-    return o
+def _copy_variable(v: Variable, how: str) -> Variable:
+    """A new Variable of the current scope with a copy of ``v``'s value: a param's copy
+    is a new param (its own gradient); any other Variable's copy is a constant."""
+    node = v.node
+    value = v.value
+    scope = current_or_none()
+    if scope is None:
+        raise no_scope(how)
+    if node.needs_grad and node.op is None:
+        return _leaf_in(scope, "param", np.array(value, copy=True), True, False)
+    return _leaf_in(scope, "const", np.array(value, copy=True), False, False)
 
 
 _own = _memory.own_value
@@ -565,6 +278,8 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     Raises:
         NoScopeError: if no scope is active.
         ReleasedError: if an input was released.
+        DTypeError: if an input needs a gradient but the value is complex or not
+            numeric (lampy's gradients are real: the gradient would be lost).
 
     Examples:
         >>> import numpy as np, lampy
@@ -578,53 +293,72 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         ...     print(x.grad)
         12.0
     """
-    scope = _CURRENT.get()
-    if scope is None or scope._state != _OPEN:
-        raise _scope_error(scope, f"op '{name}'")
-    arr: np.ndarray = _own(value)
-    if GRAD_ENABLED.get():
-        kept = []
-        for p in params:
-            if p is None:
-                continue
-            inp = p[0]
-            if type(inp) is not Variable or len(p) != 2:
-                raise _bad_param(name, p)
-            if inp.needs_grad:
-                if inp._value is None:
-                    raise inp._released_error(f"op '{name}'")
-                kept.append(p)
-        if kept and arr.dtype.kind == "f":
-            var = _new_variable(arr, _new_op(name, tuple(kept)), True, scope, name)
-        else:
-            var = _new_variable(arr, _new_op(name, ()), False, scope, name)
-    else:
-        var = _new_variable(arr, None, False, scope, name)
-    scope._owned.append(var)
-    return var
-
-
-def _scope_error(scope: Scope | None, what: str) -> LampyError:
+    scope = current_or_none()
     if scope is None:
-        return no_scope(what)
-    return LampyError(
-        f"{what}: the current scope has already exited (this code runs in a context copied "
-        "while it was open, such as an asyncio task or contextvars.copy_context()). Open a "
-        "scope where the Variables are made: `with lampy.Scope(): ...`."
+        raise no_scope(f"op '{name}'")
+    arr: np.ndarray = _own(value)
+    if not GRAD_ENABLED.get():
+        return _record(scope, arr, None, False, name)
+    kept: list[Param] = []
+    versions: list[tuple[Node, int]] | None = None
+    for p in params:
+        if p is None:
+            continue
+        if type(p) is not tuple or len(p) != 2:
+            _bad_param(name, p)
+        node: Any = p[0]
+        if type(node) is not Node:
+            if type(node) is not Variable:
+                _bad_param(name, p)
+            node = node.node
+            p = (node, p[1])
+        if node.needs_grad:
+            if node.scope is None:
+                raise node.released_error(f"op '{name}'")
+            if node.op is None:
+                if versions is None:
+                    versions = []
+                versions.append((node, node.version))
+            kept.append(p)
+    if not kept:
+        return _record(scope, arr, Op(name, ()), False, name)
+    kind = arr.dtype.kind
+    if kind != "f":
+        if kind in "iub":  # an integer or boolean result is a constant, as numpy's
+            return _record(scope, arr, Op(name, ()), False, name)
+        raise _not_real(name, arr.dtype)
+    node_op = Op(name, tuple(kept), None if versions is None else tuple(versions))
+    return _record(scope, arr, node_op, True, name)
+
+
+def _record(scope: Scope, arr: np.ndarray, node_op: Op | None, needs: bool, name: str) -> Variable:
+    node = Node(arr, node_op, needs, scope, name)
+    scope.register(node)
+    return Variable(node)
+
+
+def _not_real(name: str, dtype: np.dtype[Any]) -> DTypeError:
+    return DTypeError(
+        f"op '{name}': its value has dtype {dtype} while an input needs a gradient; lampy's "
+        "gradients are real, so this gradient would be lost. Keep the computation real "
+        "(e.g. split a complex number into real and imaginary parts), or compute it under "
+        "lampy.no_grad() / from `v.value` if no gradient is needed."
     )
 
 
-def _bad_param(name: str, p: Any) -> LampyTypeError:
-    return LampyTypeError(
+def _bad_param(name: str, p: Any) -> NoReturn:
+    raise LampyTypeError(
         f"op '{name}': each param must be the pair `input.zip_backward(closure)` with a "
         f"Variable input, got {type(p).__name__} {p!r:.80}."
     )
 
 
 def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool, copy: bool = True) -> Variable:
-    scope = _CURRENT.get()
-    if scope is None or scope._state != _OPEN:
-        raise _scope_error(scope, f"lampy.{what}()")
+    scope = current_or_none()
+    if scope is None:
+        raise no_scope(f"lampy.{what}()")
+    if not scope.is_open:
+        raise closed_scope(scope, f"lampy.{what}()")
     if type(x) is Variable:
         x = x.value
     try:
@@ -641,8 +375,15 @@ def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool, copy: bool = True) ->
         )
     if needs_grad and arr.dtype.kind != "f":
         raise not_float(f"lampy.{what}", arr.dtype)
-    var = _new_variable(_own(arr, shared=not copy), None, needs_grad, scope, what)
-    scope._owned.append(var)
+    return _leaf_in(scope, what, arr, needs_grad, not copy)
+
+
+def _leaf_in(scope: Scope, what: str, arr: Any, needs_grad: bool, shared: bool) -> Variable:
+    node = Node(_own(arr, shared=shared), None, needs_grad, scope, what)
+    scope.register(node)
+    var = Variable(node)
+    if needs_grad:
+        node.handle = weakref.ref(var)
     return var
 
 
@@ -659,7 +400,9 @@ def param(
         copy: With ``copy=False`` an ndarray of the right dtype is used without a copy
             (through a read-only view), saving the copy's time and memory. You then
             promise not to change ``x`` while the Variable lives: a change would reach
-            the value, and the gradients computed from it.
+            the value, and the gradients computed from it. Optimizers write a param's
+            new values into ``x`` (`lampy.in_place`); an ``x`` that is read-only is
+            never written: an in-place write then raises a clear error.
 
     Raises:
         DTypeError: (a ``TypeError``) if the dtype is not floating (integers and bools
@@ -678,7 +421,7 @@ def const(
         x: An array, array-like or Python scalar, of any dtype; it is copied.
         dtype: A dtype to cast to.
         copy: ``copy=False`` uses an ndarray of the right dtype without a copy (see
-            [param][lampy.param]): you promise not to change it while the Variable lives.
+            `lampy.param`): you promise not to change it while the Variable lives.
 
     Raises:
         NoScopeError: if no scope is active.
@@ -686,23 +429,10 @@ def const(
     return _leaf("const", x, dtype, False, copy)
 
 
-__all__ = ["Backward", "Op", "Param", "Variable", "const", "op", "param"]
+def variable_of(node: Node) -> Variable | None:
+    """The Variable of a param's node, or None if it is gone (for ``backward_iter``)."""
+    ref = node.handle
+    return None if ref is None else ref()
 
-# The operator methods above call into the op library, which itself builds on this
-# module; it is imported last so that its modules can import the names defined here.
-from lampy.ops import _arithmetic as _arith  # noqa: E402
-from lampy.ops import (  # noqa: E402
-    _cast,
-    _comparison,
-    _cumulative,
-    _diagonal,
-    _indexing,
-    _linalg,
-    _magnitude,
-    _pad,
-    _reductions,
-    _rounding,
-    _shape,
-    _sorting,
-)
-from lampy.ops import _extreme_reductions as _extremes  # noqa: E402
+
+__all__ = ["Backward", "Op", "Param", "Variable", "const", "op", "param"]

@@ -100,57 +100,11 @@ def inverse_gaps(w: np.ndarray) -> Any:
     return f
 
 
-class Lazy:
-    """A value computed on first use and then kept (shared by the closures of one call)."""
-
-    __slots__ = ("_fn", "_value")
-
-    def __init__(self, fn: Any) -> None:
-        self._fn = fn
-        self._value: Any = None
-
-    def __call__(self) -> Any:
-        if self._value is None:
-            self._value = self._fn()
-            self._fn = None
-        return self._value
-
-
-class SharedBackward:
-    """A function of ``g`` computed once for the several closures of one op.
-
-    The engine calls an op's closures one after another with the same ``g``; the first
-    computes ``fn(g)`` and leaves it for the others, the last takes it away.
-    """
-
-    __slots__ = ("_fn", "_g", "_left", "_users", "_value")
-
-    def __init__(self, fn: Any, users: int) -> None:
-        self._fn = fn
-        self._users = users
-        self._g: Any = None
-        self._value: Any = None
-        self._left = 0
-
-    def __call__(self, g: np.ndarray) -> Any:
-        if self._g is g and self._left > 0:
-            value = self._value
-        else:
-            value = self._fn(g)
-            self._g, self._value, self._left = g, value, self._users
-        self._left -= 1
-        if self._left == 0:
-            self._g = self._value = None
-        return value
-
-
 __all__ = [
     "EighResult",
     "QRResult",
     "SVDResult",
     "SlogdetResult",
-    "Lazy",
-    "SharedBackward",
     "inverse_gaps",
     "matrix_value",
     "mT",

@@ -6,8 +6,9 @@ from typing import Any
 
 import numpy as np
 
+from lampy.autograd._shared import Lazy
 from lampy.autograd._variable import Variable, op
-from lampy.linalg._common import Lazy, QRResult, matrix_value, mT, wants_grad
+from lampy.linalg._common import QRResult, matrix_value, mT, wants_grad
 from lampy.ops._operands import contrib_of
 
 _add = np.add

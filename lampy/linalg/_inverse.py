@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
+from lampy.autograd._shared import Lazy, SharedInBackward
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Variable, op
-from lampy.linalg._common import Lazy, SharedBackward, matrix_value, mT, sym
-from lampy.ops._linalg import matmul
+from lampy.linalg._common import matrix_value, mT, sym
 from lampy.ops._operands import contrib_of, needs_grad, param_of, value_of
+from lampy.ops._products import matmul
 from lampy.ops._shape import reshape
 
 _add, _subtract, _matmul = np.add, np.subtract, np.matmul
@@ -145,7 +146,7 @@ def solve(a: Any, b: Any) -> Variable:
             return np.linalg.solve(mT(arr), g[..., None])[..., 0]
         return np.linalg.solve(mT(arr), g)
 
-    shared = SharedBackward(solve_t, needs_grad(a) + needs_grad(b))
+    shared = SharedInBackward(solve_t, needs_grad(a) + needs_grad(b))
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         gb = shared(g)
@@ -200,7 +201,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any,
             r = r_factor()
             return np.linalg.solve(r, np.linalg.solve(r.T, as_matrix(g)))
 
-        y_of = SharedBackward(normal_solve, users)
+        y_of = SharedInBackward(normal_solve, users)
 
         def d_a(g: np.ndarray) -> Any:
             y = y_of(g)

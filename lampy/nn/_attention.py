@@ -39,8 +39,8 @@ from lampy.nn.functional._attention import scaled_dot_product_attention
 from lampy.nn.functional._dropout import dropout as _dropout
 from lampy.nn.functional._linear import linear
 from lampy.nn.functional._shared import frozen
-from lampy.ops._linalg import matmul
 from lampy.ops._operands import param_of, value_of
+from lampy.ops._products import matmul
 from lampy.ops._shape import swapaxes
 
 __all__ = ["MultiheadAttention"]

@@ -16,8 +16,8 @@ from typing import Any, ClassVar, NamedTuple, TypeVar
 import attrs
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable
 
 __all__ = ["INLINE", "IncompatibleKeys", "Module", "inline"]
@@ -248,9 +248,12 @@ class Module:
                 "the same architecture, or pass strict=False to load the common keys."
             )
         pairs: list[tuple[np.ndarray, np.ndarray]] = []
+        params: list[Variable] = []
         for key, dest in own.items():
             if key not in state_dict:
                 continue
+            if isinstance(dest, Variable):
+                params.append(dest)
             dst = dest.value if isinstance(dest, Variable) else dest
             src = state_dict[key]
             if isinstance(src, Variable):
@@ -268,8 +271,7 @@ class Module:
                     f"cannot be cast to the module's {dst.dtype}; nothing was loaded."
                 )
             pairs.append((dst, src))
-        params = [dst for dst, _ in pairs if not dst.flags.writeable]
-        with _memory.writable(params):
+        with in_place(params):  # each param's version goes up: graphs made before are stale
             for dst, src in pairs:
                 np.copyto(dst, src, casting="same_kind")
         return IncompatibleKeys(missing, unexpected)

@@ -1,5 +1,10 @@
-"""The op library, one module per family. Each op is built with [lampy.op][]."""
+"""The op library, one module per family. Each op is built with `lampy.op`.
 
+Besides re-exporting, this package gives `Variable`'s operators and methods their op
+functions (``provide_operators``): the engine does not import the library built on it.
+"""
+
+from lampy.autograd._operators import provide_operators as _provide_operators
 from lampy.ops._arithmetic import add as add
 from lampy.ops._arithmetic import divide as divide
 from lampy.ops._arithmetic import multiply as multiply
@@ -71,13 +76,6 @@ from lampy.ops._join import hstack as hstack
 from lampy.ops._join import split as split
 from lampy.ops._join import stack as stack
 from lampy.ops._join import vstack as vstack
-from lampy.ops._linalg import dot as dot
-from lampy.ops._linalg import inner as inner
-from lampy.ops._linalg import kron as kron
-from lampy.ops._linalg import matmul as matmul
-from lampy.ops._linalg import outer as outer
-from lampy.ops._linalg import tensordot as tensordot
-from lampy.ops._linalg import vdot as vdot
 from lampy.ops._magnitude import abs as abs
 from lampy.ops._magnitude import absolute as absolute
 from lampy.ops._magnitude import clip as clip
@@ -93,6 +91,13 @@ from lampy.ops._powers_roots import cbrt as cbrt
 from lampy.ops._powers_roots import reciprocal as reciprocal
 from lampy.ops._powers_roots import sqrt as sqrt
 from lampy.ops._powers_roots import square as square
+from lampy.ops._products import dot as dot
+from lampy.ops._products import inner as inner
+from lampy.ops._products import kron as kron
+from lampy.ops._products import matmul as matmul
+from lampy.ops._products import outer as outer
+from lampy.ops._products import tensordot as tensordot
+from lampy.ops._products import vdot as vdot
 from lampy.ops._reductions import average as average
 from lampy.ops._reductions import mean as mean
 from lampy.ops._reductions import normalize_axis as normalize_axis
@@ -136,3 +141,15 @@ from lampy.ops._trig import cos as cos
 from lampy.ops._trig import sin as sin
 from lampy.ops._trig import tan as tan
 from lampy.ops._where import where as where
+
+_provide_operators(
+    abs=abs, add=add, amax=amax, amin=amin, argmax=argmax, argmin=argmin,
+    argsort=argsort, astype=astype, clip=clip, compress=compress, copy=copy,
+    cumprod=cumprod, cumsum=cumsum, diagonal=diagonal, divide=divide, dot=dot,
+    equal=equal, getitem=getitem, greater=greater, greater_equal=greater_equal,
+    less=less, less_equal=less_equal, matmul=matmul, matrix_transpose=matrix_transpose,
+    mean=mean, multiply=multiply, negative=negative, not_equal=not_equal, power=power,
+    prod=prod, ravel=ravel, repeat=repeat, reshape=reshape, round=round, squeeze=squeeze,
+    std=std, subtract=subtract, sum=sum, swapaxes=swapaxes, take=take, trace=trace,
+    transpose=transpose, var=var,
+)  # fmt: skip

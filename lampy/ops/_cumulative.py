@@ -39,7 +39,7 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
         d = _reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
         return d.reshape(shape) if flat else d
 
-    return op("cumsum", value, contrib_of(a, d_a, fresh=False))
+    return op("cumsum", value, contrib_of(a, d_a))
 
 
 def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
@@ -75,7 +75,7 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
             d = _where(before, after / _where(zeros, 1, xv), _where(first, at_first, 0))
         return d.reshape(shape) if flat else d
 
-    return op("cumprod", value, contrib_of(a, d_a, fresh=False))
+    return op("cumprod", value, contrib_of(a, d_a))
 
 
 __all__ = ["cumprod", "cumsum"]

@@ -208,7 +208,7 @@ def logsumexp(a: Any, axis: Any = None, *, keepdims: bool = False) -> Variable:
     def d_a(g: np.ndarray) -> Any:
         return e * (expand_reduced(g, axes, keepdims) / s)
 
-    return op("logsumexp", value, contrib_of(a, d_a, fresh=False))
+    return op("logsumexp", value, contrib_of(a, d_a))
 
 
 __all__ = ["amax", "amin", "argmax", "argmin", "logsumexp", "max", "min"]

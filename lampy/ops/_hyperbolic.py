@@ -77,7 +77,7 @@ def arccosh(x: Any) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / _sqrt((a - 1) * (a + 1))
 
-    return op("arccosh", value, contrib_of(x, d_x, fresh=False))
+    return op("arccosh", value, contrib_of(x, d_x))
 
 
 def arctanh(x: Any) -> Variable:
@@ -93,7 +93,7 @@ def arctanh(x: Any) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / ((1 - a) * (1 + a))
 
-    return op("arctanh", value, contrib_of(x, d_x, fresh=False))
+    return op("arctanh", value, contrib_of(x, d_x))
 
 
 __all__ = ["arccosh", "arcsinh", "arctanh", "cosh", "sinh", "tanh"]

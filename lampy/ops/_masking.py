@@ -63,7 +63,7 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Variable:
         "masked_fill",
         result,
         param_of(x, contribution(lambda g: _where(m, g.dtype.type(0), g))),
-        contrib_of(value, d_value, fresh=False),
+        contrib_of(value, d_value),
     )
 
 

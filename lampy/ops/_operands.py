@@ -69,22 +69,26 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
 
 def param_of(x: Any, fn: Backward) -> Param | None:
     """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None."""
-    if type(x) is Variable and x.needs_grad:
-        return (x, fn)
+    if type(x) is Variable:
+        node = x.node
+        if node.needs_grad:
+            return (node, fn)
     return None
 
 
 def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> Param | None:
     """``x.zip_backward(contribution(fn, fresh=fresh))`` if ``x`` is a Variable that needs
     a gradient, else None (and no closure object is built)."""
-    if type(x) is Variable and x.needs_grad:
-        return (x, Contribution(fn, fresh))
+    if type(x) is Variable:
+        node = x.node
+        if node.needs_grad:
+            return (node, Contribution(fn, fresh))
     return None
 
 
 def needs_grad(x: Any) -> bool:
     """Whether ``x`` is a Variable that needs a gradient."""
-    return type(x) is Variable and x.needs_grad
+    return type(x) is Variable and x.node.needs_grad
 
 
 def broadcast_error(name: str, a: Any, b: Any) -> Exception:

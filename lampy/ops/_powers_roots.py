@@ -34,7 +34,7 @@ def cbrt(x: Any) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / (value * value * 3)
 
-    return op("cbrt", value, contrib_of(x, d_x, fresh=False))
+    return op("cbrt", value, contrib_of(x, d_x))
 
 
 def square(x: Any) -> Variable:

@@ -162,7 +162,7 @@ def var(
         scale = expand_reduced(g, axes, keepdims) * 2 / dof
         return _centered(x, axes, dtype, n) * scale
 
-    return op("var", value, contrib_of(a, d_a, fresh=False))
+    return op("var", value, contrib_of(a, d_a))
 
 
 def std(
@@ -187,7 +187,7 @@ def std(
         scale = np.where(s == 0, 0, expand_reduced(g, axes, keepdims) / (dof * s))
         return _centered(x, axes, dtype, n) * scale
 
-    return op("std", value, contrib_of(a, d_a, fresh=False))
+    return op("std", value, contrib_of(a, d_a))
 
 
 def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
@@ -317,7 +317,7 @@ def average(
         dwb *= expand_reduced(g, axes, keepdims) / total
         return to_weights(unbroadcast(dwb, wb.shape))
 
-    avg = op("average", reduced, param_of(a, d_a), contrib_of(weights, d_w, fresh=False))
+    avg = op("average", reduced, param_of(a, d_a), contrib_of(weights, d_w))
     if not returned:
         return avg
     scl_kd = total if keepdims else np.squeeze(total, axes)

@@ -45,7 +45,7 @@ def tan(x: Any) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g * (value * value + 1)
 
-    return op("tan", value, contrib_of(x, d_x, fresh=False))
+    return op("tan", value, contrib_of(x, d_x))
 
 
 def arcsin(x: Any) -> Variable:
@@ -61,7 +61,7 @@ def arcsin(x: Any) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / _sqrt((1 - a) * (1 + a))
 
-    return op("arcsin", value, contrib_of(x, d_x, fresh=False))
+    return op("arcsin", value, contrib_of(x, d_x))
 
 
 def arccos(x: Any) -> Variable:

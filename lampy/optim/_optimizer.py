@@ -3,7 +3,7 @@
 An optimizer holds lampy param Variables (leaves made by [lampy.param][]) in param
 groups, each a dict of hyper-parameters (``lr``, ``weight_decay``...) that schedulers and
 users may change between steps. [Optimizer.step][] walks the groups, skips params whose
-``.grad`` is None, opens the read-only values with ``lampy._memory.writable`` and hands
+``.grad`` is None, opens the read-only values with ``lampy.in_place`` and hands
 each param to the subclass's ``_update``, which changes the value **in place** with numpy
 ufuncs writing into preallocated buffers (``out=``): after the first step, a step
 allocates no arrays. The layout of ``state_dict`` follows PyTorch's.
@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy._memory import writable
+from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable
 
 __all__ = ["Optimizer", "ParamsT", "required"]
@@ -219,7 +219,7 @@ class Optimizer:
             if not params:
                 continue
             # numpy's warnings off: like PyTorch, a NaN or inf simply propagates
-            with writable([p.value for p in params]) as values, np.errstate(all="ignore"):
+            with in_place(params) as values, np.errstate(all="ignore"):
                 for p, value in zip(params, values, strict=True):
                     self._update(group, p, value, p.grad)
         return loss

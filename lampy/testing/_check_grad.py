@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from lampy._scope import Scope
 from lampy.autograd._backprop import backward
 from lampy.autograd._grad_mode import no_grad
+from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable, param
 
 # Default tolerances by the dtype the analytic gradient is computed in.

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from lampy._errors import LampyError
+from lampy.autograd._node import Node
 from lampy.autograd._variable import Variable
 
 __all__ = ["NonFiniteError", "find_nonfinite"]
@@ -14,9 +15,8 @@ class NonFiniteError(LampyError, FloatingPointError):
     """Training produced a nan or infinite loss (or gradient)."""
 
 
-def _finite(v: Variable) -> bool:
-    a = v.value
-    return a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
+def _finite(a: np.ndarray | None) -> bool:
+    return a is None or a.dtype.kind not in "fc" or bool(np.isfinite(a).all())
 
 
 def find_nonfinite(root: Variable) -> str | None:
@@ -26,36 +26,40 @@ def find_nonfinite(root: Variable) -> str | None:
     The graph is walked in forward (topological) order from the leaves, so the op named
     is where nan or inf first appeared, not where it ended up. Inputs that need no
     gradient (constants) are not recorded by ops, so an op fed a non-finite constant
-    is named as the source.
+    is named as the source. Values of intermediate results are only all there if the
+    graph was built in a ``lampy.Scope(keep_values=True)`` (``fit`` does that with
+    ``detect_anomaly=True``); a value already returned is treated as finite.
     """
-    order: list[Variable] = []
-    seen: set[int] = set()
-    stack: list[tuple[Variable, bool]] = [(root, False)]
+    root.value  # noqa: B018 - a released root raises ReleasedError
+    order: list[Node] = []
+    seen: set[Node] = set()
+    stack: list[tuple[Node, bool]] = [(root.node, False)]
     while stack:  # iterative post-order: inputs before the ops that use them
-        v, expanded = stack.pop()
+        n, expanded = stack.pop()
         if expanded:
-            order.append(v)
+            order.append(n)
             continue
-        if id(v) in seen:
+        if n in seen:
             continue
-        seen.add(id(v))
-        stack.append((v, True))
-        if v.op is not None:
-            stack.extend((x, False) for x, _ in reversed(v.op.params) if id(x) not in seen)
-    for v in order:
-        if v.op is None or _finite(v):
-            if v.op is None and not _finite(v):
-                return f"a leaf of shape {v.shape} ({v.dtype}) already holds nan or inf"
+        seen.add(n)
+        stack.append((n, True))
+        if n.op is not None:
+            stack.extend((x, False) for x, _ in reversed(n.op.params) if x not in seen)
+    for n in order:
+        if n.op is None or _finite(n.value):
+            if n.op is None and not _finite(n.value):
+                return f"a leaf of shape {n.shape} ({n.dtype}) already holds nan or inf"
             continue
-        inputs = [x for x, _ in v.op.params]
-        if all(_finite(x) for x in inputs):
+        inputs = [x for x, _ in n.op.params]
+        if all(_finite(x.value) for x in inputs):
             shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in inputs) or "no recorded inputs"
-            bad = v.value
+            bad = n.value
+            assert bad is not None
             kinds = sorted(
                 {"nan" if np.isnan(bad).any() else "", "inf" if np.isinf(bad).any() else ""} - {""}
             )
             return (
-                f"op '{v.op.name}' produced {' and '.join(kinds)} in its output "
-                f"{v.dtype}{list(v.shape)} from finite inputs ({shapes})"
+                f"op '{n.op.name}' produced {' and '.join(kinds)} in its output "
+                f"{n.dtype}{list(n.shape)} from finite inputs ({shapes})"
             )
     return None

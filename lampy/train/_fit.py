@@ -269,7 +269,7 @@ def fit(
 
     def train_step(epoch: int, i: int, batch: tuple[Any, ...], divisor: int, sync: bool) -> float:
         """Forward and backward of one batch in its own scope; the loss as a float."""
-        with lampy.Scope():
+        with lampy.Scope(keep_values=detect_anomaly):
             loss = loss_fn(train_model, batch)
             if not isinstance(loss, Variable):
                 raise LampyTypeError(

@@ -186,7 +186,7 @@ def test_op_records_name_and_inputs(scope: lampy.Scope) -> None:
     assert y.needs_grad
     assert y.op is not None
     assert y.op.name == "multiply"
-    assert [inp for inp, _ in y.op.params] == [x]
+    assert [inp for inp, _ in y.op.params] == [x.node]
     assert all(callable(fn) for _, fn in y.op.params)
 
 
@@ -201,7 +201,7 @@ def test_op_value_and_needs_grad_follow_the_inputs(scope: lampy.Scope) -> None:
 
 
 def test_zip_backward_pairs_the_variable_with_its_closure(scope: lampy.Scope) -> None:
-    """v.zip_backward(fn) is the pair (v, fn)."""
+    """v.zip_backward(fn) is the pair (v.node, fn): the graph links nodes, not Variables."""
     v = lampy.param(1.0)
 
     def fn(g: np.ndarray, out: np.ndarray) -> None:
@@ -210,7 +210,7 @@ def test_zip_backward_pairs_the_variable_with_its_closure(scope: lampy.Scope) ->
     pair = v.zip_backward(fn)
     assert isinstance(pair, tuple)
     assert len(pair) == 2
-    assert pair[0] is v
+    assert pair[0] is v.node
     assert pair[1] is fn
 
 

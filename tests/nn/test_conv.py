@@ -431,10 +431,10 @@ def test_error_records_nothing() -> None:
     """A convolution that raises leaves no Variable in the scope."""
     with lampy.Scope() as s:
         w = lampy.param(np.zeros((2, 3, 3)))
-        before = len(s._owned)
+        before = len(s)
         with pytest.raises(ShapeError):
             conv1d(np.zeros((1, 2, 5)), w)
-        assert len(s._owned) == before
+        assert len(s) == before
 
 
 def test_unbatched_results_are_taken_without_a_copy(monkeypatch: Any) -> None:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from lampy.ops._diagonal import diag, diagonal, trace, tril, triu
 from lampy.ops._einsum import einsum
-from lampy.ops._linalg import dot, inner, kron, outer, tensordot, vdot
+from lampy.ops._products import dot, inner, kron, outer, tensordot, vdot
 from lampy.testing import strategies as ls
 
 from .spec import Inputs, OpSpec

@@ -197,4 +197,4 @@ def test_errors(subscripts: str, shapes: list[tuple[int, ...]], error: type, mes
         params = [lampy.param(np.ones(s)) for s in shapes]
         with pytest.raises(error, match=r"einsum: .*" + message):
             einsum(subscripts, *params)
-        assert len(scope._owned) == len(params)
+        assert len(scope) == len(params)

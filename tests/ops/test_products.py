@@ -12,7 +12,7 @@ import pytest
 
 import lampy
 from lampy.ops._diagonal import diag, diagonal, trace, tril, triu
-from lampy.ops._linalg import dot, inner, kron, matmul, outer, tensordot, vdot
+from lampy.ops._products import dot, inner, kron, matmul, outer, tensordot, vdot
 from lampy.testing import check_grad
 
 RNG = np.random.default_rng(7)

@@ -97,7 +97,7 @@ def _tensordot_op(
     def d_b(g: np.ndarray) -> Any:
         return _tensordot(a, g, axes=(fa, g_a)).transpose(to_b)
 
-    return op(name, value, contrib_of(x1, d_a, fresh=False), contrib_of(x2, d_b, fresh=False))
+    return op(name, value, contrib_of(x1, d_a), contrib_of(x2, d_b))
 
 
 def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail: str) -> None:
@@ -184,8 +184,8 @@ def vdot(a: Any, b: Any) -> Variable:
     return op(
         "vdot",
         value,
-        contrib_of(a, lambda g: g * np.reshape(y, sa), fresh=False),
-        contrib_of(b, lambda g: g * np.reshape(x, sb), fresh=False),
+        contrib_of(a, lambda g: g * np.reshape(y, sa)),
+        contrib_of(b, lambda g: g * np.reshape(x, sb)),
     )
 
 
@@ -218,8 +218,8 @@ def outer(a: Any, b: Any) -> Variable:
     return op(
         "outer",
         value,
-        contrib_of(a, lambda g: _matmul(g, yf).reshape(sa), fresh=False),
-        contrib_of(b, lambda g: _matmul(xf, g).reshape(sb), fresh=False),
+        contrib_of(a, lambda g: _matmul(g, yf).reshape(sa)),
+        contrib_of(b, lambda g: _matmul(xf, g).reshape(sb)),
     )
 
 

@@ -1,0 +1,226 @@
+"""Concurrent backprop: independent branches in several threads, bitwise as serial.
+
+The unit of work is one closure call: ``(node, param i)``. A node's closures may run
+as soon as its gradient ``g`` is complete, each in any worker thread. What makes the
+result bitwise equal to the serial engine is the *delivery order*: every input's
+buffer receives its contributions in exactly the order the serial engine adds them
+(nodes in plan order, each node's params last to first). The sequence number of each
+contribution is fixed before the pass starts; a contribution that arrives early is
+parked and added by whichever thread delivers its predecessor. For a `Contribution`
+closure the costly part, ``fn(g)``, runs in parallel and only the addition waits its
+turn; a plain ``(g, out)`` closure runs whole at its turn. Additions into one buffer
+never overlap, and each node's gradient is complete (all its deliveries made) before
+its closures run. See ``lampy/autograd/README.md``.
+"""
+
+from __future__ import annotations
+
+import heapq
+import threading
+from collections.abc import Iterator
+from concurrent.futures import Future
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import BackwardError
+from lampy.autograd._node import Node
+from lampy.autograd._pass import Pass, closure_error, commit
+from lampy.autograd._unbroadcast import Contribution, accumulate
+from lampy.autograd._variable import Backward
+from lampy.autograd._workers import pool
+
+# A task: (plan position, -param index, node name, param index, input, closure, g, seq)
+Task = tuple[int, int, str, int, Node, Backward, np.ndarray, int]
+
+
+class _Scheduler:
+    """The shared state of one concurrent pass; every field is guarded by ``lock``."""
+
+    def __init__(self, p: Pass, stream: bool) -> None:
+        self.lock = threading.Lock()
+        self.cond = threading.Condition(self.lock)
+        self.stream = stream
+        self.keep = p.keep
+        self.bufs = p.initial_buffers()
+        self.heap: list[Task] = []
+        self.parked: dict[Node, dict[int, tuple[Any, ...]]] = {}
+        self.delivered: dict[Node, int] = {}
+        self.outq: list[Node] = []
+        self.done: list[tuple[Node, np.ndarray]] = []
+        self.error: BackwardError | None = None
+        self.stopped = False
+        self.active = 0
+        self.pos: dict[Node, int] = {}
+        self.seqs: dict[Node, list[int | None]] = {}
+        self.expected: dict[Node, int] = {}
+        targets = p.targets
+        edges = 0
+        for k, node in enumerate(p.plan.order):
+            self.pos[node] = k
+            op = node.op
+            if op is None:
+                continue
+            params = op.params
+            seqs: list[int | None] = [None] * len(params)
+            for i in range(len(params) - 1, -1, -1):
+                inp = params[i][0]
+                if inp.op is None and targets is not None and inp not in targets:
+                    continue
+                c = self.expected.get(inp, 0)
+                seqs[i] = c
+                self.expected[inp] = c + 1
+                edges += 1
+            self.seqs[node] = seqs
+        self.remaining = edges
+        with self.lock:
+            for root in dict.fromkeys(p.roots):
+                if root in self.bufs and self.expected.get(root, 0) == 0:
+                    self._complete(root)
+
+    @property
+    def finished(self) -> bool:
+        return self.remaining == 0 or self.stopped or self.error is not None
+
+    # -------------------------------------------------------- under the lock
+    def _complete(self, node: Node) -> None:
+        """``node``'s gradient is complete: run its closures, or finish a leaf."""
+        g = self.bufs.pop(node)
+        op = node.op
+        if op is None:
+            if self.stream:
+                commit(node, g)
+                self.outq.append(node)
+            else:
+                self.done.append((node, g))
+        else:
+            if node in self.keep:
+                self.done.append((node, g))
+            k = self.pos[node]
+            for i, seq in enumerate(self.seqs[node]):
+                if seq is not None:
+                    inp, fn = op.params[i]
+                    heapq.heappush(self.heap, (k, -i, op.name, i, inp, fn, g, seq))
+        self.cond.notify_all()
+
+    # -------------------------------------------------------- in a worker
+    def run(self, task: Task) -> None:
+        _, _, name, i, inp, fn, g, seq = task
+        try:
+            if type(fn) is Contribution:
+                item: tuple[Any, ...] = (fn, g, fn.fn(g))  # the costly part, in parallel
+            else:
+                item = (fn, g)
+            self._deliver(inp, seq, item)
+        except Exception as e:
+            with self.lock:
+                if self.error is None:
+                    error = closure_error(name, i, inp, e)
+                    error.__cause__ = e
+                    self.error = error
+                self.cond.notify_all()
+
+    def _deliver(self, inp: Node, seq: int, item: tuple[Any, ...]) -> None:
+        with self.lock:
+            if self.delivered.get(inp, 0) != seq:
+                self.parked.setdefault(inp, {})[seq] = item
+                return
+        while True:
+            self._apply(inp, seq, item)
+            with self.lock:
+                seq += 1
+                self.delivered[inp] = seq
+                self.remaining -= 1
+                if seq == self.expected[inp]:
+                    self.parked.pop(inp, None)
+                    self._complete(inp)
+                    if self.remaining == 0:
+                        self.cond.notify_all()
+                    return
+                waiting = self.parked.get(inp)
+                nxt = None if waiting is None else waiting.pop(seq, None)
+                if nxt is None:
+                    return
+                item = nxt
+
+    def _apply(self, inp: Node, seq: int, item: tuple[Any, ...]) -> None:
+        """Add one contribution into ``inp``'s buffer (the first one makes the buffer)."""
+        buf = self.bufs.get(inp)
+        if len(item) == 3:
+            fn, g, d = item
+            if buf is None:
+                self.bufs[inp] = fn.own(d, g, inp.shape, inp.dtype, False)
+            else:
+                accumulate(buf, d)
+        else:
+            fn, g = item
+            if buf is None:
+                buf = np.zeros(inp.shape, inp.dtype)
+                fn(g, buf)
+                self.bufs[inp] = buf
+            else:
+                fn(g, buf)
+
+    def work(self) -> None:
+        """A helper thread's loop: run tasks until the pass is over."""
+        with self.lock:
+            if self.finished:
+                return
+            self.active += 1
+        try:
+            with np.errstate(all="ignore"):
+                while True:
+                    with self.lock:
+                        while not self.heap and not self.finished:
+                            self.cond.wait()
+                        if self.error is not None or self.stopped or not self.heap:
+                            return
+                        task = heapq.heappop(self.heap)
+                    self.run(task)
+                    del task
+        finally:
+            with self.lock:
+                self.active -= 1
+                self.cond.notify_all()
+
+
+def run_concurrent(p: Pass, n_workers: int, stream: bool) -> Iterator[Node]:
+    """Run pass ``p`` on the caller's thread and ``n_workers - 1`` pool threads."""
+    s = _Scheduler(p, stream)
+    executor = pool(n_workers - 1)
+    helpers: list[Future[None]] = [executor.submit(s.work) for _ in range(n_workers - 1)]
+    try:
+        while True:
+            with s.lock:
+                while not s.heap and not s.outq and not s.finished:
+                    s.cond.wait()
+                if s.error is not None:
+                    break
+                if s.outq:
+                    out, s.outq = s.outq, []
+                    task = None
+                elif s.heap:
+                    out, task = [], heapq.heappop(s.heap)
+                else:
+                    break
+            if task is not None:
+                with np.errstate(all="ignore"):
+                    s.run(task)
+                del task
+            yield from out
+    finally:
+        with s.lock:
+            s.stopped = s.stopped or s.remaining != 0
+            s.cond.notify_all()
+            while s.active:
+                s.cond.wait()
+        for h in helpers:
+            h.cancel()  # still queued behind other work: it has nothing to do
+    if s.error is not None:
+        raise s.error
+    for node, g in s.done:
+        commit(node, g)
+    if not stream:
+        for node, _ in s.done:
+            if node.op is None:
+                yield node

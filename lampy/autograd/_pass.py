@@ -1,0 +1,251 @@
+"""One backward pass, planned and checked before anything changes; shared by the engines.
+
+`Pass` checks the roots, seeds and ``retain``, then `_plan` orders the nodes (every
+consumer before its inputs) and checks the graph (released inputs, inputs changed in
+place). The serial loop (``_backprop.py``) and the concurrent scheduler
+(``_concurrent.py``) then run it; both make first buffers with `first_buffer` and add
+final gradients into ``.grad`` with `commit`.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from lampy import _memory
+from lampy._errors import (
+    BackwardError,
+    DTypeError,
+    LampyError,
+    LampyTypeError,
+    ShapeError,
+    StaleGraphError,
+)
+from lampy.autograd._node import Node
+from lampy.autograd._unbroadcast import Contribution
+from lampy.autograd._variable import Backward, Variable
+
+_grad_buffer = _memory.grad_buffer
+_own_grad = _memory.own_grad
+
+# Leaves may be shared by passes running in several threads (params of one model):
+# adding a pass's gradient into a leaf's .grad happens under this lock.
+_COMMIT_LOCK = threading.Lock()
+
+# A graph goes concurrent only when its big nodes hold at least this many bytes in all:
+# below that, handing work to another thread costs more than it saves.
+BIG_NODE_BYTES = 64 * 1024
+CONCURRENT_MIN_BYTES = 4 * 2**20
+
+
+class Plan:
+    """One backward pass, planned: the nodes in order and how many edges reach each leaf.
+
+    Attributes:
+        order: Every node reachable from the roots, each consumer before its inputs.
+        pending: For each leaf that receives gradients, the number of edges reaching
+            it (its gradient is final once that many contributions arrived).
+        big_bytes: Bytes of the values of the big op results (to decide concurrency).
+    """
+
+    __slots__ = ("big_bytes", "order", "pending")
+
+    def __init__(self, order: list[Node], pending: dict[Node, int], big_bytes: int) -> None:
+        self.order = order
+        self.pending = pending
+        self.big_bytes = big_bytes
+
+
+def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Plan:
+    """Order the graph from ``roots`` and check it, before any buffer is touched.
+
+    Iterative (chains of any length work). Raises ReleasedError for an input whose
+    scope has exited and StaleGraphError for a leaf changed in place since an op read it.
+    """
+    post: list[Node] = []
+    visited: set[Node] = set()
+    pending: dict[Node, int] = {}
+    big = 0
+    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
+    push, pop, add = stack.append, stack.pop, visited.add
+    while stack:
+        node, expanded = pop()
+        if expanded:
+            post.append(node)
+            continue
+        if node in visited:
+            continue
+        add(node)
+        push((node, True))
+        op = node.op
+        if op is None:
+            continue
+        if op.versions is not None:
+            _check_versions(op.name, op.versions)
+        if measure:
+            nbytes = node.dtype.itemsize * _size(node.shape)
+            if nbytes >= BIG_NODE_BYTES:
+                big += nbytes
+        for inp, _ in op.params:
+            if inp.scope is None:
+                raise inp.released_error(f"backward through op '{op.name}'")
+            if inp.op is None:
+                if targets is None or inp in targets:
+                    pending[inp] = pending.get(inp, 0) + 1
+            elif inp not in visited:
+                push((inp, False))
+    post.reverse()
+    return Plan(post, pending, big)
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    n = 1
+    for d in shape:
+        n *= d
+    return n
+
+
+def _check_versions(name: str, versions: tuple[tuple[Node, int], ...]) -> None:
+    for leaf, saved in versions:
+        if leaf.version != saved:
+            raise StaleGraphError(
+                f"backward: the param ({leaf.describe()}) was changed in place after op "
+                f"'{name}' read it (version {saved} then, {leaf.version} now; every "
+                "optimizer step, load_state_dict, lampy.load or lampy.in_place write adds "
+                "one), so the gradients through that op would be computed from the new "
+                "values. Call backward before opt.step() (step after backward), or "
+                "recompute the forward pass after the update. No gradient was changed."
+            )
+
+
+def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
+    value = root.value
+    node = root.node
+    if not node.needs_grad and value.dtype.kind != "f":
+        raise DTypeError(
+            f"backward: the root (made by '{node.name}') has dtype {value.dtype}; only "
+            "floating Variables carry gradients. Integer and boolean Variables are "
+            "constants: backpropagate from a float result computed from params."
+        )
+    if not node.needs_grad:
+        raise LampyError(
+            f"backward: the root (made by '{node.name}', shape {value.shape}) does not "
+            "need a gradient: nothing it was computed from is a param (or it was computed "
+            "under lampy.no_grad()). Make the inputs with lampy.param(...)."
+        )
+    if grad is None:
+        if value.size != 1:
+            raise ShapeError(
+                f"backward: the root has shape {value.shape}; a gradient can be seeded "
+                "implicitly only for a scalar (one element). Pass `grad=` with an array "
+                f"of shape {value.shape}, or reduce the root first (e.g. `.sum()`)."
+            )
+        buf = _grad_buffer(value.shape, value.dtype)
+        buf.fill(1)
+        return buf
+    if isinstance(grad, Variable):
+        grad = grad.value
+    if isinstance(grad, np.ndarray | np.generic):
+        if grad.dtype != value.dtype:
+            raise DTypeError(
+                f"backward: grad has dtype {grad.dtype} but the root has dtype "
+                f"{value.dtype}; pass `grad.astype({value.dtype})`."
+            )
+    else:
+        grad = np.asarray(grad)
+        if grad.dtype.kind not in "fiub":
+            raise DTypeError(f"backward: grad must be numeric, got dtype {grad.dtype}")
+    if grad.shape != value.shape:
+        raise ShapeError(
+            f"backward: grad has shape {grad.shape} but the root has shape {value.shape}; "
+            "they must be equal."
+        )
+    if borrow:
+        return np.asarray(grad, dtype=value.dtype)
+    return np.array(grad, dtype=value.dtype, copy=True)
+
+
+def first_buffer(fn: Backward, g: np.ndarray, inp: Node, g_is_free: bool) -> np.ndarray:
+    """An input's gradient buffer for this pass, from its first contribution."""
+    if type(fn) is Contribution:
+        return _own_grad(fn.first(g, inp.shape, inp.dtype, g_is_free))
+    buf = _grad_buffer(inp.shape, inp.dtype)
+    fn(g, buf)
+    return buf
+
+
+def commit(node: Node, g: np.ndarray) -> None:
+    """Add a pass's final gradient ``g`` of a leaf (or retained node) into its ``.grad``.
+
+    ``g`` belongs to the pass, so a node without a gradient yet takes it as it is.
+    """
+    with _COMMIT_LOCK:
+        if node.scope is None:
+            return  # released meanwhile (by another thread): nothing to add to
+        buf = node.grad
+        if buf is None:
+            node.grad = g
+        else:
+            np.add(buf, g, out=buf)
+
+
+def closure_error(op_name: str, i: int, inp: Node, e: Exception) -> BackwardError:
+    """The error for a closure of op ``op_name`` (for its input ``i``) that raised ``e``."""
+    return BackwardError(
+        f"backward: the closure of op '{op_name}' for its input {i} ({inp.describe()}) "
+        f"raised {type(e).__name__}: {e}. Backprop stopped; no gradient was changed by "
+        "this pass (backward_iter: only the gradients it had already yielded)."
+    )
+
+
+class Pass:
+    """The arguments of one backward pass, checked before anything else happens."""
+
+    __slots__ = ("borrowed", "keep", "plan", "roots", "seeds", "targets")
+
+    def __init__(
+        self,
+        roots: Sequence[Variable],
+        grads: Sequence[Any] | None,
+        retain: Iterable[Variable],
+        targets: set[Node] | None,
+        measure: bool,
+    ) -> None:
+        if grads is not None and len(grads) != len(roots):
+            raise LampyError(
+                f"backward: {len(roots)} roots but {len(grads)} grads; pass one grad per "
+                "root (None seeds 1 for a scalar root)."
+            )
+        keep: set[Node] = set()
+        for v in retain:
+            if not isinstance(v, Variable):
+                raise LampyTypeError(f"backward: retain= takes Variables, got {type(v).__name__}.")
+            v.value  # noqa: B018 - raises ReleasedError for a released Variable
+            keep.add(v.node)
+        # The caller's array is only read when it seeds the one root, which is an op
+        # result nothing adds into and not retained; otherwise it is copied.
+        borrow = len(roots) == 1 and roots[0].node.op is not None and roots[0].node not in keep
+        self.seeds = [
+            _seed(r, None if grads is None else grads[i], borrow) for i, r in enumerate(roots)
+        ]
+        self.roots = [r.node for r in roots]
+        self.keep = keep
+        self.targets = targets
+        self.borrowed = self.roots[0] if borrow else None
+        self.plan = _plan(self.roots, targets, measure)
+
+    def initial_buffers(self) -> dict[Node, np.ndarray]:
+        """The pass's gradient buffers, holding the seeds (summed for a repeated root)."""
+        bufs: dict[Node, np.ndarray] = {}
+        for root, seed in zip(self.roots, self.seeds, strict=True):
+            if root.op is None and self.targets is not None and root not in self.targets:
+                continue
+            if root in bufs:
+                bufs[root] += seed
+            else:
+                bufs[root] = seed
+        self.seeds = []
+        return bufs

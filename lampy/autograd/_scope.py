@@ -1,0 +1,281 @@
+"""Scopes: the owners of Variables, releasing them deterministically on exit.
+
+A Scope owns the [Node][lampy.autograd.Node] of every Variable made while it is current.
+It talks to nodes through three calls only: ``register`` (a new node is owned here),
+``Node.release`` (on exit) and ``Node.detach`` (a kept op result becomes a constant).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from collections.abc import Callable
+from contextvars import ContextVar
+from types import TracebackType
+from typing import Any, TypeVar
+
+import attrs
+
+from lampy._errors import LampyError, no_scope
+from lampy.autograd._node import Node
+
+T = TypeVar("T")
+
+_CURRENT: ContextVar[Scope | None] = ContextVar("lampy_current_scope", default=None)
+
+current_or_none: Callable[[], Scope | None] = _CURRENT.get
+"""The innermost open scope of this thread or task, or None."""
+
+_NEW, _OPEN, _CLOSED = 0, 1, 2
+
+OUT_OF_ORDER = (
+    "Scope.__exit__: scopes exited out of order: {count} scope(s) entered inside this one "
+    "were still open. They were closed too (their Variables released), and the current "
+    "scope is now this scope's parent. The usual cause is a generator that opens a scope "
+    "and yields inside it: the caller's code then runs inside the generator's scope, "
+    "whose exit releases the caller's Variables. Open the scope around the loop that "
+    "consumes the generator instead, and yield numpy arrays (or Variables of an enclosing "
+    "scope); see 'Scopes and generators' in the docs."
+)
+
+
+class Scope:
+    """Owner of the Variables created while it is the current scope.
+
+    Use it as a context manager. Every Variable created inside the ``with`` block
+    (params, constants and op results) belongs to the innermost active scope. When
+    the block exits, normally or by an exception, the scope releases them all: their
+    values, gradient buffers and ops are dropped at once, so their memory is back
+    before the ``with`` statement returns. Later use of a released Variable raises
+    `lampy.ReleasedError`. Move what must outlive the block to the parent scope
+    with `keep`.
+
+    The current scope is tracked with a ``contextvars.ContextVar``, so each
+    thread and each asyncio task has its own stack of scopes; `lampy.parallel_map`
+    runs work in other threads under the caller's scope.
+
+    Args:
+        keep_values: Keep the value of every Variable until the scope exits, even of
+            Variables no Python object refers to any more (by default their memory
+            returns as soon as nothing can read it). Anomaly detection uses this to
+            inspect every value of a graph.
+
+    Examples:
+        >>> import lampy
+        >>> with lampy.Scope() as outer:
+        ...     w = lampy.param([1.0, 2.0])
+        ...     with lampy.Scope() as inner:
+        ...         loss = (w * w).sum()
+        ...         loss.backward()
+        ...         kept = inner.keep(loss)  # survives the inner block
+        ...     print(kept.item(), w.grad)
+        5.0 [2. 4.]
+    """
+
+    __slots__ = ("__weakref__", "_nodes", "_parent", "_state", "keep_values")
+
+    def __init__(self, *, keep_values: bool = False) -> None:
+        self._nodes: list[Node] = []
+        self._parent: Scope | None = None
+        self._state = _NEW
+        self.keep_values = keep_values
+
+    @staticmethod
+    def current() -> Scope:
+        """Return the innermost active scope of this thread or task.
+
+        Raises:
+            NoScopeError: if no scope is active.
+        """
+        scope = _CURRENT.get()
+        if scope is None:
+            raise no_scope("Scope.current()")
+        return scope
+
+    @property
+    def parent(self) -> Scope | None:
+        """The scope that was current when this one was entered (None for a root scope)."""
+        return self._parent
+
+    @property
+    def is_open(self) -> bool:
+        """Whether the ``with`` block of this scope is running."""
+        return self._state == _OPEN
+
+    def __len__(self) -> int:
+        """Number of graph nodes (Variables made here) this scope owns now."""
+        return sum(1 for n in self._nodes if n.scope is self)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes held by the values and gradient buffers of the nodes this scope owns.
+
+        A view shares memory with the array it views; both are counted.
+        """
+        return sum(n.nbytes for n in self._nodes if n.scope is self)
+
+    # ------------------------------------------------------------------ ownership
+    def register(self, node: Node) -> None:
+        """Own ``node`` (called by ``lampy.op``, ``param`` and ``const``).
+
+        Safe against a concurrent exit from another thread: a node registered while the
+        scope closes is released here, and the caller gets a clear error.
+        """
+        self._nodes.append(node)
+        if self._state != _OPEN:  # checked after appending: see _close
+            node.release()
+            with contextlib.suppress(ValueError):  # _close took the list and released it
+                self._nodes.remove(node)
+            raise closed_scope(self, f"op '{node.name}'")
+
+    def __enter__(self) -> Scope:
+        if self._state != _NEW:
+            raise LampyError(
+                "Scope.__enter__: this Scope was already entered; a Scope is used for one "
+                "`with` block only. Create a new one: `with lampy.Scope(): ...`."
+            )
+        self._parent = _CURRENT.get()
+        _CURRENT.set(self)
+        self._state = _OPEN
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._state != _OPEN:
+            return  # already closed by an enclosing scope's out-of-order exit
+        current = _CURRENT.get()
+        nested: list[Scope] = []
+        s = current
+        while s is not None and s is not self:
+            nested.append(s)
+            s = s._parent
+        if s is self:
+            for inner in nested:  # innermost first
+                inner._close()
+            _CURRENT.set(self._parent)
+        self._close()
+        if s is not self:
+            raise LampyError(
+                "Scope.__exit__: this scope is not current here: it was entered in another "
+                "thread, asyncio task or copied context than the one exiting it. Its "
+                "Variables were released; enter and exit a scope in the same `with` block."
+            )
+        if nested:
+            error = LampyError(OUT_OF_ORDER.format(count=len(nested)))
+            if exc is None:
+                raise error
+            if hasattr(exc, "add_note"):  # Python 3.11+: keep the original exception
+                exc.add_note(str(error))
+
+    def _close(self) -> None:
+        # The state changes before the list is taken: a node appended concurrently
+        # (register) either lands in the list released below, or sees _CLOSED itself.
+        self._state = _CLOSED
+        nodes = self._nodes
+        self._nodes = []
+        for n in nodes:
+            if n.scope is self:
+                n.release()
+            else:
+                n.detach()  # kept: it lives on in an enclosing scope
+        nodes.clear()
+
+    # ------------------------------------------------------------------ keep
+    def keep(self, obj: T) -> T:
+        """Move the Variables in ``obj`` to the parent scope and return ``obj``.
+
+        ``obj`` may be a Variable or any nesting of tuples, lists, dicts, sets, attrs
+        records and dataclasses holding Variables; the same object is returned. Other
+        objects are not looked into. When this scope
+        exits, each kept Variable keeps its value (and its gradient, if it has one) and
+        is detached from the released graph: it becomes a leaf of the parent scope. A
+        param stays a param; a kept op result becomes a constant.
+
+        Variables already owned by an enclosing scope are left where they are.
+
+        Raises:
+            LampyError: if this scope is not open, has no parent scope, or a Variable
+                belongs to a scope nested inside this one.
+            ReleasedError: if a Variable was already released.
+        """
+        if self._state != _OPEN:
+            raise LampyError(
+                "Scope.keep: this scope is not open; call keep inside its `with` block, "
+                "before it exits."
+            )
+        parent = self._parent
+        if parent is None:
+            raise LampyError(
+                "Scope.keep: this is a root scope, there is no parent scope to move Variables "
+                "to. Open an enclosing `with lampy.Scope():` around it, or copy the data out "
+                "with `v.value.copy()`."
+            )
+        nodes: list[Node] = []
+        _walk(obj, nodes.append)
+        for n in nodes:  # all checked before any moves: a failed keep moves nothing
+            self._check_movable(n)
+        for n in nodes:
+            if n.scope is self:
+                n.scope = parent
+                parent._nodes.append(n)
+        return obj
+
+    def _check_movable(self, n: Node) -> None:
+        owner = n.scope
+        if owner is self:
+            return
+        if owner is None:
+            raise n.released_error("Scope.keep")
+        ancestor = self._parent
+        while ancestor is not None:
+            if ancestor is owner:
+                return
+            ancestor = ancestor._parent
+        raise LampyError(
+            "Scope.keep: this Variable belongs to another scope that is not an enclosing "
+            "one (for example a scope nested inside this one). Call keep on the scope that "
+            "owns it."
+        )
+
+    def __repr__(self) -> str:
+        state = ("new", "open", "closed")[self._state]
+        return f"<lampy.Scope {state}, {len(self)} nodes at {id(self):#x}>"
+
+
+def _walk(obj: Any, visit: Callable[[Node], object]) -> None:
+    """Call ``visit`` on the node of every Variable in a nest of tuples, lists, dicts,
+    sets, attrs records (a Variable is one: its field is its node) and dataclasses."""
+    if type(obj) is Node:
+        visit(obj)
+    elif isinstance(obj, (tuple, list, set, frozenset)):
+        for item in obj:
+            _walk(item, visit)
+    elif isinstance(obj, dict):
+        for item in obj.values():
+            _walk(item, visit)
+    elif attrs.has(type(obj)):
+        for field in attrs.fields(type(obj)):
+            _walk(getattr(obj, field.name), visit)
+    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        for dc_field in dataclasses.fields(obj):
+            _walk(getattr(obj, dc_field.name), visit)
+
+
+def closed_scope(scope: Scope | None, what: str) -> LampyError:
+    """The error for making a Variable where the current scope is missing or closed."""
+    if scope is None:
+        return no_scope(what)
+    return LampyError(
+        f"{what}: the current scope has already exited (this code runs in another thread "
+        "or in a context copied while it was open, such as an asyncio task or "
+        "contextvars.copy_context(), and the scope's `with` block ended first). Open a "
+        "scope where the Variables are made: `with lampy.Scope(): ...`, and wait for "
+        "helper threads (lampy.parallel_map does) before the scope exits."
+    )
+
+
+__all__ = ["Scope", "closed_scope", "current_or_none"]
