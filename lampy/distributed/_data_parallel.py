@@ -188,7 +188,14 @@ class DataParallel:
             for i in bucket:
                 self._bucket_of[i] = b
 
-    def backward(self, loss: Variable, grad: Any = None, *, sync: bool = True) -> None:
+    def backward(
+        self,
+        loss: Variable,
+        grad: Any = None,
+        *,
+        sync: bool = True,
+        workers: int | str | None = None,
+    ) -> None:
         """Backpropagate from ``loss`` and average the parameters' gradients over the ranks.
 
         On return every parameter's ``.grad`` holds the mean over the ranks of what each
@@ -201,6 +208,9 @@ class DataParallel:
             sync: False only accumulates this rank's gradients locally, without
                 communicating (for gradient accumulation over several micro-batches: the
                 next ``backward`` with ``sync=True`` averages the accumulated sums).
+            workers: Backprop threads, as for [lampy.backward_iter][]: with more than
+                one, backprop goes on in other threads while this one launches and
+                drives the all-reduces.
 
         Raises:
             DistributedTimeoutError: another rank did not join within the timeout.
@@ -208,7 +218,7 @@ class DataParallel:
                 this one (every rank must use every parameter it trains).
         """
         if not sync or self._world.size == 1:
-            loss.backward(grad)
+            loss.backward(grad, workers=workers)
             return
         buffers = self._launch_buffers()
         grads: list[np.ndarray | None] = [None] * len(self._params)
@@ -218,7 +228,7 @@ class DataParallel:
         flights: list[_Flight] = []
         launched = 0
         test = self._world.mpi.Request.Testall
-        for p, g in backward_iter(loss, grad):
+        for p, g in backward_iter(loss, grad, workers=workers):
             i = self._index.get(p)
             if i is None:  # a param of the graph that is not the model's
                 continue

@@ -9,6 +9,7 @@ collectives never pair up with the user's own MPI calls.
 from __future__ import annotations
 
 import math
+import os
 import sys
 import time
 import zlib
@@ -73,15 +74,22 @@ class World:
     def wait(self, requests: Sequence[Any], what: str) -> None:
         """Complete ``requests`` (non-blocking MPI operations), or raise
         [DistributedTimeoutError][lampy.distributed.DistributedTimeoutError] once the
-        timeout has passed."""
-        mpi = self.mpi
-        if self.timeout is None:
-            mpi.Request.Waitall(requests)
+        timeout has passed.
+
+        Polls rather than blocking in ``MPI_Waitall`` (which spins): between polls it
+        yields the core, then sleeps 50 µs at a time once the wait is long, so a rank
+        waiting for a slower one leaves the processor to others.
+        """
+        test = self.mpi.Request.Testall
+        if test(requests):
             return
-        if mpi.Request.Testall(requests):
-            return
-        deadline = time.monotonic() + self.timeout
-        while not mpi.Request.Testall(requests):
+        deadline = math.inf if self.timeout is None else time.monotonic() + self.timeout
+        polls = 0
+        while not test(requests):
+            polls += 1
+            if polls < 200:
+                os.sched_yield()
+                continue
             if time.monotonic() > deadline:
                 raise DistributedTimeoutError(
                     f"lampy.distributed: rank {self.rank} of {self.size} waited more than "
@@ -91,7 +99,7 @@ class World:
                     "For steps that really take longer, pass a larger "
                     "lampy.distributed.init(timeout=...)."
                 )
-            time.sleep(0)  # let other threads run between polls
+            time.sleep(5e-5)
 
     def allreduce(self, values: Any, what: str, op: str = "sum") -> np.ndarray:
         """The elementwise ``op`` (``"sum"`` or ``"max"``) of ``values`` over the ranks, as
