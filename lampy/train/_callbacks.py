@@ -107,8 +107,9 @@ class BestCheckpoint(Callback):
     """Save a checkpoint whenever a monitored number reaches a new best.
 
     The file is written with [lampy.save][] (atomically), with the optimizer's state and
-    the epoch and monitored value as metadata. When [lampy.distributed][] is initialized,
-    only rank 0 writes it (every rank holds the same weights).
+    the epoch and monitored value as metadata. When `lampy.distributed` is initialized
+    ([lampy.distributed.init][]), only rank 0 writes it (every rank holds the same
+    weights).
 
     Args:
         path: The checkpoint file to (over)write.
@@ -150,8 +151,8 @@ class MetricsLogger(Callback):
     """Append each epoch's numbers to a CSV file (``.csv``) or a JSON-lines file (else).
 
     The file is started afresh when training begins; each line is flushed at once, so
-    it can be followed while training runs. When [lampy.distributed][] is initialized,
-    only rank 0 writes it.
+    it can be followed while training runs. When `lampy.distributed` is initialized
+    ([lampy.distributed.init][]), only rank 0 writes it.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
