@@ -9,13 +9,13 @@ validates everything before it writes.
 from __future__ import annotations
 
 import pickle
-from typing import Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.distributed._world import DistributedError, World, world
 from lampy.nn._module import Module
+from lampy.optim import Optimizer
 
 __all__ = [
     "broadcast_module_state",
@@ -119,7 +119,7 @@ def broadcast_module_state(model: Module, root: int, what: str) -> None:
     w.agree(error, what)
 
 
-def broadcast_optimizer_state(optimizer: Any, root: int = 0) -> None:
+def broadcast_optimizer_state(optimizer: Optimizer, root: int = 0) -> None:
     """Copy rank ``root``'s optimizer state (step counts, moments, hyper-parameters) into
     ``optimizer`` on every other rank.
 
