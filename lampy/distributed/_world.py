@@ -88,7 +88,7 @@ class World:
         while not test(requests):
             polls += 1
             if polls < 200:
-                os.sched_yield()
+                _yield_core()
                 continue
             if time.monotonic() > deadline:
                 raise DistributedTimeoutError(
@@ -167,6 +167,7 @@ class World:
 
 
 _world: World | None = None
+_yield_core = getattr(os, "sched_yield", lambda: time.sleep(0))
 
 
 def _import_mpi() -> Any:
