@@ -214,8 +214,9 @@ class DataParallel:
 
         Raises:
             DistributedTimeoutError: another rank did not join within the timeout.
-            DistributedError: a parameter got a gradient on other ranks but none on
-                this one (every rank must use every parameter it trains).
+            DistributedError: on every rank, when a parameter has a gradient buffer on
+                some ranks but not on others (every rank must use every parameter it
+                trains).
         """
         if not sync or self._world.size == 1:
             loss.backward(grad, workers=workers)
@@ -248,7 +249,7 @@ class DataParallel:
         while launched < len(self._buckets):
             flights.append(self._launch(launched, grads))
             launched += 1
-        self._complete(flights, buffers)
+        self._complete(flights, buffers, grads)
         if not self._order_fixed:
             self._adopt_order(observed)
 
@@ -263,7 +264,7 @@ class DataParallel:
         buffers = self._launch_buffers()
         grads = [p.grad for p in self._params]
         flights = [self._launch(b, grads) for b in range(len(self._buckets))]
-        self._complete(flights, buffers)
+        self._complete(flights, buffers, grads)
 
     # ------------------------------------------------------------------ internals
     def _launch(self, b: int, grads: list[np.ndarray | None]) -> _Flight:
@@ -287,15 +288,9 @@ class DataParallel:
         """Turn a completed bucket's sums into means, in the gradient buffers."""
         size = self._world.size
         for i, target, buf in flight.parts:
-            if target is None:
-                if buf.any():
-                    raise DistributedError(
-                        f"lampy.distributed.DataParallel: parameter '{self._names[i]}' got "
-                        f"no gradient on rank {self._world.rank} but did on other ranks, so "
-                        "its update would differ between ranks. Every rank must use every "
-                        "parameter in its loss (multiply an unused output by 0 to keep it)."
-                    )
-            elif not target.flags.writeable:
+            if target is None:  # no buffer on any rank (checked by _complete): nothing to do
+                continue
+            if not target.flags.writeable:
                 raise DistributedError(
                     f"lampy.distributed.DataParallel: the gradient of '{self._names[i]}' is "
                     "read-only, so its average cannot be written back."
@@ -303,9 +298,27 @@ class DataParallel:
             else:
                 np.divide(buf, size, out=target)
 
-    def _complete(self, flights: list[_Flight], buffers: list[Any]) -> None:
-        requests = [r for f in flights for r in f.requests] + buffers
-        self._world.wait(requests, "DataParallel.backward (the gradient all-reduce)")
+    def _complete(
+        self, flights: list[_Flight], buffers: list[Any], grads: list[np.ndarray | None]
+    ) -> None:
+        """Wait for every launched bucket and buffer broadcast, check that each parameter
+        has a gradient buffer on every rank or on none, and average."""
+        w = self._world
+        having = np.array([g is not None for g in grads], dtype=np.int32)
+        count = w.comm.Iallreduce(w.mpi.IN_PLACE, having, op=w.mpi.SUM)
+        requests = [r for f in flights for r in f.requests] + buffers + [count]
+        w.wait(requests, "DataParallel.backward (the gradient all-reduce)")
+        mixed = [i for i, n in enumerate(having) if 0 < n < w.size]
+        if mixed:  # the same on every rank, so every rank raises
+            i = mixed[0]
+            mine = "has none" if grads[i] is None else "has one"
+            raise DistributedError(
+                f"lampy.distributed.DataParallel: parameter '{self._names[i]}' has a gradient "
+                f"on {having[i]} of {w.size} ranks (rank {w.rank} {mine}), so its update "
+                "would differ between ranks (an optimizer skips a parameter without one). "
+                "Every rank must use every parameter in its loss at least once before the "
+                "first step (multiply an unused output by 0 to keep it in the graph)."
+            )
         for f in flights:
             self._finish(f)
 
