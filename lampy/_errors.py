@@ -84,7 +84,10 @@ def released(description: str, use: str) -> ReleasedError:
         f"{use} of a released Variable (made by {description}): the Scope that owned it "
         "has exited and its memory was returned. To use a Variable after its scope ends, "
         "move it out before the `with` block closes: `v = scope.keep(v)`, or copy the "
-        "data out with `v.value.copy()`."
+        "data out with `v.value.copy()`. (Released earlier than expected? A generator that "
+        "yields inside its own `with lampy.Scope()` makes the caller's new Variables its "
+        "own and releases them on the next `next()`: open the scope around the loop "
+        "instead.)"
     )
 
 

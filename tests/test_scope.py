@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import threading
 import tracemalloc
@@ -466,6 +467,28 @@ def test_keep_walks_attrs_records() -> None:
         assert pair.right[0].item() == 2.0
 
 
+def test_keep_walks_dataclasses_and_sets_but_not_other_objects() -> None:
+    """keep moves Variables in dataclass fields, sets and frozensets (as
+    docs/scopes-and-memory.md says); a Variable in an ordinary object is released."""
+
+    @dataclasses.dataclass
+    class Pair:
+        left: Any
+        right: Any
+
+    class Plain:
+        def __init__(self, v: lampy.Variable) -> None:
+            self.v = v
+
+    with lampy.Scope():
+        with lampy.Scope() as inner:
+            a, b, c = (lampy.param(float(i)) for i in range(3))
+            hidden = Plain(lampy.param(9.0))
+            inner.keep((Pair(a, {b}), frozenset([c]), hidden))
+        assert [v.item() for v in (a, b, c)] == [0.0, 1.0, 2.0]
+        assert is_released(hidden.v)
+
+
 def test_keep_moves_one_level_only() -> None:
     """A kept Variable belongs to the parent scope and is released when the parent exits."""
     with lampy.Scope():
@@ -728,3 +751,98 @@ def test_a_task_without_a_scope_cannot_make_variables() -> None:
             lampy.param(1.0)
 
     asyncio.run(main())
+
+
+# --------------------------------------------------------------------- out-of-order exits
+
+
+def _batches() -> Any:
+    """The trap: a generator that yields inside a scope it opened."""
+    for i in range(3):
+        with lampy.Scope():
+            yield lampy.const(float(i))
+
+
+def test_a_generator_yielding_inside_a_scope_is_a_clear_error_not_a_stuck_thread() -> None:
+    """The issue's generator: the caller's later exit names generators, the scope stack is
+    consistent afterwards (NoScopeError at top level) and closing the generator is quiet."""
+    g = _batches()
+    outer = lampy.Scope()
+    outer.__enter__()
+    w = lampy.param(1.0)
+    loss = w * next(g)
+    next(g)
+    assert loss.is_released  # the generator's scope owned it (the trap, documented)
+    with pytest.raises(lampy.ReleasedError, match="generator"):
+        loss.value
+    with pytest.raises(lampy.LampyError, match="generator"):
+        outer.__exit__(None, None, None)
+    with pytest.raises(lampy.NoScopeError):
+        lampy.const(1.0)
+    g.close()
+    with pytest.raises(lampy.NoScopeError):
+        lampy.const(1.0)
+    with lampy.Scope():  # and scopes work as before
+        assert (lampy.param(2.0) * 3.0).item() == 6.0
+
+
+def test_the_generator_pattern_that_works() -> None:
+    """Open the scope around the loop and yield plain values: nothing is released early."""
+
+    def batches() -> Any:
+        for i in range(3):
+            yield np.full(2, float(i))
+
+    with lampy.Scope():
+        w = lampy.param(np.ones(2))
+        losses = []
+        for x in batches():
+            with lampy.Scope() as step:
+                losses.append(step.keep((w * x).sum()))
+        assert [v.item() for v in losses] == [0.0, 2.0, 4.0]
+
+
+def test_manual_exits_out_of_order_restore_a_consistent_stack() -> None:
+    """a.__exit__ while b (entered inside a) is open: both close, a clear error, and the
+    stack is back at a's parent; b's own exit afterwards is quiet."""
+    a, b = lampy.Scope(), lampy.Scope()
+    a.__enter__()
+    b.__enter__()
+    x = lampy.const(1.0)
+    with pytest.raises(lampy.LampyError, match="out of order"):
+        a.__exit__(None, None, None)
+    assert x.is_released
+    assert not a.is_open and not b.is_open
+    b.__exit__(None, None, None)
+    with pytest.raises(lampy.NoScopeError):
+        lampy.Scope.current()
+
+
+def test_an_out_of_order_exit_during_an_exception_keeps_that_exception() -> None:
+    """When the outer block exits by an exception, that exception propagates (with a
+    note about the out-of-order scopes) and the stack is consistent."""
+    g = _batches()
+
+    def fail_inside() -> None:
+        with lampy.Scope():
+            next(g)
+            raise KeyError("original")
+
+    with pytest.raises(KeyError):
+        fail_inside()
+    with pytest.raises(lampy.NoScopeError):
+        lampy.Scope.current()
+    g.close()
+
+
+def test_exiting_a_scope_in_another_thread_is_an_error_that_releases_it() -> None:
+    """A scope exited where it is not current (another thread): clear error, released."""
+    s = lampy.Scope()
+    s.__enter__()
+    v = lampy.const(1.0)
+    with pytest.raises(lampy.LampyError, match="not current here"):
+        run_in_thread(lambda: s.__exit__(None, None, None))
+    assert v.is_released
+    with pytest.raises(lampy.LampyError, match="already exited"):
+        lampy.const(2.0)  # this thread's current scope is the closed s: a clear error
+    s.__exit__(None, None, None)  # already closed: quiet, and the stack is not changed

@@ -10,6 +10,8 @@ from lampy.autograd._inplace import in_place as in_place
 from lampy.autograd._node import Node as Node
 from lampy.autograd._scope import Scope as Scope
 from lampy.autograd._scope import current_or_none as current_or_none
+from lampy.autograd._shared import Lazy as Lazy
+from lampy.autograd._shared import SharedInBackward as SharedInBackward
 from lampy.autograd._unbroadcast import Contribution as Contribution
 from lampy.autograd._unbroadcast import accumulate as accumulate
 from lampy.autograd._unbroadcast import contribution as contribution

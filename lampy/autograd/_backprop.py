@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError
+from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
-from lampy.autograd._pass import CONCURRENT_MIN_BYTES, Pass, closure_error, commit, first_buffer
+from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
 
@@ -40,7 +41,7 @@ def _propagate(
     """
     n_workers = resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
-    if n_workers > 1 and p.plan.big_bytes >= CONCURRENT_MIN_BYTES:
+    if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
         yield from run_concurrent(p, n_workers, stream)
         return
     yield from _run_serial(p, stream)

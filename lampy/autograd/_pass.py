@@ -87,7 +87,7 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             _check_versions(op.name, op.versions)
         if measure:
             nbytes = node.dtype.itemsize * _size(node.shape)
-            if nbytes >= BIG_NODE_BYTES:
+            if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
         for inp, _ in op.params:
             if inp.scope is None:

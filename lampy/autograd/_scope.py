@@ -145,9 +145,13 @@ class Scope:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        if self._state != _OPEN:
-            return  # already closed by an enclosing scope's out-of-order exit
         current = _CURRENT.get()
+        if self._state != _OPEN:
+            # Already closed (by an enclosing scope's out-of-order exit, or from another
+            # thread): only make sure this context does not keep pointing at it.
+            if current is self:
+                _CURRENT.set(_open_ancestor(self))
+            return
         nested: list[Scope] = []
         s = current
         while s is not None and s is not self:
@@ -156,7 +160,7 @@ class Scope:
         if s is self:
             for inner in nested:  # innermost first
                 inner._close()
-            _CURRENT.set(self._parent)
+            _CURRENT.set(_open_ancestor(self))
         self._close()
         if s is not self:
             raise LampyError(
@@ -244,6 +248,14 @@ class Scope:
     def __repr__(self) -> str:
         state = ("new", "open", "closed")[self._state]
         return f"<lampy.Scope {state}, {len(self)} nodes at {id(self):#x}>"
+
+
+def _open_ancestor(scope: Scope) -> Scope | None:
+    """The nearest enclosing scope of ``scope`` that is still open, or None."""
+    s = scope._parent
+    while s is not None and s._state != _OPEN:
+        s = s._parent
+    return s
 
 
 def _walk(obj: Any, visit: Callable[[Node], object]) -> None:

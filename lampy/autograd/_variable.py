@@ -373,6 +373,11 @@ def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool, copy: bool = True) ->
             f"lampy.{what}: the input became an object array; pass numbers, not "
             "Variables or mixed objects (use lampy.stack to combine Variables)."
         )
+    if arr.dtype.kind not in "biufc":
+        raise DTypeError(
+            f"lampy.{what}: dtype {arr.dtype} is not numeric; a Variable holds booleans, "
+            "integers or floating-point numbers. Convert the data first."
+        )
     if needs_grad and arr.dtype.kind != "f":
         raise not_float(f"lampy.{what}", arr.dtype)
     return _leaf_in(scope, what, arr, needs_grad, not copy)

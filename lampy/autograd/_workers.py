@@ -9,8 +9,8 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from lampy._errors import LampyTypeError, LampyValueError, no_scope
-from lampy.autograd._scope import closed_scope, current_or_none
+from lampy._errors import LampyTypeError, LampyValueError, ReleasedError, no_scope
+from lampy.autograd._scope import current_or_none
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -108,7 +108,7 @@ def parallel_map(
 
     Raises:
         NoScopeError: no scope is open.
-        LampyError: the current scope has exited.
+        ReleasedError: the current scope has exited.
         Exception: the first exception raised by ``fn`` (in the order of ``items``),
             after every call has finished.
     """
@@ -117,7 +117,11 @@ def parallel_map(
     if scope is None:
         raise no_scope("parallel_map")
     if not scope.is_open:
-        raise closed_scope(scope, "parallel_map")
+        raise ReleasedError(
+            "parallel_map: the current scope has already exited (its Variables are "
+            "released), so the work would make Variables no one owns. Call parallel_map "
+            "inside an open `with lampy.Scope():` block."
+        )
     work = list(items)
     n = min(n, len(work))
     if n <= 1:

@@ -12,8 +12,12 @@ unpickles anything: only JSON and raw numbers are parsed.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
+import socket
+import stat
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -23,7 +27,7 @@ import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError
 
-__all__ = ["CheckpointError", "read_safetensors", "write_safetensors"]
+__all__ = ["CheckpointError", "CheckpointWriteError", "read_safetensors", "write_safetensors"]
 
 _DTYPES: dict[str, np.dtype[Any]] = {
     "F64": np.dtype("<f8"),
@@ -47,6 +51,14 @@ class CheckpointError(LampyError, ValueError):
     """A checkpoint file is malformed, or does not fit what it is loaded into."""
 
 
+class CheckpointWriteError(LampyError, OSError):
+    """Writing a checkpoint failed (disk full, file size limit, permissions...).
+
+    The previous file at the path, if any, is unchanged and no temporary file is left.
+    ``errno`` and ``filename`` are those of the failed operation.
+    """
+
+
 def _code(name: str, a: np.ndarray) -> str:
     code = _CODES.get(a.dtype.newbyteorder("="))
     if code is None:
@@ -65,7 +77,17 @@ def write_safetensors(
     """Write ``tensors`` and string ``metadata`` to ``path`` atomically.
 
     The file is written under a temporary name in the same directory, flushed to disk,
-    then renamed over ``path``, so a crash mid-write leaves any previous file intact.
+    then renamed over ``path``, so a crash mid-write leaves any previous file intact. If
+    ``path`` is a symbolic link, the file it points to is replaced and the link stays.
+    A file that is replaced keeps its permission bits; a new one gets the usual mode
+    (``0o666`` minus the umask). Temporary files of ``path`` left by processes of this
+    machine that were killed mid-write are removed first.
+
+    Raises:
+        CheckpointWriteError: (an ``OSError``) if the file cannot be written (no space
+            left, a file size limit, no permission); the previous file is unchanged and
+            no temporary file is left.
+        LampyTypeError: if an array's dtype cannot be stored.
     """
     header: dict[str, Any] = {}
     if metadata:
@@ -85,15 +107,76 @@ def write_safetensors(
         arrays.append(a)
     raw = json.dumps(header, separators=(",", ":")).encode()
     raw += b" " * (-len(raw) % 8)  # keep the data 8-byte aligned, as safetensors does
-    target = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    target = Path(os.path.realpath(path))  # through symbolic links: the link stays
     try:
-        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; give the usual mode
+        _remove_stale_temporaries(target)
+        _write_replace(target, [len(raw).to_bytes(8, "little"), raw, *(a.data for a in arrays)])
+    except OSError as e:
+        if isinstance(e, CheckpointWriteError):
+            raise
+        raise CheckpointWriteError(
+            e.errno,
+            f"save: could not write '{path}' ({e.strerror or e}); the previous file, if "
+            "any, is unchanged and no temporary file was left. Free disk space, raise the "
+            "file size limit or check the directory's permissions, then save again.",
+            str(path),
+        ) from e
+
+
+def _temporary_prefix(target: Path) -> str:
+    """The prefix of ``target``'s temporary files: the process id and host name, so a
+    later save can tell whose they are (see ``_remove_stale_temporaries``)."""
+    return f".{target.name}.{os.getpid()}@{socket.gethostname()}."
+
+
+def _remove_stale_temporaries(target: Path) -> None:
+    """Delete temporary files of ``target`` whose writer (a process of this machine) is
+    gone, as a run killed mid-save leaves them. Files of live processes, of other
+    machines (a shared file system) and of this process (another thread may be writing)
+    are left alone. Only on POSIX systems, where a process can be probed safely."""
+    if os.name != "posix":
+        return
+    pattern = re.compile(
+        rf"^\.{re.escape(target.name)}\.(\d+)@{re.escape(socket.gethostname())}\.\w+\.tmp$"
+    )
+    try:
+        names = os.listdir(target.parent)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.match(name)
+        if m is None:
+            continue
+        pid = int(m.group(1))
+        if pid == os.getpid() or _alive(pid):
+            continue
+        with contextlib.suppress(OSError):
+            (target.parent / name).unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only checks that the process exists
+    except ProcessLookupError:
+        return False
+    except OSError:  # it exists but belongs to another user
+        return True
+    return True
+
+
+def _write_replace(target: Path, chunks: list[Any]) -> None:
+    """Write ``chunks`` to a temporary file beside ``target``, flush it to disk and
+    rename it over ``target``; on any failure remove the temporary file."""
+    fd, tmp = tempfile.mkstemp(prefix=_temporary_prefix(target), suffix=".tmp", dir=target.parent)
+    try:
+        try:
+            mode = stat.S_IMODE(os.stat(target).st_mode)  # a replaced file keeps its mode
+        except FileNotFoundError:
+            mode = 0o666 & ~_umask()  # mkstemp makes 0600; give the usual mode
+        os.chmod(tmp, mode)
         with os.fdopen(fd, "wb") as f:
-            f.write(len(raw).to_bytes(8, "little"))
-            f.write(raw)
-            for a in arrays:
-                f.write(a.data)
+            for chunk in chunks:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, target)

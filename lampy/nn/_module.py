@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable
 
@@ -236,6 +237,8 @@ class Module:
             ShapeError: naming the entry, its shape and the given shape.
             LampyTypeError: if a value cannot be cast to the entry's dtype (complex into
                 float, for example).
+            LampyValueError: if a value would not fit the entry's dtype (a float64 1e300
+                into float32 would become inf; an int64 beyond int32's range would wrap).
         """
         own = dict(self._named_state())
         missing = [k for k in own if k not in state_dict]
@@ -270,10 +273,10 @@ class Module:
                     f"{name}.load_state_dict: '{key}' is {src.dtype} in the state dict and "
                     f"cannot be cast to the module's {dst.dtype}; nothing was loaded."
                 )
-            pairs.append((dst, src))
+            pairs.append((dst, cast_checked(f"{name}.load_state_dict", f"'{key}'", src, dst.dtype)))
         with in_place(params):  # each param's version goes up: graphs made before are stale
             for dst, src in pairs:
-                np.copyto(dst, src, casting="same_kind")
+                np.copyto(dst, src)
         return IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------- modes

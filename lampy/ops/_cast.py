@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._errors import DTypeError
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import contrib_of, value_of
 
@@ -18,9 +19,19 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
 
     Gradient:
         ``dx = g`` cast back to ``x``'s dtype.
+
+    Raises:
+        DTypeError: ``dtype`` is not numeric (a string, object or date dtype).
     """
     a = value_of(x)
-    value = np.asarray(a).astype(dtype, copy=True)
+    target = np.dtype(dtype)
+    if target.kind not in "biufc":
+        raise DTypeError(
+            f"astype: cannot cast to {target} ({dtype!r}): lampy values are numbers (bool, "
+            "integer, float or complex dtypes). Copy the data out first: "
+            "`x.value.astype(...)`."
+        )
+    value = np.asarray(a).astype(target, copy=True)
     del copy  # a Variable's value is never shared writable memory, so a copy is always taken
     return op("astype", value, contrib_of(x, lambda g: g, fresh=False))
 

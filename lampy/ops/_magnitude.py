@@ -11,7 +11,7 @@ from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
-_add, _where, _sign, _isfinite = np.add, np.where, np.sign, np.isfinite
+_add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
 
 
 class _NoValue:
@@ -34,15 +34,34 @@ def positive(x: Any) -> Variable:
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
 
 
+def sign_or_zero(a: Any) -> Any:
+    """``sign(a)`` with 0 where ``a`` is nan (PyTorch's ``sgn``; numpy's ``sign`` gives
+    nan): a new array (or a scalar for a 0-d ``a``) that nothing else references."""
+    s = _sign(a)
+    if np.ndim(s) == 0:
+        return s if s == s else type(s)(0)
+    if s.dtype.kind in "fc" and _isnan(s.sum()):  # signs are -1, 0, 1: nan iff one is
+        np.copyto(s, 0, where=_isnan(s))
+    return s
+
+
+def _times(s: Any, g: np.ndarray) -> Any:
+    """``s * g``, in place in ``s`` when it is an array of ``g``'s shape and dtype."""
+    if isinstance(s, np.ndarray) and s.shape == g.shape and s.dtype == g.dtype:
+        return np.multiply(s, g, out=s)
+    return s * g
+
+
 def abs(x: Any) -> Variable:
     """Elementwise absolute value.
 
     Gradient:
-        ``dx = g * sign(x)``; 0 at ``x = 0`` (the subgradient PyTorch and JAX pick).
+        ``dx = g * sign(x)``; 0 at ``x = 0`` (the subgradient PyTorch and JAX pick) and 0
+        at ``x = nan`` (PyTorch's ``sgn(nan) = 0``; see "NaN inputs" in docs/ops.md).
     """
     a = value_of(x)
     value = np.absolute(a)
-    return op("abs", value, contrib_of(x, lambda g: g * _sign(a)))
+    return op("abs", value, contrib_of(x, lambda g: _times(sign_or_zero(a), g)))
 
 
 absolute = abs

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import inspect
+import sys
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from lampy._errors import shape_mismatch
+from lampy._errors import LampyTypeError, LampyValueError, shape_mismatch
 from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Param, Variable
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
+
+
+_NUMERIC = frozenset("biufc")  # dtype kinds ops compute on: bool, ints, floats, complex
+# The native numeric dtypes: a set lookup is cheaper than reading ``dtype.kind``.
+_NUMERIC_DTYPES = frozenset(
+    np.dtype(c) for c in np.typecodes["All"] if np.dtype(c).kind in _NUMERIC
+)
+_NUMERIC_SCALARS = (np.number, np.bool_)
 
 
 def value_of(x: Any) -> Any:
@@ -22,19 +32,74 @@ def value_of(x: Any) -> Any:
     closures keep what they need for backward, so a later change to the caller's array
     must not reach the gradient. A read-only array is used as it is, without a copy.
     Python and numpy scalars are returned unchanged.
+
+    Raises:
+        LampyTypeError: ``x`` is not numbers: a string, None, an object, an array of
+            strings, objects or dates (numpy would raise a bare ``TypeError`` or
+            ``UFuncTypeError``, or compute on Python objects).
+        LampyValueError: ``x`` is a ragged nested list.
     """
     if type(x) is Variable:
         return x.value
     if isinstance(x, _ndarray):
         if type(x) is not _ndarray:  # a subclass (matrix, masked array...): plain data
             x = np.asarray(x).view(_ndarray)
+        dtype = x.dtype
+        if dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC:
+            raise not_numbers(x, x)
         if x.flags.writeable:
             x = x.copy()
             x.flags.writeable = False
         return x
-    if isinstance(x, (bool, int, float, complex, np.generic)):
+    if isinstance(x, (bool, int, float, complex)):
         return x
-    return np.asarray(x)
+    if isinstance(x, _NUMERIC_SCALARS):
+        return x
+    if isinstance(x, np.generic):
+        raise not_numbers(x, x)
+    try:
+        a = np.asarray(x)
+    except ValueError as e:  # a ragged list
+        raise LampyValueError(
+            f"{calling_op()}: an operand could not be made an array ({e}). Give arrays of "
+            "one shape (nested lists of equal lengths)."
+        ) from None
+    if a.dtype.kind not in _NUMERIC:
+        raise not_numbers(x, a)
+    return a
+
+
+def not_numbers(x: Any, a: Any) -> LampyTypeError:
+    """The error for an operand ``x`` (numpy value ``a``) whose dtype is not numeric."""
+    shown = repr(x) if len(repr(x)) <= 40 else f"{repr(x)[:37]}..."
+    return LampyTypeError(
+        f"{calling_op()}: an operand is {shown} ({type(x).__name__}, numpy dtype "
+        f"{a.dtype}); lampy ops compute on numbers: Variables, numeric arrays, Python "
+        "numbers. Convert strings and objects first, e.g. numpy.asarray(x, dtype=float)."
+    )
+
+
+def calling_op() -> str:
+    """The name of the lampy function whose operand is refused, for error messages only:
+    the innermost caller inside lampy that is a public function of ``lampy``,
+    ``lampy.linalg`` or ``lampy.nn.functional`` (helpers are skipped), or a module's
+    ``forward`` (``Linear.forward``); ``"a lampy op"`` if there is none. Nothing but
+    messages depends on it."""
+    public: set[str] = set()
+    for module_name in ("lampy", "lampy.linalg", "lampy.nn.functional"):
+        module = sys.modules.get(module_name)
+        if module is not None:
+            public.update(n for n in vars(module) if not n.startswith("_"))
+    frame = inspect.currentframe()
+    while frame is not None:
+        name = frame.f_code.co_name
+        if frame.f_globals.get("__name__", "").startswith("lampy."):
+            if name == "forward":
+                return f"{type(frame.f_locals.get('self')).__name__}.forward"
+            if name in public:
+                return name
+        frame = frame.f_back
+    return "a lampy op"
 
 
 def values_of(x1: Any, x2: Any) -> tuple[Any, Any]:

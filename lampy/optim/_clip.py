@@ -19,7 +19,15 @@ __all__ = ["NonFiniteNormError", "clip_grad_norm_", "clip_grad_value_"]
 
 
 class NonFiniteNormError(LampyError, RuntimeError):
-    """The total gradient norm is NaN or infinite and ``error_if_nonfinite`` was set."""
+    """The total gradient norm is NaN or infinite and ``error_if_nonfinite`` was set.
+
+    Attributes:
+        total_norm: The norm found (``nan``, ``inf`` or ``-inf``).
+    """
+
+    def __init__(self, message: str, total_norm: float = math.nan) -> None:
+        super().__init__(message)
+        self.total_norm = total_norm
 
 
 def _grads(parameters: Variable | Iterable[Variable], name: str) -> list[np.ndarray]:
@@ -84,7 +92,8 @@ def clip_grad_norm_(
         raise NonFiniteNormError(
             f"clip_grad_norm_: the total norm of order {norm_type} of the gradients is "
             f"{float(total)}, so they cannot be clipped. To scale the gradients by the "
-            "non-finite norm anyway, pass error_if_nonfinite=False."
+            "non-finite norm anyway, pass error_if_nonfinite=False.",
+            float(total),
         )
     with np.errstate(all="ignore"):
         coef = np.minimum(dtype.type(max_norm) / (total + dtype.type(1e-6)), dtype.type(1.0))

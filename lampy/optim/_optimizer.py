@@ -12,12 +12,14 @@ allocates no arrays. The layout of ``state_dict`` follows PyTorch's.
 from __future__ import annotations
 
 import copy
+import numbers
 from collections.abc import Callable, Iterable
 from typing import Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable
 
@@ -68,22 +70,57 @@ def _check_param(p: Any, where: str) -> None:
         )
 
 
+def is_number(v: Any) -> bool:
+    """Whether ``v`` is a real number (a Python or numpy int or float, not a bool)."""
+    return isinstance(v, numbers.Real) and not isinstance(v, (bool, np.bool_))
+
+
 def check_nonnegative(name: str, **values: float) -> None:
-    """Raise ``LampyValueError`` naming the first of ``values`` that is negative (or NaN)."""
+    """Raise ``LampyTypeError`` naming the first of ``values`` that is not a number, or
+    ``LampyValueError`` naming the first that is negative (or NaN)."""
     for key, v in values.items():
+        if not is_number(v):
+            raise LampyTypeError(
+                f"{name}: invalid {key} value {v!r} ({type(v).__name__}): it must be a number."
+            )
         if not v >= 0.0:
             raise LampyValueError(f"{name}: invalid {key} value {v}: it must be >= 0.")
 
 
 def check_betas(name: str, betas: Any) -> None:
-    """Raise ``LampyValueError`` unless ``betas`` is a pair with each value in ``[0, 1)``."""
+    """Raise ``LampyValueError`` unless ``betas`` is a pair with each value in ``[0, 1)``
+    (``LampyTypeError`` if a value is not a number)."""
     if not isinstance(betas, (tuple, list)) or len(betas) != 2:
         raise LampyValueError(f"{name}: betas must be a pair (beta1, beta2), got {betas!r}.")
     for i, b in enumerate(betas):
+        if not is_number(b):
+            raise LampyTypeError(
+                f"{name}: invalid beta parameter at index {i}: {b!r}; it must be a number in "
+                "[0, 1)."
+            )
         if not 0.0 <= b < 1.0:
             raise LampyValueError(
                 f"{name}: invalid beta parameter at index {i}: {b}; it must be in [0, 1)."
             )
+
+
+def _same_kind(current: Any, loaded: Any) -> bool:
+    """Whether a loaded hyper-parameter has the kind of the current one: a bool for a
+    bool, a number for a number, a string for a string, a sequence of as many values of
+    the same kinds for a sequence. Values of other kinds (None, objects) take anything."""
+    if isinstance(current, (bool, np.bool_)):
+        return isinstance(loaded, (bool, np.bool_))
+    if is_number(current):
+        return is_number(loaded)
+    if isinstance(current, str):
+        return isinstance(loaded, str)
+    if isinstance(current, (tuple, list)):
+        return (
+            isinstance(loaded, (tuple, list))
+            and len(loaded) == len(current)
+            and all(_same_kind(c, v) for c, v in zip(current, loaded, strict=True))
+        )
+    return True
 
 
 class Optimizer:
@@ -214,14 +251,17 @@ class Optimizer:
         loss = None
         if closure is not None:
             loss = closure()
-        for group in self.param_groups:
-            params = [p for p in group["params"] if p.grad is not None]
-            if not params:
-                continue
-            # numpy's warnings off: like PyTorch, a NaN or inf simply propagates
-            with in_place(params) as values, np.errstate(all="ignore"):
-                for p, value in zip(params, values, strict=True):
-                    self._update(group, p, value, p.grad)
+        work = [
+            (group, p) for group in self.param_groups for p in group["params"] if p.grad is not None
+        ]
+        if not work:
+            return loss
+        # Every group's params are opened before any is written: a param that cannot be
+        # written (read-only memory) fails the step before anything changed. numpy's
+        # warnings are off: like PyTorch, a NaN or inf simply propagates.
+        with in_place([p for _, p in work]) as values, np.errstate(all="ignore"):
+            for (group, p), value in zip(work, values, strict=True):
+                self._update(group, p, value, p.grad)
         return loss
 
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
@@ -332,7 +372,16 @@ class Optimizer:
                     "load a dict made by Optimizer.state_dict()."
                 )
             new = {k: v for k, v in g.items() if k != "params"}
-            new.update((k, copy.copy(v)) for k, v in saved.items() if k != "params")
+            for k, v in saved.items():
+                if k == "params":
+                    continue
+                if k in new and not _same_kind(new[k], v):
+                    raise LampyTypeError(
+                        f"{name}: hyper-parameter {k!r} of param group {i} is {v!r} "
+                        f"({type(v).__name__}), but this optimizer's is {new[k]!r}; load a "
+                        "dict made by Optimizer.state_dict()."
+                    )
+                new[k] = copy.copy(v)
             self._check_group(new)
             new["params"] = g["params"]
             new_groups.append(new)
@@ -357,16 +406,22 @@ class Optimizer:
     @staticmethod
     def _load_value(name: str, index: Any, key: str, v: Any, p: Variable) -> Any:
         if key == "step":
-            return int(v)
+            return _load_step(name, index, v)
         if v is None or isinstance(v, (int, float)):
             return v
         a = np.asarray(v)
+        if a.dtype.kind not in "biuf":
+            raise LampyTypeError(
+                f"{name}: state {key!r} of param {index!r} is {v!r} ({type(v).__name__}); "
+                f"expected an array of numbers of the param's shape {p.shape}."
+            )
         if a.shape != p.shape:
             raise ShapeError(
                 f"{name}: state {key!r} of param {index!r} has shape {a.shape} but the param "
                 f"has shape {p.shape}."
             )
-        return np.array(a, dtype=p.dtype, copy=True)
+        out = cast_checked(name, f"state {key!r} of param {index!r}", a, p.dtype)
+        return out.copy() if out is a else out  # a copy either way
 
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
@@ -375,3 +430,23 @@ class Optimizer:
             lines.extend(f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params")
         lines.append(")")
         return "\n".join(lines)
+
+
+def _load_step(name: str, index: Any, v: Any) -> int:
+    """A loaded step count as an int: a whole number >= 0 (an int, an integral float or a
+    one-element array of one, as PyTorch stores it), else a clear error."""
+    a = np.asarray(v) if isinstance(v, (np.ndarray, np.generic)) else None
+    if a is not None and a.size == 1 and a.dtype.kind in "iuf":
+        v = a.reshape(()).item()
+    if isinstance(v, float) and v.is_integer():
+        v = int(v)
+    if not isinstance(v, int) or isinstance(v, bool):
+        raise LampyTypeError(
+            f"{name}: state 'step' of param {index!r} is {v!r} ({type(v).__name__}); it must "
+            "be a whole number, the count of steps taken."
+        )
+    if v < 0:
+        raise LampyValueError(
+            f"{name}: state 'step' of param {index!r} is {v}; a count of steps must be >= 0."
+        )
+    return v

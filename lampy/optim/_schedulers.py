@@ -17,7 +17,7 @@ import types
 from bisect import bisect_right
 from collections import Counter
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, ClassVar, Literal
 
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.optim._optimizer import Optimizer
@@ -60,12 +60,19 @@ class LRScheduler:
         optimizer: The optimizer.
         base_lrs: The ``initial_lr`` of each group.
         last_epoch: The number of steps taken (0 after construction).
+        interval: When a training loop steps it: ``"epoch"`` (once an epoch, the default)
+            or ``"step"`` (after every optimizer step, as ``OneCycleLR``).
+            [fit][lampy.train.fit] asks it; a subclass declares its own.
+        takes_metric: Whether ``step`` takes the epoch's monitored number
+            (``ReduceLROnPlateau.step(metric)``); False for the others.
 
     Raises:
         LampyTypeError: ``optimizer`` is not an Optimizer.
         LampyValueError: ``last_epoch >= 0`` and a group has no ``"initial_lr"``.
     """
 
+    interval: ClassVar[Literal["epoch", "step"]] = "epoch"
+    takes_metric: ClassVar[bool] = False
     _is_initial: bool = False
 
     def __init__(self, optimizer: Optimizer, last_epoch: int = -1) -> None:

@@ -44,10 +44,10 @@ class SequentialLR(LRScheduler):
         if len(schedulers) < 1:
             raise LampyValueError("SequentialLR: expects at least one scheduler, got none.")
         for i, s in enumerate(schedulers):
-            if isinstance(s, ReduceLROnPlateau):
+            if getattr(s, "takes_metric", False):
                 raise LampyValueError(
-                    f"SequentialLR: the scheduler at index {i} is a ReduceLROnPlateau, whose "
-                    "step needs a metric; it cannot be sequenced."
+                    f"SequentialLR: the scheduler at index {i} is a {type(s).__name__}, "
+                    "whose step needs a metric; it cannot be sequenced."
                 )
             if getattr(s, "optimizer", None) is not optimizer:
                 raise LampyValueError(
@@ -143,6 +143,8 @@ class OneCycleLR(LRScheduler):
             ``anneal_strategy``, momentum cycling on an optimizer without momentum or
             betas, a list of the wrong length, or a step past ``total_steps``.
     """
+
+    interval = "step"  # after every optimizer step (fit asks this)
 
     def __init__(
         self,
@@ -293,6 +295,8 @@ class ReduceLROnPlateau(LRScheduler):
         LampyValueError: ``factor >= 1``, an unknown mode, or a ``min_lr`` list of the
             wrong length.
     """
+
+    takes_metric = True  # step(metric): fit passes val_loss (or loss)
 
     def __init__(
         self,

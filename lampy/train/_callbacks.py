@@ -7,13 +7,12 @@ import json
 import math
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lampy._errors import LampyValueError
 from lampy.distributed import is_main_process
-
-if TYPE_CHECKING:
-    from lampy.train._fit import TrainState
+from lampy.train._checkpoint import save
+from lampy.train._state import TrainState
 
 __all__ = ["BestCheckpoint", "Callback", "EarlyStopping", "MetricsLogger"]
 
@@ -136,8 +135,6 @@ class BestCheckpoint(Callback):
         return self._m.best
 
     def on_epoch_end(self, state: TrainState, logs: dict[str, float]) -> None:
-        from lampy.train._checkpoint import save
-
         value = self._m.value(logs)
         if self._m.improved(value):
             self.best_epoch = state.epoch

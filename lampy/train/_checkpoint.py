@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._errors import LampyTypeError
 from lampy.io._safetensors import CheckpointError, read_safetensors, write_safetensors
 from lampy.nn._module import Module
 
@@ -39,26 +40,52 @@ def _json_default(v: Any) -> Any:
     )
 
 
+PathLike = str | os.PathLike[str]
+
+
+def _path_and_module(where: str, first: Any, second: Any) -> tuple[PathLike, Module]:
+    """The path and the module of a ``save``/``load`` call, in either order: lampy's
+    ``(path, module)`` or PyTorch's ``(module, path)``."""
+    is_path = (str, os.PathLike)
+    if isinstance(first, is_path) and isinstance(second, Module):
+        return first, second
+    if isinstance(first, Module) and isinstance(second, is_path):
+        return second, first
+    raise LampyTypeError(
+        f"{where} takes a path and a lampy.nn.Module, as {where}(path, model, optimizer) "
+        f"(or PyTorch's order, {where}(model, path, optimizer)); got a "
+        f"{type(first).__name__} and a {type(second).__name__}. Pass the module itself, "
+        "not its state_dict()."
+    )
+
+
 def save(
-    path: str | os.PathLike[str], module: Module, optimizer: Any = None, **metadata: Any
+    path: PathLike | Module, module: Module | PathLike, optimizer: Any = None, **metadata: Any
 ) -> None:
     """Save ``module`` (and ``optimizer``, and ``metadata``) to a safetensors file.
 
     The write is atomic: the file is written under a temporary name, flushed to disk and
     renamed over ``path``, so a crash mid-save leaves the previous checkpoint intact.
+    Saving to a symbolic link replaces the file it points to (the link stays). A
+    temporary file that a run killed mid-save left beside ``path`` is removed by the
+    next save to ``path``.
 
     Args:
         path: The file to write (``.safetensors`` by convention).
-        module: The module whose ``state_dict()`` is saved.
+        module: The module whose ``state_dict()`` is saved. PyTorch's argument order,
+            ``save(module, path)``, is accepted too.
         optimizer: An optimizer whose ``state_dict()`` is saved too (its step counts,
             moments and param groups), so training can resume exactly.
         **metadata: JSON-serialisable values (epoch, scheduler state, a generator's
             ``bit_generator.state``...), returned by [load][lampy.load].
 
     Raises:
-        LampyTypeError: if a metadata value is not JSON-serialisable or an array's dtype
-            cannot be stored.
+        LampyTypeError: if the arguments are not a path and a module, a metadata value
+            is not JSON-serialisable or an array's dtype cannot be stored.
+        CheckpointWriteError: (an ``OSError``) if the file cannot be written (disk full,
+            file size limit...); the previous file is unchanged.
     """
+    path, module = _path_and_module("save", path, module)
     tensors: dict[str, np.ndarray] = dict(module.state_dict())
     meta: dict[str, str] = {"lampy.format": FORMAT}
     if optimizer is not None:
@@ -81,8 +108,6 @@ def save(
     try:
         meta["lampy.metadata"] = json.dumps(metadata, default=_json_default)
     except TypeError as e:
-        from lampy._errors import LampyTypeError
-
         raise LampyTypeError(str(e)) from None
     write_safetensors(path, tensors, meta)
 
@@ -92,8 +117,12 @@ def _tuples(group: dict[str, Any]) -> dict[str, Any]:
     return {k: (tuple(v) if isinstance(v, list) and k != "params" else v) for k, v in group.items()}
 
 
-def load(path: str | os.PathLike[str], module: Module, optimizer: Any = None) -> dict[str, Any]:
+def load(
+    path: PathLike | Module, module: Module | PathLike, optimizer: Any = None
+) -> dict[str, Any]:
     """Load a checkpoint written by [save][lampy.save] into ``module`` (and ``optimizer``).
+
+    ``load(module, path)`` is accepted too, as ``save`` accepts PyTorch's order.
 
     Weights are copied into the module's existing parameter buffers in place (see
     [Module.load_state_dict][lampy.nn.Module.load_state_dict]); names, shapes and dtypes
@@ -109,6 +138,7 @@ def load(path: str | os.PathLike[str], module: Module, optimizer: Any = None) ->
         LampyValueError, ShapeError, LampyTypeError: from the module's or the optimizer's
             ``load_state_dict`` when names, shapes or dtypes do not fit.
     """
+    path, module = _path_and_module("load", path, module)
     tensors, meta = read_safetensors(path)
     try:  # parse all metadata before anything is changed
         user = dict(json.loads(meta.get("lampy.metadata", "{}")))

@@ -193,6 +193,29 @@ def test_load_state_dict_errors_change_nothing() -> None:
         _assert_unchanged(net, snap)
 
 
+def test_load_state_dict_refuses_values_that_overflow_the_parameter_dtype() -> None:
+    """Issue 16 #5: a float64 1e300 loading into a float32 param is a LampyValueError
+    naming the entry (numpy only warned and stored inf), and nothing is loaded; inf and
+    nan stay as they are, and the largest finite float32 loads."""
+    with lampy.Scope():
+        net = _net(_rng())
+        snap = _snapshot(net)
+        good = {k: np.asarray(v, np.float64) + 1 for k, v in snap.items()}
+        good["stats.count"] = snap["stats.count"]
+        bad = {**good, "heads.a.weight": np.array([1.0, 1e300, -2e300])}
+        with pytest.raises(
+            LampyValueError,
+            match=r"Net.load_state_dict: 'heads\.a\.weight' holds 2 value\(s\) that do not "
+            r"fit float32 \(the largest in magnitude is -2e\+300",
+        ):
+            net.load_state_dict(bad)
+        _assert_unchanged(net, snap)
+        edge = np.array([np.inf, np.nan, float(np.finfo(np.float32).max)])
+        net.load_state_dict({**good, "heads.a.weight": edge})
+        w = net.heads["a"].weight.value  # type: ignore[attr-defined]
+        np.testing.assert_array_equal(w, edge.astype(np.float32))
+
+
 def test_load_state_dict_not_strict_reports_keys() -> None:
     """strict=False loads the common keys and returns the missing and unexpected ones."""
     with lampy.Scope():

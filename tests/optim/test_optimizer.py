@@ -275,6 +275,69 @@ def test_construction_errors() -> None:
             SGD([{"lr": 0.1}])
 
 
+@pytest.mark.parametrize(
+    ("make", "match"),
+    [
+        (lambda ps: SGD(ps, lr="abc"), r"SGD: invalid lr value 'abc' \(str\): it must be a number"),
+        (lambda ps: Adam(ps, eps=None), r"Adam: invalid eps value None"),
+        (lambda ps: Adam(ps, betas=(0.9, "x")), r"beta parameter at index 1: 'x'"),
+        (lambda ps: RMSprop(ps, alpha=True), r"invalid alpha value True \(bool\)"),
+    ],
+)
+def test_hyper_parameters_of_the_wrong_type_are_lampy_errors(make: Any, match: str) -> None:
+    """A hyper-parameter that is not a number is a LampyTypeError naming it (it was a raw
+    TypeError from comparing it with 0)."""
+    with lampy.Scope(), pytest.raises(LampyTypeError, match=match):
+        make([lampy.param([1.0])])
+
+
+@pytest.mark.parametrize(
+    ("step", "error", "match"),
+    [
+        (-5, LampyValueError, r"'step' of param 0 is -5; a count of steps must be >= 0"),
+        ("3", LampyTypeError, r"'step' of param 0 is '3' \(str\); it must be a whole number"),
+        (1.5, LampyTypeError, r"'step' of param 0 is 1\.5"),
+        (np.array([1.0, 2.0]), LampyTypeError, r"'step' of param 0 is array"),
+    ],
+)
+def test_load_state_dict_refuses_bad_step_counts(step: Any, error: type, match: str) -> None:
+    """A step count that is not a whole number >= 0 is refused before anything changes
+    (-5 used to load, then fail at the next step with a complex-dtype error)."""
+    with lampy.Scope():
+        w = lampy.param([1.0, 2.0])
+        opt = Adam([w])
+        sd = opt.state_dict()
+        sd["state"] = {0: {"step": step, "exp_avg": np.zeros(2), "exp_avg_sq": np.zeros(2)}}
+        with pytest.raises(error, match=match):
+            opt.load_state_dict(sd)
+        assert opt.state == {}
+
+
+def test_load_state_dict_takes_pytorch_style_step_counts() -> None:
+    """A step stored as a float or a one-element array (as PyTorch's tensors) loads as an int."""
+    with lampy.Scope():
+        w = lampy.param([1.0, 2.0])
+        opt = Adam([w])
+        for step in (3.0, np.array(3.0), np.array([3], np.int64), np.int32(3)):
+            sd = opt.state_dict()
+            sd["state"] = {0: {"step": step, "exp_avg": np.zeros(2), "exp_avg_sq": np.zeros(2)}}
+            opt.load_state_dict(sd)
+            assert type(opt.state[w]["step"]) is int and opt.state[w]["step"] == 3
+
+
+def test_load_state_dict_refuses_hyper_parameters_of_another_kind() -> None:
+    """A loaded flag that is not a bool, or a number that is not a number, is refused."""
+    with lampy.Scope():
+        w = lampy.param([1.0, 2.0])
+        opt = Adam([w], amsgrad=True)
+        for key, bad in (("amsgrad", "yes"), ("maximize", None), ("weight_decay", "0")):
+            sd = opt.state_dict()
+            sd["param_groups"][0][key] = bad
+            with pytest.raises(LampyTypeError, match=rf"'{key}' of param group 0 is {bad!r}"):
+                opt.load_state_dict(sd)
+        assert opt.param_groups[0]["amsgrad"] is True
+
+
 def test_released_param_is_reported() -> None:
     """Stepping params whose scope has exited raises ReleasedError."""
     with lampy.Scope():

@@ -253,3 +253,133 @@ def test_malformed_lampy_metadata_is_a_checkpoint_error(tmp_path: Path) -> None:
                 lampy.load(path, target, target_opt)
         for k, v in snap.items():
             np.testing.assert_array_equal(target.state_dict()[k], v)
+
+
+def _edit_optimizer_json(path: Path, edit: Any) -> None:
+    """Rewrite ``path`` with its lampy.optimizer metadata changed by ``edit(info)``."""
+    tensors, meta = read_safetensors(path)
+    info = json.loads(meta["lampy.optimizer"])
+    edit(info)
+    write_safetensors(path, tensors, {**meta, "lampy.optimizer": json.dumps(info)})
+
+
+def _set_step(value: Any) -> Any:
+    return lambda info: info["state"]["0"].__setitem__("step", value)
+
+
+def _set_hyper(key: str, value: Any) -> Any:
+    return lambda info: info["param_groups"][0].__setitem__(key, value)
+
+
+@pytest.mark.parametrize(
+    ("edit", "error", "match"),
+    [
+        (_set_step("abc"), LampyTypeError, r"state 'step' of param 0 is 'abc'.*whole number"),
+        (_set_step(-5), LampyValueError, r"state 'step' of param 0 is -5.*>= 0"),
+        (_set_step(2.5), LampyTypeError, r"state 'step' of param 0 is 2\.5"),
+        (_set_step(True), LampyTypeError, r"state 'step' of param 0 is True"),
+        (_set_step(None), LampyTypeError, r"state 'step' of param 0 is None"),
+        (_set_hyper("lr", "abc"), LampyTypeError, r"'lr' of param group 0 is 'abc' \(str\)"),
+        (_set_hyper("eps", None), LampyTypeError, r"'eps' of param group 0 is None"),
+        (_set_hyper("lr", -1.0), LampyValueError, r"invalid lr value -1\.0"),
+        (_set_hyper("betas", [0.9]), LampyTypeError, r"'betas' of param group 0 is \(0\.9,\)"),
+        (_set_hyper("betas", [0.9, 1.5]), LampyValueError, r"beta parameter at index 1: 1\.5"),
+        (_set_hyper("amsgrad", "abc"), LampyTypeError, r"'amsgrad' of param group 0 is 'abc'"),
+        (
+            _set_hyper("weight_decay", [1]),
+            LampyTypeError,
+            r"'weight_decay' of param group 0 is \(1,\)",
+        ),
+    ],
+)
+def test_hand_edited_optimizer_state_is_rejected_before_anything_changes(
+    tmp_path: Path, edit: Any, error: type[Exception], match: str
+) -> None:
+    """Issue 16 #5: a step count or hyper-parameter of the wrong type or range in a
+    checkpoint is a lampy error naming it (was a raw ValueError/TypeError, or for
+    "step": -5 a load that failed at the next step with a complex-dtype error); the
+    module and the optimizer keep their state."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(8)
+        lampy.save(path, model, opt)
+        _edit_optimizer_json(path, edit)
+        target, target_opt = _trained(9)
+        snap, opt_snap = _state(target), target_opt.state_dict()
+        with pytest.raises(error, match=match):
+            lampy.load(path, target, target_opt)
+        for k, v in snap.items():
+            np.testing.assert_array_equal(target.state_dict()[k], v)
+        after = target_opt.state_dict()
+        assert after["param_groups"] == opt_snap["param_groups"]
+        for i, s in opt_snap["state"].items():
+            for key, v in s.items():
+                np.testing.assert_array_equal(after["state"][i][key], v)
+
+
+@pytest.mark.parametrize("entry", ["0.weight", "__optimizer__.state.0.exp_avg_sq"])
+def test_values_that_overflow_float32_are_an_error_naming_the_tensor(
+    tmp_path: Path, entry: str
+) -> None:
+    """Issue 16 #5: a float64 checkpoint holding 1e300 loads into a float32 model or
+    optimizer as an error naming the tensor (it used to load inf with a warning); the
+    module and the optimizer keep their state."""
+    path = tmp_path / "ckpt.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(10)
+        lampy.save(path, model, opt)
+        tensors, meta = read_safetensors(path)
+        tensors = {
+            k: v.astype(np.float64) if v.dtype == np.float32 else v for k, v in tensors.items()
+        }
+        tensors[entry] = tensors[entry].copy()
+        tensors[entry].flat[1] = 1e300
+        write_safetensors(path, tensors, meta)
+        snap, opt_snap = _state(model), opt.state_dict()
+        name = entry.removeprefix("__optimizer__.state.0.")
+        with pytest.raises(
+            LampyValueError, match=rf"'{name}'.*1 value\(s\) that do not fit float32"
+        ):
+            lampy.load(path, model, opt)
+        for k, v in snap.items():
+            np.testing.assert_array_equal(model.state_dict()[k], v)
+        for key, v in opt_snap["state"][0].items():
+            np.testing.assert_array_equal(opt.state_dict()["state"][0][key], v)
+
+
+def test_save_and_load_accept_pytorchs_argument_order(tmp_path: Path) -> None:
+    """Issue 14: lampy.save(model, path) (torch.save's order) writes the same file as
+    lampy.save(path, model); load takes both orders; anything else is a clear error."""
+    a, b = tmp_path / "a.safetensors", tmp_path / "b.safetensors"
+    with lampy.Scope():
+        model, opt = _trained(11)
+        lampy.save(a, model, opt, epoch=1)
+        lampy.save(model, str(b), opt, epoch=1)
+        assert a.read_bytes() == b.read_bytes()
+        other, other_opt = _trained(12)
+        assert lampy.load(other, b, other_opt) == {"epoch": 1}
+        for k, v in _state(model).items():
+            np.testing.assert_array_equal(other.state_dict()[k], v)
+        with pytest.raises(LampyTypeError, match=r"got a dict and a PosixPath.*not its state_dict"):
+            lampy.save(model.state_dict(), a)  # type: ignore[arg-type]
+        with pytest.raises(LampyTypeError, match=r"load takes a path and a lampy\.nn\.Module"):
+            lampy.load(a, b)  # type: ignore[arg-type]
+
+
+def test_saving_to_a_symlink_writes_through_it(tmp_path: Path) -> None:
+    """Issue 16 #5: saving to a symbolic link replaces the file it points to and the link
+    stays a link (it used to become a regular file); a dangling link creates its target."""
+    real = tmp_path / "runs" / "ckpt.safetensors"
+    real.parent.mkdir()
+    link = tmp_path / "latest.safetensors"
+    link.symlink_to(real)
+    with lampy.Scope():
+        model, opt = _trained(13)
+        lampy.save(link, model, opt)  # dangling: creates runs/ckpt.safetensors
+        assert link.is_symlink() and real.is_file()
+        real.chmod(0o640)
+        lampy.save(link, model, opt, epoch=2)
+        assert link.is_symlink() and os.readlink(link) == str(real)
+        assert lampy.load(real, model, opt) == {"epoch": 2}
+        assert real.stat().st_mode & 0o777 == 0o640  # a replaced file keeps its mode
+        assert sorted(p.name for p in real.parent.iterdir()) == ["ckpt.safetensors"]

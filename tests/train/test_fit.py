@@ -439,3 +439,163 @@ def test_best_checkpoint_on_the_training_loss(tmp_path: Path) -> None:
         assert best.best_epoch == 3
         meta = lampy.load(tmp_path / "b.safetensors", model)
         assert meta == {"loss": hist["loss"][2], "epoch": 3}
+
+
+def _poisoned_loss(m: Any, batch: Any) -> lampy.Variable:
+    """The cross-entropy plus ``sqrt(0 * scores)``: a finite loss whose gradients are nan
+    (the derivative of sqrt at 0 is inf, times 0)."""
+    return ce_loss(m, batch) + lampy.sqrt(m(batch[0]) * 0.0).sum()
+
+
+def _grads_are_zero(model: Any) -> bool:
+    return all(p.grad is None or not p.grad.any() for p in model.parameters())
+
+
+def test_a_failed_fit_leaves_the_weights_and_zero_gradients() -> None:
+    """Issue 16 #2: after a NonFiniteError about gradients (detect_anomaly) the weights are
+    as before and the gradients zero, so the next fit trains as a fresh one would (it used
+    to step on the leftover nan gradients and blame the data)."""
+    x, y = classification_data(32)
+    with lampy.Scope():
+        model, twin = mlp(16), mlp(16)
+        opt = optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        before = _weights(model)
+        with pytest.raises(NonFiniteError, match=r"gradients of \[.*\] are not finite"):
+            fit(
+                model,
+                _poisoned_loss,
+                opt,
+                Batches(x, y, batch_size=8),
+                epochs=1,
+                grad_accumulation=2,
+                detect_anomaly=True,
+                progress=False,
+            )
+        for w, b in zip(_weights(model), before, strict=True):
+            np.testing.assert_array_equal(w, b)
+        assert _grads_are_zero(model)
+        fit(model, ce_loss, opt, Batches(x, y, batch_size=8), epochs=1, progress=False)
+        twin_opt = optim.SGD(twin.parameters(), lr=0.1, momentum=0.9)
+        fit(twin, ce_loss, twin_opt, Batches(x, y, batch_size=8), epochs=1, progress=False)
+        for w, t in zip(_weights(model), _weights(twin), strict=True):
+            np.testing.assert_array_equal(w, t)
+
+
+def test_fit_zeroes_gradients_left_by_earlier_code() -> None:
+    """Gradients accumulated before fit (a stray backward) do not leak into its first step."""
+    x, y = classification_data(16)
+    with lampy.Scope():
+        model, twin = mlp(17), mlp(17)
+        with lampy.Scope():
+            _poisoned_loss(model, (x, y)).backward()  # nan gradients in every param
+        for m in (model, twin):
+            fit(
+                m,
+                ce_loss,
+                optim.SGD(m.parameters(), lr=0.1),
+                Batches(x, y, batch_size=8),
+                epochs=1,
+                progress=False,
+            )
+        for w, t in zip(_weights(model), _weights(twin), strict=True):
+            np.testing.assert_array_equal(w, t)
+
+
+def test_any_error_in_fit_zeroes_the_gradients_of_the_unfinished_step() -> None:
+    """An exception from loss_fn midway through an accumulation group: the batches already
+    backpropagated leave no gradient behind, and no step was taken."""
+    x, y = classification_data(32)
+
+    def fails_on_batch_3(m: Any, batch: Any) -> lampy.Variable:
+        fails_on_batch_3.calls += 1  # type: ignore[attr-defined]
+        if fails_on_batch_3.calls == 3:  # type: ignore[attr-defined]
+            raise RuntimeError("a corrupt sample")
+        return ce_loss(m, batch)
+
+    fails_on_batch_3.calls = 0  # type: ignore[attr-defined]
+    with lampy.Scope():
+        model = mlp(18)
+        before = _weights(model)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        with pytest.raises(RuntimeError, match="a corrupt sample"):
+            fit(
+                model,
+                fails_on_batch_3,
+                opt,
+                Batches(x, y, batch_size=8),
+                epochs=1,
+                grad_accumulation=4,
+                progress=False,
+            )
+        assert _grads_are_zero(model)
+        for w, b in zip(_weights(model), before, strict=True):
+            np.testing.assert_array_equal(w, b)
+
+
+def test_clipping_nonfinite_gradients_raises_before_the_step() -> None:
+    """With clip_grad_norm, a nan gradient norm is a NonFiniteError naming the step, and
+    the weights are untouched (clipping would have scaled every gradient by nan)."""
+    x, y = classification_data(16)
+    with lampy.Scope():
+        model = mlp(19)
+        before = _weights(model)
+        with pytest.raises(NonFiniteError, match=r"gradient norm is nan at epoch 1, batch 1"):
+            fit(
+                model,
+                _poisoned_loss,
+                optim.SGD(model.parameters(), lr=0.1),
+                Batches(x, y, batch_size=8),
+                epochs=1,
+                clip_grad_norm=1.0,
+                progress=False,
+            )
+        for w, b in zip(_weights(model), before, strict=True):
+            np.testing.assert_array_equal(w, b)
+        assert _grads_are_zero(model)
+
+
+def test_schedulers_declare_when_fit_steps_them() -> None:
+    """fit asks a scheduler's interval and takes_metric instead of testing its class: a
+    scheduler of the user's own that declares interval="step" steps after each optimizer
+    step; one without the attributes steps once an epoch."""
+    assert optim.lr_scheduler.LRScheduler.interval == "epoch"
+    assert optim.lr_scheduler.OneCycleLR.interval == "step"
+    assert optim.lr_scheduler.ReduceLROnPlateau.takes_metric
+    assert not optim.lr_scheduler.StepLR.takes_metric
+
+    class Counting:
+        def __init__(self, interval: str | None) -> None:
+            if interval is not None:
+                self.interval = interval
+            self.steps = 0
+
+        def step(self) -> None:
+            self.steps += 1
+
+    x, y = classification_data(32)
+    with lampy.Scope():
+        model = mlp(20)
+        per_step, per_epoch = Counting("step"), Counting(None)
+        for sched in (per_step, per_epoch):
+            fit(
+                model,
+                ce_loss,
+                optim.SGD(model.parameters(), lr=0.1),
+                Batches(x, y, batch_size=8),
+                epochs=2,
+                scheduler=sched,
+                progress=False,
+            )
+        assert (per_step.steps, per_epoch.steps) == (8, 2)
+        opt = optim.SGD(model.parameters(), lr=0.1)
+        plateau = optim.lr_scheduler.ReduceLROnPlateau(opt)
+        with pytest.raises(LampyValueError, match="ReduceLROnPlateau steps on an epoch's"):
+            fit(
+                model,
+                ce_loss,
+                opt,
+                Batches(x, y, batch_size=8),
+                epochs=1,
+                scheduler=plateau,
+                scheduler_interval="step",
+            )

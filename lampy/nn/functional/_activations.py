@@ -85,23 +85,25 @@ def relu(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``max(x, 0)``.
 
     Gradient:
-        ``dx = g * (x > 0)``; 0 at ``x = 0`` (PyTorch's convention).
+        ``dx = g * (x > 0)``; 0 at ``x = 0`` (PyTorch's convention); ``g`` at ``x = nan``
+        (PyTorch's, whose backward zeroes only where ``x <= 0``; the nan value came from
+        ``x``, as for :func:`lampy.maximum`).
     """
     a = _float(input)
     value = np.maximum(a, 0)
-    return op("relu", value, contrib_of(input, lambda g: g * (a > 0)))
+    return op("relu", value, contrib_of(input, lambda g: g * ~(a <= 0)))
 
 
 def relu6(input: Any, inplace: bool = False) -> Variable:
     """Elementwise ``min(max(x, 0), 6)``.
 
     Gradient:
-        ``dx = g * (0 < x < 6)``; 0 at both ``x = 0`` and ``x = 6`` (PyTorch's, as
-        ``hardtanh(x, 0, 6)``).
+        ``dx = g * (0 < x < 6)``; 0 at both ``x = 0`` and ``x = 6``, ``g`` at ``x = nan``
+        (PyTorch's, as ``hardtanh(x, 0, 6)``).
     """
     a = _float(input)
     value = np.minimum(np.maximum(a, 0), 6)
-    return op("relu6", value, contrib_of(input, lambda g: g * ((a > 0) & (a < 6))))
+    return op("relu6", value, contrib_of(input, lambda g: g * ~((a <= 0) | (a >= 6))))
 
 
 def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
@@ -273,7 +275,8 @@ def hardtanh(
 
     Gradient:
         ``dx = g * (min_val < x < max_val)``; 0 at both bounds (PyTorch's convention,
-        unlike its ``clamp``, which passes the gradient at the bounds).
+        unlike its ``clamp``, which passes the gradient at the bounds); ``g`` at
+        ``x = nan`` (PyTorch's).
     """
     if min_val > max_val:
         raise LampyValueError(
@@ -282,7 +285,7 @@ def hardtanh(
     a = _float(input)
     lo, hi = _c(a, min_val), _c(a, max_val)
     value = np.minimum(np.maximum(a, lo), hi)
-    return op("hardtanh", value, contrib_of(input, lambda g: g * ((a > lo) & (a < hi))))
+    return op("hardtanh", value, contrib_of(input, lambda g: g * ~((a <= lo) | (a >= hi))))
 
 
 def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
@@ -308,7 +311,7 @@ def hardswish(input: Any, inplace: bool = False) -> Variable:
 
     Gradient:
         ``dx = g * (0 if x <= -3 else 1 if x >= 3 else x / 3 + 0.5)``; 0 at ``x = -3``
-        and 1 at ``x = 3`` (PyTorch's convention).
+        and 1 at ``x = 3`` (PyTorch's convention), 1 at ``x = nan`` (PyTorch's).
     """
     a = _float(input)
     value = a * np.minimum(np.maximum(a + 3, 0), 6) / 6
@@ -316,9 +319,9 @@ def hardswish(input: Any, inplace: bool = False) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         d = a / 3 + _c(a, 0.5)
         if np.ndim(d) == 0:
-            return g * (0 if a <= -3 else 1 if a >= 3 else d)
+            return g * (0 if a <= -3 else d if a < 3 else 1)
         np.copyto(d, 0, where=a <= -3)
-        np.copyto(d, 1, where=a >= 3)
+        np.copyto(d, 1, where=~(a < 3))  # x >= 3, and nan
         return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
 
     return op("hardswish", value, contrib_of(input, d_x))

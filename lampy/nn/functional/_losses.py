@@ -19,6 +19,7 @@ import numpy as np
 
 from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
 from lampy.autograd._variable import Variable, op
+from lampy.ops._magnitude import sign_or_zero
 from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
 
 __all__ = [
@@ -127,13 +128,13 @@ def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
     """Absolute error ``|input - target|``, reduced; input and target broadcast.
 
     Gradient:
-        ``d input = sign(input - target) g`` (0 where ``input == target``, as PyTorch),
-        ``d target = -d input``.
+        ``d input = sign(input - target) g`` (0 where ``input == target``, and 0 where
+        the difference is nan, as PyTorch), ``d target = -d input``.
     """
     a, b = _pointwise_operands("l1_loss", input, target, reduction)
     diff = a - b
     return _pointwise(
-        "l1_loss", input, target, reduction, np.abs(diff), lambda c: np.sign(diff) * c
+        "l1_loss", input, target, reduction, np.abs(diff), lambda c: sign_or_zero(diff) * c
     )
 
 
