@@ -31,7 +31,6 @@ from lampy.train import BestCheckpoint, accuracy, fit
 
 
 def main(epochs: int, batch_size: int, checkpoint: Path | None, seed: int = 0) -> float:
-    lampy.tune_malloc()
     dist.init()
     rank, world = dist.rank(), dist.world_size()
     x_train, x_test, y_train, y_test = load_data(seed)
