@@ -4,7 +4,7 @@ with the error instead of hanging.
 --how raise:   rank 1 raises an uncaught exception at step 3 (init's abort hook ends the job).
 --how unused:  rank 1's first loss leaves out parameters that rank 0's uses, so they have no
                gradient buffer on rank 1 (DataParallel detects it).
---how timeout: abort_on_error=False and timeout=2; rank 1 catches its error and stops
+--how timeout: abort_on_error=False and timeout=4; rank 1 catches its error and stops
                stepping; rank 0 reports the DistributedTimeoutError it gets, then aborts.
 """
 
@@ -27,7 +27,8 @@ def main() -> None:
     ap.add_argument("--how", choices=["raise", "unused", "timeout"], required=True)
     args = ap.parse_args()
     if args.how == "timeout":
-        dist.init(timeout=2, abort_on_error=False)
+        dist.init(timeout=4, abort_on_error=False)
+        MPI.COMM_WORLD.Barrier()  # start together: the 4 s are for the steps, not imports
     else:
         dist.init(timeout=60)
     rank, world = dist.rank(), dist.world_size()
