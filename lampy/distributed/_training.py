@@ -47,9 +47,9 @@ class DistributedFit:
         broadcast_optimizer_state(optimizer)
         self.is_main = w.rank == 0
 
-    def backward(self, loss: Variable, sync: bool) -> None:
+    def backward(self, loss: Variable, sync: bool, workers: int | str | None = None) -> None:
         """Backpropagate; with ``sync``, average the gradients over the ranks."""
-        self.data_parallel.backward(loss, sync=sync)
+        self.data_parallel.backward(loss, sync=sync, workers=workers)
 
     def sync(self) -> None:
         """Average gradients accumulated without ``sync`` (an epoch's leftover group)."""
