@@ -249,7 +249,7 @@ def run_all(
     for w in workloads(torch, only):
         if torch is not None:  # same weights, same data: the same loss (dropout off)
             with lampy.Scope(), lampy.no_grad():
-                ours = float(w.lampy_loss(w.lampy_model.eval()).value)
+                ours = float(w.lampy_loss(w.lampy_model.with_training(False)).value)
             w.torch_model.eval()
             with torch.no_grad():
                 theirs = float(w.torch_loss(w.torch_model))

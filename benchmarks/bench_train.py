@@ -158,7 +158,7 @@ def batches(x: np.ndarray, y: np.ndarray) -> Batches:
 
 def lampy_epoch(model: Any, data: Batches) -> Callable[[], float]:
     """One epoch by hand: a Scope per step, AdamW after the scope exits."""
-    model = model.train()
+    model = model.with_training(True)
     opt = optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
 
     def epoch() -> float:
@@ -211,7 +211,7 @@ def torch_epoch(torch: Any, model: Any, data: Iterable[Any], wrap: bool) -> Call
 def check_same(kind: str, lm: Any, tm: Any, torch: Any, x: np.ndarray, y: np.ndarray) -> None:
     """Loss and gradients of one batch agree (eval mode: dropout off)."""
     xb, yb = x[:BATCH], y[:BATCH]
-    le = lm.eval()
+    le = lm.with_training(False)
     with lampy.Scope():
         loss = loss_fn(le, (xb, yb))
         loss.backward()
@@ -317,7 +317,7 @@ def memory_child(steps: int, every: int, trace: bool) -> dict[str, Any]:
         tracemalloc.start()
     samples: list[dict[str, int]] = []
     with lampy.Scope():
-        model = digits_mlp.build_model(np.random.default_rng(SEED)).train()
+        model = digits_mlp.build_model(np.random.default_rng(SEED)).with_training(True)
         opt = optim.AdamW(model.parameters(), lr=LR, weight_decay=WEIGHT_DECAY)
         data = batches(x, y)
         step = 0

@@ -15,7 +15,7 @@ import argparse
 from pathlib import Path
 
 import numpy as np
-from digits_mlp import train_digits  # the same training, plot and report (same folder)
+from digits_mlp import epochs_arg, train_digits  # the same training and report (same folder)
 from sklearn.datasets import load_digits
 
 from lampy import nn
@@ -61,7 +61,7 @@ def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--epochs", type=int, default=20)
+    ap.add_argument("--epochs", type=epochs_arg, default=20, help="0 evaluates the untrained model")
     ap.add_argument("--plot", type=Path, default=Path("digits_cnn.png"))
     ap.add_argument("--checkpoint", type=Path, default=None, help="keep the best weights here")
     args = ap.parse_args()

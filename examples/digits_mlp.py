@@ -109,9 +109,21 @@ def train_digits(
             callbacks=callbacks,
         )
         final = evaluate(model, Batches(x_test, y_test, batch_size=256), {"accuracy": accuracy})
-    plot(history, plot_path, title)
-    print(f"test accuracy: {final['accuracy']:.4f} ({len(x_test)} images); plot: {plot_path}")
+    done = f"test accuracy: {final['accuracy']:.4f} ({len(x_test)} images)"
+    if len(history) == 0:  # --epochs 0: the untrained model's accuracy, nothing to plot
+        print(f"{done}, untrained; no epochs, so no plot")
+    else:
+        plot(history, plot_path, title)
+        print(f"{done}; plot: {plot_path}")
     return final["accuracy"]
+
+
+def epochs_arg(text: str) -> int:
+    """An argparse type: a number of epochs, 0 or more."""
+    n = int(text)
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"the number of epochs must be 0 or more, got {n}")
+    return n
 
 
 def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -> float:
@@ -129,7 +141,7 @@ def main(epochs: int, plot_path: Path, checkpoint: Path | None, seed: int = 0) -
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--epochs", type=int, default=40)
+    ap.add_argument("--epochs", type=epochs_arg, default=40, help="0 evaluates the untrained model")
     ap.add_argument("--plot", type=Path, default=Path("digits_mlp.png"))
     ap.add_argument("--checkpoint", type=Path, default=None, help="keep the best weights here")
     args = ap.parse_args()

@@ -1,8 +1,10 @@
 """Fit a small tanh network to a noisy sine curve by gradient descent with momentum.
 
-The main demo: it trains for a few hundred steps and prints its progress. Weights live
-as numpy arrays; each step runs ``lampy.value_and_grad`` in its own scope, so memory
-stays flat however long it trains.
+lampy's functional API, with no module and no optimizer: the 1-32-1 network is a plain
+function of four numpy weight arrays, ``lampy.value_and_grad`` gives the loss and the
+gradients as numpy arrays (each call records and releases its graph in a scope of its
+own, so memory stays flat), and the momentum update is written out in numpy. It trains
+for 1,500 steps by default, printing the loss ten times, and ends near the noise floor.
 
     python examples/fit_curve.py [--steps N]
 """

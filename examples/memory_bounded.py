@@ -1,132 +1,163 @@
-"""Train for thousands of steps and watch the resident memory stay flat.
+"""Memory-bounded training: a budget, the error past it, recomputation, data on disk.
 
-Every Variable belongs to the ``lampy.Scope`` that was open when it was made, and is
-released when that scope's ``with`` block exits. This script's loop has two:
+A deep MLP (32 hidden Linear+ReLU layers of width 256, batch 256, float32) needs about
+8 MiB of activations for one training step. The script:
 
-- the outer scope, around the whole run, owns the model's parameters, their gradient
-  buffers and the optimizer's state: made once, updated in place;
-- a scope per step owns that step's graph: the activations, the loss, and the
-  intermediate gradients of the backward pass. Its exit releases all of them before the
-  next step starts, so step 2,000 reuses the memory step 1,999 gave back.
+1. runs a step inside ``lampy.Scope(budget=...)`` with a budget below that: the step
+   fails with ``lampy.MemoryBudgetError``, which says which op asked for how much, what
+   the scope already owns, and its largest owners; the scope is left intact;
+2. trains the same model within the same budget with ``lampy.nn.remat_sequential``
+   (sqrt(n) segments: only segment boundaries are kept, each segment is recomputed in
+   backward), printing the step's peak with and without recomputation;
+3. profiles one step of each with ``lampy.memory_profile()``, prints the top ops and saves
+   a plot of live memory over the steps (needs matplotlib: ``pip install "lampy[plot]"``);
+4. trains an epoch over a ``.npy`` file on disk read through a memory map, and prints the
+   process's resident memory: it stays at about one batch, not the file's size.
 
-Nothing accumulates, so the resident set size (RSS) of the process stops growing once
-the first steps have warmed up the allocator. The script trains a digits MLP with a
-hand-written loop (what ``lampy.train.fit`` does for you), prints the RSS, the bytes the
-outer scope holds and the bytes of the step's graph every ``--every`` steps, and at the
-end the change in RSS between step 100 and the last step.
-
-``--no-step-scope`` runs the same loop without the per-step scope, for contrast: every
-step's graph then belongs to the outer scope, which keeps it until the run ends, and the
-memory grows by the graph's size at every step (try it with ``--steps 500``).
-
-    python examples/memory_bounded.py [--steps N] [--every N] [--no-step-scope]
+    python examples/memory_bounded.py [--steps N] [--plot PATH] [--data-mb N]
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
+import tempfile
+from pathlib import Path
 
 import numpy as np
-from sklearn.datasets import load_digits
 
 import lampy
 import lampy.nn.functional as F
 from lampy import nn, optim
 from lampy.data import Batches
 
-_PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-def rss_bytes() -> int:
-    """The process's resident set size now: /proc/self/statm (Linux), else psutil, else
-    the peak RSS from ``resource`` (which can only grow, so it still shows a leak)."""
-    try:
-        with open("/proc/self/statm") as f:
-            return int(f.read().split()[1]) * _PAGE
-    except OSError:
-        pass
-    try:
-        import psutil
-    except ImportError:
-        import resource
-        import sys
-
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB, bytes on macOS
-        return peak if sys.platform == "darwin" else peak * 1024
-    return int(psutil.Process().memory_info().rss)
+DEPTH, WIDTH, BATCH = 32, 256, 256
+BUDGET = "6 MiB"  # below what the plain step's activations need
 
 
 def mib(n: float) -> str:
-    """Bytes as mebibytes, for printing."""
-    return f"{n / 2**20:.1f} MiB"
+    return f"{n / 2**20:.2f} MiB"
 
 
-def main(
-    steps: int, every: int, step_scope: bool = True, batch_size: int = 64, seed: int = 0
-) -> float:
-    digits = load_digits()
-    x = (digits.data / 16.0).astype(np.float32)
-    y = digits.target.astype(np.int64)
-    rng = np.random.default_rng(seed)
-    batches = Batches(x, y, batch_size=batch_size, shuffle=True, rng=rng, drop_last=True)
-    rss: dict[int, int] = {}
-    with lampy.Scope() as run:  # parameters, gradients, optimizer state
-        model = nn.Sequential.init(
-            nn.Linear.init(64, 256, rng=rng),
-            nn.ReLU.init(),
-            nn.Dropout.init(0.1, rng=rng),
-            nn.Linear.init(256, 128, rng=rng),
-            nn.ReLU.init(),
-            nn.Linear.init(128, 10, rng=rng),
-        )  # in training mode: dropout on
-        opt = optim.Adam(model.parameters(), lr=1e-3)
-        print(f"model: {model.num_parameters():,} parameters; {steps} steps of {batch_size}")
-        step = 0
-        while step < steps:
-            for xb, yb in batches:  # one epoch; numpy data stays out of the scopes
-                step += 1
-                # This step's graph goes in its own scope (or, for contrast, in the run's).
-                with lampy.Scope() if step_scope else contextlib.nullcontext(run) as graph:
-                    loss = F.cross_entropy(model(xb), yb)
-                    loss.backward()  # gradients accumulate into the parameters'
-                    loss_value = float(loss.value)  # read before the scope releases it
-                    graph_bytes, graph_vars = graph.nbytes, len(graph)
-                opt.step()  # in place on the parameters' buffers
+def rss_bytes() -> int:
+    """The resident set size now (Linux), else -1."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, AttributeError):
+        return -1
+
+
+def make_layers(rng: np.random.Generator) -> list[nn.Module]:
+    layers: list[nn.Module] = []
+    for i in range(DEPTH):
+        layers += [nn.Linear.init(64 if i == 0 else WIDTH, WIDTH, rng=rng), nn.ReLU.init()]
+    return [*layers, nn.Linear.init(WIDTH, 1, rng=rng)]
+
+
+def step(layers: list[nn.Module], x: np.ndarray, y: np.ndarray, remat: bool) -> float:
+    """Forward and backward of one batch; the loss."""
+    if remat:
+        out = nn.remat_sequential(layers, x)
+    else:
+        out = x
+        for m in layers:
+            out = m(out)
+    loss = F.mse_loss(out, y)
+    loss.backward()
+    return float(loss.value)
+
+
+def budgets(steps: int, plot: str | None) -> None:
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, 64)).astype(np.float32)
+    y = np.tanh(x[:, :1]).astype(np.float32)
+    with lampy.Scope():
+        layers = make_layers(rng)
+        params = [p for m in layers for p in m.parameters()]
+        opt = optim.SGD(params, lr=1e-3)
+        print(f"model: {DEPTH} hidden layers of {WIDTH}, batch {BATCH}; budget {BUDGET}")
+
+        # 1. The plain step does not fit the budget.
+        try:
+            with lampy.Scope(budget=BUDGET):
+                step(layers, x, y, remat=False)
+        except lampy.MemoryBudgetError as e:
+            print(f"plain step: MemoryBudgetError: {e}\n")
+        opt.zero_grad()
+
+        # 2. Peaks with and without recomputation (no budget), then training within it.
+        peaks = {}
+        profiles = {}
+        for remat in (False, True):
+            with lampy.memory_profile() as prof, lampy.Scope() as s:
+                step(layers, x, y, remat)
+                peaks[remat] = s.memory.peak_bytes
+            profiles[remat] = prof
+            opt.zero_grad()
+        print(
+            f"step peak: plain {mib(peaks[False])}, remat_sequential {mib(peaks[True])} "
+            f"({peaks[True] / peaks[False]:.2f}x)"
+        )
+        for i in range(1, steps + 1):
+            with lampy.Scope(budget=BUDGET):
+                loss = step(layers, x, y, remat=True)
+            opt.step()
+            opt.zero_grad()
+            if i == 1 or i == steps:
+                print(f"step {i} within {BUDGET} with remat_sequential: loss {loss:.5f}")
+
+    # 3. The memory profile of the remat step.
+    print("\nremat step, top ops by contribution to the peak:")
+    print(profiles[True].table(top=6))
+    if plot:
+        try:
+            profiles[True].plot(plot, title="remat_sequential step")
+            print(f"memory plot saved to {plot}")
+        except lampy.LampyError as e:
+            print(f"no plot: {e}")
+
+
+def larger_than_memory(data_mb: int) -> None:
+    """4. One epoch over a file read through a memory map."""
+    rows = data_mb * 2**20 // (64 * 4)
+    rng = np.random.default_rng(1)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.npy"
+        header = {"descr": "<f4", "fortran_order": False, "shape": (rows, 64)}
+        with path.open("wb") as f:  # written in chunks: never whole in memory
+            np.lib.format.write_array_header_1_0(f, header)
+            for start in range(0, rows, 16384):
+                n = min(16384, rows - start)
+                f.write(rng.standard_normal((n, 64), dtype=np.float32).tobytes())
+        data = np.load(path, mmap_mode="r")
+        before = rss_bytes()
+        with lampy.Scope():
+            model = nn.Sequential.init(
+                nn.Linear.init(64, 64, rng=rng), nn.ReLU.init(), nn.Linear.init(64, 1, rng=rng)
+            )
+            opt = optim.Adam(model.parameters(), lr=1e-3)
+            most = before
+            for (xb,) in Batches(data, batch_size=1024, prefetch=2):
+                with lampy.Scope():
+                    F.mse_loss(model(xb), xb[:, :1] - xb[:, 1:2]).backward()
+                opt.step()
                 opt.zero_grad()
-                if step == 100 or step == steps or step % every == 0:
-                    rss[step] = rss_bytes()
-                if step % every == 0 or step == steps:
-                    graph_note = (
-                        f"  step scope {graph_vars} Variables, {mib(graph_bytes)} (released)"
-                        if step_scope
-                        else ""
-                    )
-                    print(
-                        f"step {step:5d}  loss {loss_value:.4f}  RSS {mib(rss[step])}  "
-                        f"run scope {len(run)} Variables, {mib(run.nbytes)}{graph_note}"
-                    )
-                if step == steps:
-                    break
-    first, last = rss[min(100, steps)], rss[steps]
-    growth = (last - first) / first
-    print(
-        f"RSS at step {min(100, steps)}: {mib(first)}, at step {steps}: {mib(last)}; "
-        f"growth {mib(last - first)} ({growth:+.2%})"
-    )
-    return growth
+                most = max(most, rss_bytes())
+        del data
+    if before >= 0:
+        print(
+            f"\none epoch over a {data_mb} MiB file on disk: resident memory grew by at "
+            f"most {mib(most - before)} (batch: {mib(1024 * 64 * 4)})"
+        )
 
 
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=3000)
-    ap.add_argument("--every", type=int, default=250, help="steps between memory reports")
-    ap.add_argument(
-        "--no-step-scope",
-        dest="step_scope",
-        action="store_false",
-        help="leave every step's graph in the run's scope, to see memory grow",
-    )
+    ap.add_argument("--steps", type=int, default=20, help="training steps within the budget")
+    ap.add_argument("--plot", default="memory_profile.png", help="where to save the plot")
+    ap.add_argument("--data-mb", type=int, default=256, help="size of the file on disk")
     args = ap.parse_args()
-    main(args.steps, args.every, args.step_scope)
+    lampy.tune_malloc()
+    budgets(args.steps, args.plot)
+    larger_than_memory(args.data_mb)

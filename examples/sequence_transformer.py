@@ -142,7 +142,8 @@ def main(
         )
         final = evaluate(model, test_batches, metrics)
         example = x_test[:1]
-        predicted = np.argmax(model.eval()(example).value, axis=-1)
+        with nn.eval_mode(model):
+            predicted = np.argmax(model(example).value, axis=-1)
     print(f"example: {example[0].tolist()} -> {predicted[0].tolist()}")
     print(
         f"test sequence accuracy: {final['sequence_accuracy']:.4f}, position accuracy: "

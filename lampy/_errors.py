@@ -9,13 +9,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from attrs.exceptions import FrozenInstanceError
+
 
 class LampyError(Exception):
     """Base class of every error lampy raises on purpose."""
 
 
 class NoScopeError(LampyError, RuntimeError):
-    """A Variable was created while no [lampy.Scope][] was active."""
+    """A Variable was created while no ``lampy.Scope`` was active."""
 
 
 class ReleasedError(LampyError, RuntimeError):
@@ -51,6 +53,21 @@ class BadIndexError(LampyError, IndexError):
 
 class DTypeError(LampyTypeError):
     """An input has a dtype the op cannot take (for example an integer param)."""
+
+
+class ImmutableModuleError(LampyError, FrozenInstanceError):
+    """A module was to be changed in place: an attribute assigned, or PyTorch's
+    ``model.eval()``/``model.train()`` called as a statement.
+
+    Modules are immutable records; the message shows the lampy way. An ``attrs``
+    ``FrozenInstanceError`` (so an ``AttributeError``), which code catching attrs' error
+    keeps catching.
+    """
+
+    def __init__(self, message: str) -> None:
+        # attrs' own __init__ takes no message (it sets a fixed one): skip it.
+        AttributeError.__init__(self, message)
+        self.msg = message
 
 
 class MissingExtraError(LampyError, ImportError):
@@ -111,4 +128,47 @@ def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:
         f"{op}: {what} must have a floating dtype to carry a gradient, got {dtype}. "
         "Cast it first (for example `lampy.param(x, dtype=numpy.float32)`), or use "
         "`lampy.const(x)` if no gradient is needed."
+    )
+
+
+class MemoryBudgetError(LampyError, MemoryError):
+    """An allocation would take a scope past its memory budget (``Scope(budget=...)``).
+
+    Raised before the array is allocated where the op knows its output size in advance,
+    else right after (the new array is dropped). The scope is left intact.
+    """
+
+
+def not_real(op: str, dtype: Any, operands: str = "") -> DTypeError:
+    """The error of an op whose result would be complex or object while a gradient is
+    needed: lampy's gradients are real, so the gradient would be lost."""
+    dt = str(dtype)
+    source = f" (from {operands})" if operands else ""
+    if dt == "object":
+        why = (
+            "an object array (Python Fractions, Decimals or mixed objects) cannot carry a "
+            "gradient. Convert the constant to floats first, e.g. `numpy.asarray(c, dtype=float)`."
+        )
+    else:
+        why = (
+            "lampy's gradients are real, and complex numbers are not supported yet, so the "
+            "gradient would be lost. Keep the computation real: take `c.real` / `c.imag` of "
+            "the constant and combine real results (for example `x * c.real` and "
+            "`x * c.imag`), or compute outside the graph on `x.value`."
+        )
+    return DTypeError(
+        f"{op}: the result would have dtype {dt}{source} while an input needs a gradient; {why}"
+    )
+
+
+def drops_gradient(op: str, dtype: Any) -> DTypeError:
+    """The error of a ``dtype=`` argument that would turn a result needing a gradient into a
+    non-float (so constant) one."""
+    dt = str(dtype)
+    if dt.startswith("complex") or dt == "object":
+        return not_real(op, dtype, "the dtype= argument")
+    return DTypeError(
+        f"{op}: dtype={dt} would make the result a constant, silently dropping the gradient of "
+        "an input that needs one. Pass a floating dtype (or None); if you mean a constant, "
+        "use the input's `.value`, or cast the result with `lampy.astype`."
     )

@@ -1,10 +1,23 @@
-"""The one place where lampy allocates gradient buffers and takes ownership of values.
+"""The one place where lampy allocates gradient buffers, takes ownership of values, and
+counts the bytes every scope owns.
 
 Every gradient buffer is allocated by ``grad_buffer`` (zero-filled) or taken over by
 ``own_grad`` (a first contribution an op computed), and every forward value
 enters the graph through ``own_value`` (called by ``lampy.op``, ``lampy.param`` and
 ``lampy.const``). An allocation policy (per-scope accounting, buffer reuse, memory
 budgets) changes here without touching any op.
+
+Accounting. Each [Scope][lampy.Scope] has a `Ledger`: the bytes of the arrays its nodes
+own, and its children's, now (``live``) and at most so far (``peak``). A value is
+charged when its node is registered, a gradient buffer when it is committed into a
+node's ``.grad``, an optimizer's state when it is allocated (`state_buffer`). A value
+whose Variable is gone is refunded as soon as its memory is actually freed (no backward
+closure saved it); otherwise it stays charged until its scope exits. A scope's exit
+refunds everything it owned at once (what it kept moves to the parent). A *view* (an
+array whose memory belongs to another array: a reshape, a transpose, a basic-indexing
+slice, a param made with ``copy=False``) is charged 0 bytes: its memory is counted once,
+with the array that owns it, if lampy allocated that one. A gradient buffer is charged
+its ``nbytes``.
 """
 
 from __future__ import annotations
@@ -12,26 +25,41 @@ from __future__ import annotations
 import ctypes
 import os
 import platform
-from typing import Any
+import re
+import weakref
+from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 
+from lampy._errors import LampyTypeError, LampyValueError, MemoryBudgetError
+
+if TYPE_CHECKING:
+    from lampy.autograd._node import Node
+
 _zeros = np.zeros
+_ref = weakref.ref
 _ndarray = np.ndarray
 _asarray = np.asarray
 
 
-def grad_buffer(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-    """A zero-filled gradient buffer of ``shape`` and ``dtype``."""
-    return _zeros(shape, dtype)
+def grad_buffer(shape: tuple[int, ...], dtype: Any, node: Node | None = None) -> np.ndarray:
+    """A zero-filled gradient buffer of ``shape`` and ``dtype`` (for ``node``, if known:
+    the memory profile then names its op)."""
+    buf = _zeros(shape, dtype)
+    if PROFILE is not None:
+        PROFILE.grad(buf, node)
+    return buf
 
 
-def own_grad(buffer: np.ndarray) -> np.ndarray:
+def own_grad(buffer: np.ndarray, node: Node | None = None) -> np.ndarray:
     """Take an array an op computed (a first gradient contribution) as a gradient buffer.
 
     The engine calls this instead of ``grad_buffer`` when a ``Contribution`` hands it a
     new array, so every gradient buffer passes through this module either way.
     """
+    if PROFILE is not None:
+        PROFILE.grad(buffer, node)
     return buffer
 
 
@@ -57,6 +85,335 @@ def own_value(value: Any, shared: bool = False) -> Any:
             value = value.copy()
     value.setflags(write=False)  # cheaper than value.flags.writeable = False
     return value
+
+
+# ---------------------------------------------------------------------------- accounting
+
+_UNITS = {
+    "": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "k": 2**10,
+    "m": 2**20,
+    "g": 2**30,
+    "t": 2**40,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
+_BUDGET_RE = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?[0-9]+)?)\s*([A-Za-z]*)\s*")
+
+
+def parse_bytes(budget: int | str, what: str = "Scope(budget=...)") -> int:
+    """A byte count from an int or a string with a unit: ``"1.5 GiB"``, ``"200MB"``, ``"64k"``.
+
+    Units: B; kB, MB, GB, TB (powers of 1000); KiB, MiB, GiB, TiB and K, M, G, T (powers
+    of 1024); case-insensitive.
+
+    Raises:
+        LampyTypeError: for a type other than int or str.
+        LampyValueError: for a string that does not parse, or a count below 1 byte.
+    """
+    if isinstance(budget, bool) or not isinstance(budget, int | np.integer | str):
+        raise LampyTypeError(
+            f"{what}: the budget must be an int (bytes) or a string with a unit such as "
+            f"'1.5 GiB' or '200 MB', got {type(budget).__name__}."
+        )
+    if isinstance(budget, str):
+        m = _BUDGET_RE.fullmatch(budget)
+        unit = m.group(2).lower() if m else ""
+        if m is None or unit not in _UNITS:
+            raise LampyValueError(
+                f"{what}: cannot read {budget!r} as a number of bytes; write an int, or a "
+                "number with one of the units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB "
+                "(e.g. '1.5 GiB', '200 MB')."
+            )
+        n = int(float(m.group(1)) * _UNITS[unit])
+    else:
+        n = int(budget)
+    if n <= 0:
+        raise LampyValueError(f"{what}: the budget must be positive, got {budget!r} ({n} bytes).")
+    return n
+
+
+@attrs.frozen
+class MemoryStats:
+    """What a scope owns, with its children: a snapshot of its `Ledger`.
+
+    Attributes:
+        live_bytes: Bytes of the arrays the scope and its open children own now.
+        peak_bytes: The most ``live_bytes`` has been since the scope was entered (or
+            since `lampy.Scope.reset_peak`).
+        arrays: How many arrays those live bytes are (views are not counted).
+        budget: The scope's own budget in bytes, or None.
+    """
+
+    live_bytes: int
+    peak_bytes: int
+    arrays: int
+    budget: int | None
+
+
+class Ledger:
+    """The byte count of one scope, its children included; changed only by this module.
+
+    Attributes:
+        live: Bytes owned now by the scope and its open children.
+        peak: The largest ``live`` so far.
+        arrays: The number of arrays counted in ``live``.
+        budget: The scope's own limit in bytes, or None.
+        parent: The enclosing scope's ledger, or None.
+        limits: This ledger and its ancestors that have a budget (checked on charges).
+        owner: A weak reference to the Scope (for the budget error's largest owners).
+    """
+
+    __slots__ = ("arrays", "budget", "limits", "live", "owner", "parent", "peak")
+
+    def __init__(self, owner: Any, budget: int | None) -> None:
+        self.owner = _ref(owner)
+        self.budget = budget
+        self.live = 0
+        self.peak = 0
+        self.arrays = 0
+        self.parent: Ledger | None = None
+        self.limits: tuple[Ledger, ...] = ()
+
+    def stats(self) -> MemoryStats:
+        return MemoryStats(self.live, self.peak, self.arrays, self.budget)
+
+
+open_budgets = 0
+"""How many ledgers with a budget are open (ops check sizes in advance only when > 0)."""
+
+
+def budgets_open() -> bool:
+    """Whether any scope with a budget is open (ops then check sizes before allocating)."""
+    return open_budgets > 0
+
+
+def open_ledger(ledger: Ledger, parent: Ledger | None) -> None:
+    """Link ``ledger`` under ``parent`` when its scope is entered."""
+    global open_budgets
+    ledger.parent = parent
+    inherited = () if parent is None else parent.limits
+    if ledger.budget is not None:
+        ledger.limits = (ledger, *inherited)
+        open_budgets += 1
+    else:
+        ledger.limits = inherited
+
+
+def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
+    """Refund everything a closing scope owned, except the ``kept`` nodes (moved to the
+    parent, which keeps counting them)."""
+    global open_budgets
+    keep_bytes = keep_arrays = 0
+    for node in kept:
+        b, a = _node_bytes(node)
+        keep_bytes += b
+        keep_arrays += a
+    _add(ledger.parent, keep_bytes - ledger.live, keep_arrays - ledger.arrays)
+    ledger.live = ledger.arrays = 0
+    if ledger.budget is not None:
+        open_budgets -= 1
+
+
+def _node_bytes(node: Node) -> tuple[int, int]:
+    n = a = 0
+    if node.value is not None and node.charged:
+        n, a = node.charged, 1
+    g = node.grad
+    if g is not None:
+        n += g.nbytes
+        a += 1
+    return n, a
+
+
+def _add(ledger: Ledger | None, n: int, arrays: int) -> None:
+    """Add ``n`` bytes (``arrays`` arrays) to ``ledger`` and every ledger above it."""
+    while ledger is not None:
+        live = ledger.live + n
+        ledger.live = live
+        ledger.arrays += arrays
+        if live > ledger.peak:
+            ledger.peak = live
+        ledger = ledger.parent
+
+
+def charge_value(ledger: Ledger, node: Node) -> None:
+    """Charge a newly registered node's value; past a budget, refund it and raise."""
+    v = node.value
+    if v is None or v.base is not None:
+        node.charged = 0
+    else:
+        n = node.charged = v.nbytes
+        led: Ledger | None = ledger
+        while led is not None:  # _add, inlined: this runs once per op
+            live = led.live + n
+            led.live = live
+            led.arrays += 1
+            if live > led.peak:
+                led.peak = live
+            led = led.parent
+        if ledger.limits:
+            for limited in ledger.limits:
+                if limited.budget is not None and limited.live > limited.budget:
+                    _add(ledger, -n, -1)
+                    node.charged = 0
+                    raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
+    if PROFILE is not None:
+        PROFILE.value(node)
+
+
+def charge_grad(node: Node, g: np.ndarray) -> None:
+    """Charge a gradient buffer that became ``node.grad`` (never raises: backward is
+    all-or-nothing, so a gradient already computed is kept)."""
+    scope = node.scope
+    if scope is not None:
+        _add(scope.ledger, g.nbytes, 1)
+
+
+def drop_grad(node: Node) -> None:
+    """``node.grad = None`` (``zero_grad``), refunding the buffer ``charge_grad`` charged."""
+    g = node.grad
+    node.grad = None
+    scope = node.scope
+    if g is not None and scope is not None:
+        _add(scope.ledger, -g.nbytes, -1)
+
+
+def drop_value(node: Node, ledger: Ledger) -> None:
+    """Drop the value of a node whose Variable is gone; refund it if its memory is freed.
+
+    The value stays charged when something still holds it (a backward closure saved
+    it, or the caller kept the array): it is then refunded when the scope exits.
+    """
+    n = node.charged
+    if not n:
+        node.value = None
+        return
+    v = node.value
+    node.value = None
+    if v is not None:
+        r = _ref(v)
+        del v
+        if r() is None:
+            led: Ledger | None = ledger
+            while led is not None:  # _add, inlined: this runs once per op result
+                led.live -= n
+                led.arrays -= 1
+                led = led.parent
+
+
+def state_buffer(node: Node) -> np.ndarray:
+    """A zero-filled array of ``node``'s shape and dtype for an optimizer's state,
+    charged to the node's scope (until that scope exits)."""
+    buf = _zeros(node.shape, node.dtype)
+    scope = node.scope
+    if scope is not None:
+        _add(scope.ledger, buf.nbytes, 1)
+    if PROFILE is not None:
+        PROFILE.state(buf, node)
+    return buf
+
+
+def _current_ledger() -> Ledger | None:
+    from lampy.autograd._scope import current_or_none
+
+    scope = current_or_none()
+    return None if scope is None else scope.ledger
+
+
+def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
+    """Check, before allocating, that an output of ``shape`` and ``dtype`` fits every
+    budget of the current scope; raise `lampy.MemoryBudgetError` if not.
+
+    Ops whose output size is known in advance call it when `budgets_open()`.
+    """
+    ledger = _current_ledger()
+    if ledger is None or not ledger.limits:
+        return
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    for limited in ledger.limits:
+        if limited.budget is not None and limited.live + n > limited.budget:
+            raise budget_error(limited, name, tuple(shape), np.dtype(dtype), n, after=False)
+
+
+def empty(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+    """An uninitialised output buffer for op ``name``, checked against the budgets first."""
+    if open_budgets:
+        reserve(name, shape, dtype)
+    return np.empty(shape, dtype)
+
+
+def _fmt(n: float) -> str:
+    for unit, size in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(n) >= size:
+            return f"{n / size:.2f} {unit}"
+    return f"{int(n)} B"
+
+
+def budget_error(
+    limited: Ledger, name: str, shape: tuple[int, ...], dtype: Any, n: int, after: bool
+) -> MemoryBudgetError:
+    """The error for op ``name`` asking ``n`` bytes past ``limited``'s budget."""
+    live = limited.live
+    chain: list[Ledger] = []
+    ledger = _current_ledger()
+    while ledger is not None:  # the budgeted scope and its children down to the current one
+        chain.append(ledger)
+        if ledger is limited:
+            break
+        ledger = ledger.parent
+    if not chain or chain[-1] is not limited:
+        chain = [limited]
+    owners: list[Node] = []
+    for ledger in chain:
+        scope = ledger.owner()
+        if scope is not None:
+            owners.extend(scope.owned_nodes())
+    sized = sorted(((_node_bytes(o)[0], o) for o in owners), key=lambda t: -t[0])
+    top = [f"{o.describe()}: {_fmt(b)}" for b, o in sized[:5] if b > 0]
+    listing = "; ".join(top) if top else "none"
+    when = "" if not after else " (its size was not known in advance: the new array was dropped)"
+    return MemoryBudgetError(
+        f"op '{name}' asks {_fmt(n)} for an array of shape {shape}, dtype {dtype}{when}, "
+        f"but its scope and children already own {_fmt(live)} of a budget of "
+        f"{_fmt(limited.budget or 0)}. The largest owners: {listing}. Nothing was changed: "
+        "the scope is intact. Save activation memory with lampy.remat(fn) or "
+        "lampy.nn.remat_sequential(modules, x, segments=k), use a smaller batch, or raise "
+        "the budget."
+    )
+
+
+PROFILE: Any = None
+"""The active `lampy.memory_profile` recorder, or None (set by ``lampy._profile``)."""
+
+
+class backward_phase:
+    """Marks a backward pass for the active memory profile (nothing without one)."""
+
+    __slots__ = ("prof",)
+
+    def __enter__(self) -> None:
+        prof = self.prof = PROFILE
+        if prof is not None:
+            prof.begin_backward()
+
+    def __exit__(self, *exc: object) -> None:
+        if self.prof is not None:
+            self.prof.end_backward()
+
+
+def set_profile(recorder: Any) -> Any:
+    """Install ``recorder`` as the active profile; return the previous one."""
+    global PROFILE
+    previous, PROFILE = PROFILE, recorder
+    return previous
 
 
 # glibc returns the freed top of its heap to the kernel once it exceeds the trim

@@ -22,7 +22,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "digits_cnn.py": ["--epochs", "1", "--plot", "{tmp}/digits_cnn.png"],
     "sequence_transformer.py": ["--epochs", "1", "--steps-per-epoch", "10", "--test", "200"],
     "regression.py": ["--linear-epochs", "20", "--mlp-epochs", "5"],
-    "memory_bounded.py": ["--steps", "150", "--every", "50"],
+    "memory_bounded.py": ["--steps", "3", "--plot", "{tmp}/memory.png", "--data-mb", "16"],
     "distributed_digits.py": ["--epochs", "1", "--checkpoint", "{tmp}/best.safetensors"],
 }
 
@@ -43,11 +43,7 @@ def test_smoke_args_name_examples() -> None:
     assert set(MPI_RANKS) <= {p.name for p in EXAMPLES}
 
 
-@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
-def test_example_runs(path: Path, tmp_path: Path) -> None:
-    """The example exits with status 0, prints its progress, emits no warning and writes
-    the files it is asked to."""
-    args = [a.replace("{tmp}", str(tmp_path)) for a in SMOKE_ARGS.get(path.name, [])]
+def _run(path: Path, args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     # One BLAS thread: these models are tiny, and threads only slow them down.
     env = {**os.environ, "PYTHONWARNINGS": "error", "OPENBLAS_NUM_THREADS": "1"}
     command = [sys.executable, str(path), *args]
@@ -56,7 +52,7 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
             pytest.skip(f'{path.name} runs under mpirun: needs pip install -e ".[dev,mpi]"')
         command = mpirun_command(MPI_RANKS[path.name]) + command
         env.update(MPI_ENV)
-    result = subprocess.run(
+    return subprocess.run(
         command,
         capture_output=True,
         text=True,
@@ -65,9 +61,30 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
         cwd=tmp_path,  # anything written by default lands in the temporary directory
         check=False,
     )
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_example_runs(path: Path, tmp_path: Path) -> None:
+    """The example exits with status 0, prints its progress, emits no warning and writes
+    the files it is asked to."""
+    args = [a.replace("{tmp}", str(tmp_path)) for a in SMOKE_ARGS.get(path.name, [])]
+    result = _run(path, args, tmp_path)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip(), "the example printed nothing"
     assert "Warning" not in result.stderr, result.stderr
     for a in args:
         if a.endswith((".png", ".safetensors")):
             assert Path(a).is_file(), f"{path.name} did not write {a}"
+
+
+def test_digits_with_zero_epochs_evaluates_the_untrained_model(tmp_path: Path) -> None:
+    """``--epochs 0`` reports the untrained model's accuracy and writes no plot (it used
+    to fail with a KeyError); a negative count is refused by argparse."""
+    path = next(p for p in EXAMPLES if p.name == "digits_mlp.py")
+    plot = tmp_path / "p.png"
+    result = _run(path, ["--epochs", "0", "--plot", str(plot)], tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "untrained; no epochs, so no plot" in result.stdout
+    assert not plot.exists()
+    refused = _run(path, ["--epochs", "-1"], tmp_path)
+    assert refused.returncode == 2 and "0 or more" in refused.stderr

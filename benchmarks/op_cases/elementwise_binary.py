@@ -1,4 +1,4 @@
-"""Benchmark cases of the binary elementwise ops and ``where`` (forward + backward,
+"""Benchmark cases of the binary elementwise ops, ``remainder`` and ``where`` (forward + backward,
 200,000 elements).
 
 Each baseline is the plain numpy forward followed by the hand-written gradient, written
@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy.ops._arithmetic import remainder
 from lampy.ops._binary_math import arctan2, hypot, logaddexp, logaddexp2
 from lampy.ops._extrema import fmax, fmin, maximum, minimum
 from lampy.ops._where import where
@@ -101,6 +102,12 @@ def _logaddexp2_baseline(inputs: list[np.ndarray], g: np.ndarray) -> list[np.nda
     return [g * np.exp2(a - y), g * np.exp2(b - y)]
 
 
+def _remainder_baseline(inputs: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
+    a, b = inputs
+    np.remainder(a, b)
+    return [g, -g * np.floor_divide(a, b)]
+
+
 def _where_baseline(inputs: list[np.ndarray], g: np.ndarray) -> list[np.ndarray]:
     a, b = inputs
     np.where(CONDITION, a, b)
@@ -158,6 +165,14 @@ CASES: list[Case] = [
         numpy_fwd_bwd=_logaddexp_baseline,
         torch_fn=_torch("logaddexp"),
         mygrad_fn=_mygrad("logaddexp"),
+    ),
+    Case(
+        name="remainder",
+        family="elementwise",
+        make_inputs=lambda rng: [rng.uniform(-3, 3, SHAPE), rng.uniform(0.5, 2, SHAPE)],
+        lampy_fn=remainder,
+        numpy_fwd_bwd=_remainder_baseline,
+        torch_fn=_torch("remainder"),
     ),
     Case(
         name="logaddexp2",

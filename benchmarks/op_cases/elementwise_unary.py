@@ -15,15 +15,20 @@ import numpy as np
 
 from lampy.ops._exp_log import exp2, expm1, log1p, log2, log10
 from lampy.ops._hyperbolic import arccosh, arcsinh, arctanh, cosh, sinh
-from lampy.ops._magnitude import abs, clip, positive
+from lampy.ops._magnitude import abs, clip, fabs, positive
 from lampy.ops._powers_roots import cbrt, reciprocal, sqrt, square
 from lampy.ops._rounding import ceil, floor, round, sign, trunc
-from lampy.ops._trig import arccos, arcsin, arctan, cos, sin, tan
+from lampy.ops._trig import arccos, arcsin, arctan, cos, deg2rad, rad2deg, sin, sinc, tan
 
 from ._case import Case
 
 SHAPE = (400, 500)
 _LN2, _LN10 = math.log(2.0), math.log(10.0)
+
+
+def _sinc_derivative(x: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """``(cos(pi x) - sinc(x)) / x``, the closed form (inputs drawn away from 0)."""
+    return (np.cos(np.pi * x) - y) / x
 
 
 def _torch(name: str, *args: Any) -> Callable[..., Any]:
@@ -131,6 +136,14 @@ CASES: list[Case] = [
     _unary("arcsin", arcsin, np.arcsin, lambda x, y: 1 / np.sqrt(1 - x**2), -0.99, 0.99),
     _unary("arccos", arccos, np.arccos, lambda x, y: -1 / np.sqrt(1 - x**2), -0.99, 0.99),
     _unary("arctan", arctan, np.arctan, lambda x, y: 1 / (1 + x**2)),
+    _unary("sinc", sinc, np.sinc, _sinc_derivative, 0.5, 3.0, mygrad_name=None),
+    _unary(
+        "deg2rad", deg2rad, np.deg2rad, lambda x, y: np.full_like(x, np.pi / 180), mygrad_name=None
+    ),
+    _unary(
+        "rad2deg", rad2deg, np.rad2deg, lambda x, y: np.full_like(x, 180 / np.pi), mygrad_name=None
+    ),
+    _unary("fabs", fabs, np.fabs, lambda x, y: np.sign(x), torch_name=None, mygrad_name=None),
     _unary("sinh", sinh, np.sinh, lambda x, y: np.cosh(x)),
     _unary("cosh", cosh, np.cosh, lambda x, y: np.sinh(x)),
     _unary("arcsinh", arcsinh, np.arcsinh, lambda x, y: 1 / np.sqrt(x**2 + 1)),

@@ -197,7 +197,7 @@ def run(
                 tm(*[torch.tensor(a) for a in w])
         if mode in ("eval", "train_eval"):
             tm.eval()
-            lm = lm.eval()
+            lm = lm.with_training(False)
         txs = [torch.tensor(a, requires_grad=a.dtype.kind == "f") for a in xs]
         t_out = tm(*txs, **opts.get("fwd", {}))
         cot = rng.normal(size=tuple(t_out.shape)).astype(dtype)

@@ -8,6 +8,8 @@ from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
 from lampy.autograd._inplace import in_place as in_place
 from lampy.autograd._node import Node as Node
+from lampy.autograd._remat import remat as remat
+from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._scope import Scope as Scope
 from lampy.autograd._scope import current_or_none as current_or_none
 from lampy.autograd._shared import Lazy as Lazy
@@ -18,6 +20,7 @@ from lampy.autograd._unbroadcast import contribution as contribution
 from lampy.autograd._unbroadcast import unbroadcast as unbroadcast
 from lampy.autograd._variable import Backward as Backward
 from lampy.autograd._variable import Op as Op
+from lampy.autograd._variable import Operand as Operand
 from lampy.autograd._variable import Param as Param
 from lampy.autograd._variable import Variable as Variable
 from lampy.autograd._variable import const as const

@@ -14,13 +14,18 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import LampyTypeError
 from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
 from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
+from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
+
+_ndarray = np.ndarray
+_own_grad = _memory.own_grad
 
 
 def _propagate(
@@ -31,23 +36,27 @@ def _propagate(
     *,
     stream: bool = False,
     workers: int | str | None = None,
+    sink: dict[Node, np.ndarray] | None = None,
 ) -> Iterator[Node]:
     """Run backprop, yielding each leaf node once its gradient is final.
 
     With ``stream`` a leaf's gradient is added into its ``.grad`` as soon as it is
     final (before it is yielded); otherwise every ``.grad`` changes at the very end, so
     a pass that raises changes none. With ``targets``, only those leaves receive
-    gradients.
+    gradients. With ``sink`` (serial, not streaming) the final gradients are put there
+    instead of into ``.grad`` (``lampy.remat`` hands them to the enclosing pass).
     """
-    n_workers = resolve_workers(workers)
+    n_workers = 1 if sink is not None else resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
         yield from run_concurrent(p, n_workers, stream)
         return
-    yield from _run_serial(p, stream)
+    yield from _run_serial(p, stream, sink)
 
 
-def _run_serial(p: Pass, stream: bool) -> Iterator[Node]:
+def _run_serial(
+    p: Pass, stream: bool, sink: dict[Node, np.ndarray] | None = None
+) -> Iterator[Node]:
     """Visit every node once, in order, serving its params last to first.
 
     Inputs are served last to first so that the first input (usually the full-size
@@ -88,10 +97,24 @@ def _run_serial(p: Pass, stream: bool) -> Iterator[Node]:
                             if left == 0:
                                 ready.append(inp)
                         buf = get(inp)
-                        if buf is None:
-                            bufs[inp] = first_buffer(fn, g, inp, g_free and i == 0)
-                        else:
+                        if buf is not None:
                             fn(g, buf)
+                        elif type(fn) is Contribution:
+                            d = fn.fn(g)
+                            if (
+                                fn.fresh  # the op gives the new array away: the buffer
+                                and type(d) is _ndarray
+                                and d.shape == inp.shape
+                                and d.dtype == inp.dtype
+                            ):
+                                bufs[inp] = _own_grad(d, inp)
+                            else:
+                                bufs[inp] = _own_grad(
+                                    fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
+                                )
+                            del d
+                        else:
+                            bufs[inp] = first_buffer(fn, g, inp, False)
                         i -= 1
                 except Exception as e:
                     raise closure_error(op.name, i, params[i][0], e) from e
@@ -110,6 +133,9 @@ def _run_serial(p: Pass, stream: bool) -> Iterator[Node]:
             ready.clear()
             continue
         break
+    if sink is not None:
+        sink.update(done)
+        return
     for node, g in done:
         commit(node, g)
     if not stream:
@@ -137,6 +163,7 @@ def backward(
     *,
     retain: Iterable[Variable] = (),
     workers: int | str | None = None,
+    atomic: bool = True,
 ) -> None:
     """Backpropagate from one or several roots into the gradients of the params.
 
@@ -157,6 +184,12 @@ def backward(
         workers: Threads that may run independent branches of the graph at once (None
             takes `lampy.get_num_workers`; ``"auto"`` is the number of cores). The
             gradients are bitwise the same for any number; small graphs run serially.
+        atomic: With True (the default) the pass holds every param's gradient until
+            its end and then adds them all, so a pass that raises changes no ``.grad``;
+            this holds a second copy of all the gradients at the end of the pass. With
+            False each param's gradient is added into its ``.grad`` as soon as it is
+            final and its buffer freed (as `backward_iter` and PyTorch do): less memory,
+            but a pass that raises keeps the gradients already added.
 
     Raises:
         ShapeError: a root is not a scalar and no grad was given, or a grad has the
@@ -169,8 +202,9 @@ def backward(
     """
     if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
         grads = [grads]  # backward(root, g): one root, one grad
-    for _ in _propagate(_as_roots(roots), grads, retain, workers=workers):
-        pass
+    with _memory.backward_phase():  # shades the pass in lampy.memory_profile's plot
+        for _ in _propagate(_as_roots(roots), grads, retain, stream=not atomic, workers=workers):
+            pass
 
 
 def backward_iter(

@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
 
-from lampy._errors import DTypeError, LampyTypeError, LampyValueError
+from lampy._errors import DTypeError, LampyError, LampyTypeError, LampyValueError
 from lampy._memory import grad_buffer
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._node import Node
 from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable, param
 
@@ -26,6 +28,39 @@ def _argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, 
                 "arguments."
             )
     return tuple(n % nargs for n in nums)
+
+
+# The params of the grad / value_and_grad calls running now in this context, outermost
+# first: an inner call whose result depends on one of them would cut the outer graph.
+_DIFFERENTIATING: ContextVar[tuple[frozenset[Node], ...]] = ContextVar(
+    "lampy_differentiating", default=()
+)
+
+
+def _higher_order(name: str, what: str) -> LampyError:
+    return LampyError(
+        f"{name}: {what}, so its result would depend on a Variable being differentiated; "
+        "higher-order gradients are not supported yet (lampy computes first derivatives "
+        "only), and the inner result would be cut from the graph, making the outer "
+        "gradient silently wrong. Work out the inner derivative by hand as lampy ops, or "
+        "pass constants (`x.value`) if the inner call must not depend on the outer one."
+    )
+
+
+def _reaches(root: Node, targets: frozenset[Node]) -> bool:
+    """Whether ``root``'s graph reaches a node of ``targets`` (each node visited once)."""
+    seen: set[Node] = set()
+    stack = [root]
+    while stack:
+        n = stack.pop()
+        if n in targets:
+            return True
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.op is not None:
+            stack.extend(p[0] for p in n.op.params)
+    return False
 
 
 def _to_numpy(obj: Any) -> Any:
@@ -54,6 +89,10 @@ def _evaluate(
     workers: int | str | None,
 ) -> tuple[np.ndarray, Any, Any]:
     nums = _argnums(name, argnums, len(args))
+    for n in nums:
+        if isinstance(args[n], Variable) and args[n].needs_grad:
+            raise _higher_order(name, f"argument {n} is a Variable that needs a gradient")
+    enclosing = _DIFFERENTIATING.get()
     token = GRAD_ENABLED.set(True)  # differentiate even when called under no_grad
     try:
         with Scope():
@@ -67,7 +106,11 @@ def _evaluate(
                         "can be differentiated. Pass e.g. `x.astype(float)` or a float literal."
                     )
                 params[n] = call_args[n] = param(a)
-            out = f(*call_args)
+            inner = _DIFFERENTIATING.set((*enclosing, frozenset(p.node for p in params.values())))
+            try:
+                out = f(*call_args)
+            finally:
+                _DIFFERENTIATING.reset(inner)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -83,6 +126,8 @@ def _evaluate(
                     f"{type(out).__name__}{'' if shape is None else f' of shape {shape}'}. "
                     "Reduce it first, e.g. with `.sum()`."
                 )
+            if enclosing and _reaches(out.node, frozenset().union(*enclosing)):
+                raise _higher_order(name, "f uses a Variable of an enclosing grad")
             if out.needs_grad:
                 # Only this call's params receive gradients: params of enclosing scopes
                 # that f closes over are left as they are.

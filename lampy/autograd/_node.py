@@ -34,10 +34,13 @@ class Node:
     - ``name``: the op's name (``"param"``, ``"const"``, ``"matmul"``...).
     - ``shape``, ``dtype``: of the value, kept for backprop and error messages.
     - ``handle``: for params, a weak reference to the Variable (for ``backward_iter``).
+    - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view);
+      set by ``lampy._memory`` when the scope registers the node.
     """
 
     __slots__ = (
         "__weakref__",
+        "charged",
         "dtype",
         "grad",
         "handle",
@@ -49,6 +52,8 @@ class Node:
         "value",
         "version",
     )
+
+    charged: int  # set by lampy._memory when the node is registered
 
     def __init__(
         self,

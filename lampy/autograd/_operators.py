@@ -55,6 +55,7 @@ class _OpFunctions:
     not_equal: Callable[..., Any]
     power: Callable[..., Variable]
     prod: Callable[..., Variable]
+    remainder: Callable[..., Variable]
     ravel: Callable[..., Variable]
     repeat: Callable[..., Variable]
     reshape: Callable[..., Variable]
@@ -133,6 +134,12 @@ class VariableOperators:
 
     def __rpow__(self, other: Any) -> Variable:
         return _ops.power(other, self)
+
+    def __mod__(self, other: Any) -> Variable:
+        return _ops.remainder(self, other)
+
+    def __rmod__(self, other: Any) -> Variable:
+        return _ops.remainder(other, self)
 
     def __matmul__(self, other: Any) -> Variable:
         return _ops.matmul(self, other)

@@ -9,6 +9,7 @@ final gradients into ``.grad`` with `commit`.
 
 from __future__ import annotations
 
+import math
 import threading
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -29,6 +30,7 @@ from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Variable
 
 _grad_buffer = _memory.grad_buffer
+_prod = math.prod
 _own_grad = _memory.own_grad
 
 # Leaves may be shared by passes running in several threads (params of one model):
@@ -86,7 +88,7 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
         if op.versions is not None:
             _check_versions(op.name, op.versions)
         if measure:
-            nbytes = node.dtype.itemsize * _size(node.shape)
+            nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
         for inp, _ in op.params:
@@ -99,13 +101,6 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
                 push((inp, False))
     post.reverse()
     return Plan(post, pending, big)
-
-
-def _size(shape: tuple[int, ...]) -> int:
-    n = 1
-    for d in shape:
-        n *= d
-    return n
 
 
 def _check_versions(name: str, versions: tuple[tuple[Node, int], ...]) -> None:
@@ -171,8 +166,8 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
 def first_buffer(fn: Backward, g: np.ndarray, inp: Node, g_is_free: bool) -> np.ndarray:
     """An input's gradient buffer for this pass, from its first contribution."""
     if type(fn) is Contribution:
-        return _own_grad(fn.first(g, inp.shape, inp.dtype, g_is_free))
-    buf = _grad_buffer(inp.shape, inp.dtype)
+        return _own_grad(fn.first(g, inp.shape, inp.dtype, g_is_free), inp)
+    buf = _grad_buffer(inp.shape, inp.dtype, inp)
     fn(g, buf)
     return buf
 
@@ -188,6 +183,7 @@ def commit(node: Node, g: np.ndarray) -> None:
         buf = node.grad
         if buf is None:
             node.grad = g
+            _memory.charge_grad(node, g)
         else:
             np.add(buf, g, out=buf)
 

@@ -16,7 +16,9 @@ from typing import Any, TypeVar
 
 import attrs
 
+from lampy import _memory
 from lampy._errors import LampyError, no_scope
+from lampy._memory import Ledger, MemoryStats
 from lampy.autograd._node import Node
 
 T = TypeVar("T")
@@ -27,6 +29,8 @@ current_or_none: Callable[[], Scope | None] = _CURRENT.get
 """The innermost open scope of this thread or task, or None."""
 
 _NEW, _OPEN, _CLOSED = 0, 1, 2
+
+_charge = _memory.charge_value
 
 OUT_OF_ORDER = (
     "Scope.__exit__: scopes exited out of order: {count} scope(s) entered inside this one "
@@ -59,6 +63,10 @@ class Scope:
             Variables no Python object refers to any more (by default their memory
             returns as soon as nothing can read it). Anomaly detection uses this to
             inspect every value of a graph.
+        budget: The most memory the scope and its children may own: an int (bytes) or
+            a string with a unit (``"1.5 GiB"``, ``"200 MB"``). An op that would go past
+            it raises `lampy.MemoryBudgetError` (before allocating where it knows its
+            output size in advance) and leaves the scope intact. See `memory`.
 
     Examples:
         >>> import lampy
@@ -72,13 +80,16 @@ class Scope:
         5.0 [2. 4.]
     """
 
-    __slots__ = ("__weakref__", "_nodes", "_parent", "_state", "keep_values")
+    __slots__ = ("__weakref__", "_nodes", "_parent", "_state", "keep_values", "ledger")
 
-    def __init__(self, *, keep_values: bool = False) -> None:
+    def __init__(self, *, keep_values: bool = False, budget: int | str | None = None) -> None:
         self._nodes: list[Node] = []
         self._parent: Scope | None = None
         self._state = _NEW
         self.keep_values = keep_values
+        limit = None if budget is None else _memory.parse_bytes(budget)
+        self.ledger = Ledger(self, limit)
+        """The scope's byte count, changed by ``lampy._memory`` only (read `memory`)."""
 
     @staticmethod
     def current() -> Scope:
@@ -114,12 +125,37 @@ class Scope:
         """
         return sum(n.nbytes for n in self._nodes if n.scope is self)
 
+    @property
+    def memory(self) -> MemoryStats:
+        """What this scope and its children own now and at most: ``live_bytes``,
+        ``peak_bytes``, ``arrays`` (see ``lampy/_memory.py`` for what is counted: values
+        lampy allocated, gradient buffers, optimizer state; a view counts 0 bytes, its
+        memory being counted with the array that owns it).
+
+        Examples:
+            >>> import numpy as np, lampy
+            >>> with lampy.Scope() as s:
+            ...     x = lampy.param(np.zeros(1000))
+            ...     print(s.memory.live_bytes, s.memory.arrays)
+            8000 1
+        """
+        return self.ledger.stats()
+
+    def reset_peak(self) -> None:
+        """Start measuring ``memory.peak_bytes`` afresh from the live bytes now."""
+        self.ledger.peak = self.ledger.live
+
+    def owned_nodes(self) -> list[Node]:
+        """The nodes this scope owns now (not its children's)."""
+        return [n for n in self._nodes if n.scope is self]
+
     # ------------------------------------------------------------------ ownership
     def register(self, node: Node) -> None:
         """Own ``node`` (called by ``lampy.op``, ``param`` and ``const``).
 
         Safe against a concurrent exit from another thread: a node registered while the
-        scope closes is released here, and the caller gets a clear error.
+        scope closes is released here, and the caller gets a clear error. A node that
+        would take the scope past its budget is released and `MemoryBudgetError` raised.
         """
         self._nodes.append(node)
         if self._state != _OPEN:  # checked after appending: see _close
@@ -127,6 +163,13 @@ class Scope:
             with contextlib.suppress(ValueError):  # _close took the list and released it
                 self._nodes.remove(node)
             raise closed_scope(self, f"op '{node.name}'")
+        try:
+            _charge(self.ledger, node)
+        except BaseException:
+            node.release()
+            with contextlib.suppress(ValueError):
+                self._nodes.remove(node)
+            raise
 
     def __enter__(self) -> Scope:
         if self._state != _NEW:
@@ -134,7 +177,8 @@ class Scope:
                 "Scope.__enter__: this Scope was already entered; a Scope is used for one "
                 "`with` block only. Create a new one: `with lampy.Scope(): ...`."
             )
-        self._parent = _CURRENT.get()
+        parent = self._parent = _CURRENT.get()
+        _memory.open_ledger(self.ledger, None if parent is None else parent.ledger)
         _CURRENT.set(self)
         self._state = _OPEN
         return self
@@ -181,6 +225,8 @@ class Scope:
         self._state = _CLOSED
         nodes = self._nodes
         self._nodes = []
+        kept = [n for n in nodes if n.scope is not self and n.scope is not None]
+        _memory.close_ledger(self.ledger, kept)
         for n in nodes:
             if n.scope is self:
                 n.release()

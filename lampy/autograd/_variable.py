@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import attrs
 import numpy as np
+from numpy.typing import ArrayLike
 
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
@@ -17,7 +18,7 @@ from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
 
 if TYPE_CHECKING:
-    from numpy.typing import ArrayLike, DTypeLike
+    from numpy.typing import DTypeLike
 
     from lampy.autograd._scope import Scope
 
@@ -159,18 +160,34 @@ class Variable(VariableOperators):
         return (self.node, fn)
 
     def backward(
-        self, grad: ArrayLike | None = None, *, retain: Any = (), workers: int | str | None = None
+        self,
+        grad: ArrayLike | None = None,
+        *,
+        retain: Any = (),
+        workers: int | str | None = None,
+        atomic: bool = True,
     ) -> None:
         """Backpropagate from this Variable; see `lampy.backward`."""
         from lampy.autograd._backprop import backward
 
-        backward(self, None if grad is None else [grad], retain=retain, workers=workers)
+        backward(
+            self, None if grad is None else [grad], retain=retain, workers=workers, atomic=atomic
+        )
 
-    def zero_grad(self) -> None:
-        """Fill the gradient buffer with zeros in place (the buffer is kept for reuse)."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradient: ``.grad`` becomes None (the default, as PyTorch's
+        ``zero_grad``), or with ``set_to_none=False`` the buffer is kept and filled with
+        zeros in place.
+
+        With None, the next backward pass takes its gradient as the new buffer: no
+        zero-filled buffer to add into, one pass over memory less per param.
+        """
         node = self.node
         if node.scope is None:
             raise node.released_error(".zero_grad()")
+        if set_to_none:
+            _memory.drop_grad(node)
+            return
         g = node.grad
         if g is not None:
             g.fill(0)
@@ -181,7 +198,7 @@ class Variable(VariableOperators):
         node = self.node
         scope = node.scope
         if scope is not None and not scope.keep_values:
-            node.value = None
+            _drop_value(node, scope.ledger)  # node.value = None, refunded if freed
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
@@ -240,6 +257,11 @@ class Variable(VariableOperators):
         )
 
 
+Operand: TypeAlias = ArrayLike | Variable
+"""What an op takes as an array operand: a Variable, or anything numpy makes an array of
+(an ndarray, a Python number, a nested list of numbers) as a constant."""
+
+
 def _copy_variable(v: Variable, how: str) -> Variable:
     """A new Variable of the current scope with a copy of ``v``'s value: a param's copy
     is a new param (its own gradient); any other Variable's copy is a constant."""
@@ -254,6 +276,8 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 
 
 _own = _memory.own_value
+_grad_enabled = GRAD_ENABLED.get
+_drop_value = _memory.drop_value
 
 
 def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
@@ -297,10 +321,36 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     if scope is None:
         raise no_scope(f"op '{name}'")
     arr: np.ndarray = _own(value)
-    if not GRAD_ENABLED.get():
-        return _record(scope, arr, None, False, name)
+    if not _grad_enabled():
+        node = Node(arr, None, False, scope, name)
+        scope.register(node)
+        return Variable(node)
+    # The common case, checked in one pass: every param a (node, closure) pair whose
+    # node needs a gradient; then the caller's tuple is the op's params as it is.
+    versions: tuple[tuple[Node, int], ...] | None = None
+    for p in params:
+        if p is None or type(p) is not tuple or len(p) != 2:
+            break
+        node = p[0]
+        if type(node) is not Node or not node.needs_grad:
+            break
+        if node.scope is None:
+            raise node.released_error(f"op '{name}'")
+        if node.op is None:  # a leaf: remember the version the op read
+            pair = ((node, node.version),)
+            versions = pair if versions is None else versions + pair
+    else:
+        return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
+    kept, versions = _params(name, params)
+    return _result(scope, arr, name, kept, versions)
+
+
+def _params(
+    name: str, params: tuple[Param | None, ...]
+) -> tuple[tuple[Param, ...], tuple[tuple[Node, int], ...] | None]:
+    """The params that need a gradient, checked, and the versions of leaf inputs."""
     kept: list[Param] = []
-    versions: list[tuple[Node, int]] | None = None
+    versions: list[tuple[Node, int]] = []
     for p in params:
         if p is None:
             continue
@@ -316,23 +366,27 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")
             if node.op is None:
-                if versions is None:
-                    versions = []
                 versions.append((node, node.version))
             kept.append(p)
-    if not kept:
-        return _record(scope, arr, Op(name, ()), False, name)
-    kind = arr.dtype.kind
-    if kind != "f":
-        if kind in "iub":  # an integer or boolean result is a constant, as numpy's
-            return _record(scope, arr, Op(name, ()), False, name)
+    return tuple(kept), (tuple(versions) if versions else None)
+
+
+def _result(
+    scope: Scope,
+    arr: np.ndarray,
+    name: str,
+    params: tuple[Param, ...],
+    versions: tuple[tuple[Node, int], ...] | None,
+) -> Variable:
+    """The op's output Variable, recorded in ``scope``."""
+    if not params:
+        node = Node(arr, Op(name, ()), False, scope, name)
+    elif arr.dtype.kind == "f":
+        node = Node(arr, Op(name, params, versions), True, scope, name)
+    elif arr.dtype.kind in "iub":  # an integer or boolean result is a constant, as numpy's
+        node = Node(arr, Op(name, ()), False, scope, name)
+    else:
         raise _not_real(name, arr.dtype)
-    node_op = Op(name, tuple(kept), None if versions is None else tuple(versions))
-    return _record(scope, arr, node_op, True, name)
-
-
-def _record(scope: Scope, arr: np.ndarray, node_op: Op | None, needs: bool, name: str) -> Variable:
-    node = Node(arr, node_op, needs, scope, name)
     scope.register(node)
     return Variable(node)
 
@@ -440,4 +494,4 @@ def variable_of(node: Node) -> Variable | None:
     return None if ref is None else ref()
 
 
-__all__ = ["Backward", "Op", "Param", "Variable", "const", "op", "param"]
+__all__ = ["Backward", "Op", "Operand", "Param", "Variable", "const", "op", "param"]

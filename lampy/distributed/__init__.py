@@ -2,7 +2,7 @@
 each batch, and gradients are averaged across ranks while backprop still runs.
 
 Needs the ``mpi`` extra (``pip install "lampy[mpi]"``: mpi4py and Open MPI); importing
-this package does not import mpi4py, [init][lampy.distributed.init] does. See
+this package does not import mpi4py, ``lampy.distributed.init`` does. See
 docs/distributed.md.
 """
 

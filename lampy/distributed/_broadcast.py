@@ -74,7 +74,7 @@ def broadcast_parameters(model: Module, root: int = 0) -> None:
 
     Call it after building the model on every rank (and after loading a checkpoint, if
     only some ranks loaded one), so that all ranks start from the same weights.
-    [DataParallel][lampy.distributed.DataParallel] calls it when it is made. Every entry
+    ``lampy.distributed.DataParallel`` calls it when it is made. Every entry
     of ``model.state_dict()`` is sent: trainable and frozen parameters and buffers
     (batch-norm running statistics). Values are written in place, so every copy of the
     module (``model.train()``, ``model.eval()``) and the optimizer see them.
@@ -84,7 +84,7 @@ def broadcast_parameters(model: Module, root: int = 0) -> None:
         root: The rank whose weights everyone takes.
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
         DistributedError: on every rank, when the ranks' models differ in entry names,
             shapes or dtypes; it names the first difference.
         LampyTypeError: ``model`` is not a ``lampy.nn.Module``.
@@ -93,7 +93,7 @@ def broadcast_parameters(model: Module, root: int = 0) -> None:
 
 
 def broadcast_module_state(model: Module, root: int, what: str) -> None:
-    """[broadcast_parameters][lampy.distributed.broadcast_parameters], with errors naming
+    """``lampy.distributed.broadcast_parameters``, with errors naming
     ``what``."""
     w = world(what)
     if not isinstance(model, Module):
@@ -128,11 +128,11 @@ def broadcast_optimizer_state(optimizer: Optimizer, root: int = 0) -> None:
     parameters on every rank.
 
     Args:
-        optimizer: A [lampy.optim.Optimizer][] built the same way on every rank.
+        optimizer: A ``lampy.optim.Optimizer`` built the same way on every rank.
         root: The rank whose state everyone takes.
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
         DistributedError: on every rank, when the ranks' optimizers differ in class,
             number of params or their shapes and dtypes, or when loading failed on a
             rank.

@@ -1,9 +1,9 @@
-"""``DataParallel``: gradients averaged over the ranks while backprop still runs.
+"""``lampy.distributed.DataParallel``: gradients averaged over the ranks while backprop still runs.
 
 Design (after PyTorch's DistributedDataParallel, Li et al., VLDB 2020): the model's
 parameters are grouped into buckets of about ``bucket_bytes``, in the order their
 gradients become final (reverse registration order at first, then the order rank 0
-observed in the first backward pass). [lampy.backward_iter][] reports each gradient as
+observed in the first backward pass). ``lampy.backward_iter`` reports each gradient as
 soon as it is final; when every gradient of the next bucket is, that bucket's all-reduces
 are launched, non-blocking (``MPI_Iallreduce``), **in place** on the gradient buffers
 themselves, and backprop goes on. Every yield of ``backward_iter`` also drives MPI's
@@ -66,20 +66,20 @@ class _Flight:
 
 
 class DataParallel:
-    """Data-parallel training over the ranks of [init][lampy.distributed.init]'s world.
+    """Data-parallel training over the ranks of ``lampy.distributed.init``'s world.
 
     Each rank runs the same model on its own shard of every batch
-    ([lampy.data.Batches][] with ``shard=(rank, world)``); ``dp.backward(loss)``
+    (``lampy.data.Batches`` with ``shard=(rank, world)``); ``dp.backward(loss)``
     backpropagates and leaves in every parameter's ``.grad`` the **mean over the ranks**
     of their gradients, so that the usual ``opt.step()`` takes the same step on every
     rank. Gradients are all-reduced in buckets of about ``bucket_bytes``, each launched
     (non-blocking, in place on the gradient buffers) as soon as backprop has finished
     its gradients, so communication overlaps the rest of backprop.
 
-    Making a ``DataParallel`` is a collective call (every rank makes one): it checks that
-    every rank built the same model (entry names, shapes, dtypes) and copies rank 0's
-    parameters and buffers to the others with
-    [broadcast_parameters][lampy.distributed.broadcast_parameters].
+    Making a ``DataParallel`` is a collective call (every rank makes one): it checks
+    that every rank built the same model (entry names, shapes, dtypes) and copies rank
+    0's parameters and buffers to the others with
+    ``lampy.distributed.broadcast_parameters``.
 
     Only the model's parameters are averaged; a param of the graph that is not the
     model's gets its local gradient. Every rank must call ``backward`` the same number
@@ -99,21 +99,26 @@ class DataParallel:
             rank evaluates and saves the same model.
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
         DistributedError: on every rank, when the ranks' models differ.
         LampyTypeError: ``module`` is not a Module, or a parameter is neither float32
             nor float64.
         LampyValueError: a negative ``bucket_bytes``, or a module without parameters.
 
     Example:
-        >>> lampy.distributed.init()
-        >>> dp = lampy.distributed.DataParallel(model)
-        >>> for xb, yb in Batches(x, y, batch_size=32, shuffle=True, rng=rng,
-        ...                       shard=(lampy.distributed.rank(), lampy.distributed.world_size())):
-        ...     with lampy.Scope():
-        ...         dp.backward(F.cross_entropy(dp(xb), yb))
-        ...     opt.step()
-        ...     opt.zero_grad()
+        A training loop (run it with ``mpirun -n 2 python train.py``; the whole script
+        is in docs/distributed.md):
+
+        ```python
+        lampy.distributed.init()
+        dp = lampy.distributed.DataParallel(model)
+        shard = (lampy.distributed.rank(), lampy.distributed.world_size())
+        for xb, yb in Batches(x, y, batch_size=32, shuffle=True, rng=rng, shard=shard):
+            with lampy.Scope():
+                dp.backward(F.cross_entropy(dp(xb), yb))
+            opt.step()
+            opt.zero_grad()
+        ```
     """
 
     def __init__(
@@ -204,19 +209,20 @@ class DataParallel:
 
         Args:
             loss: This rank's scalar loss (its mean over its shard of the batch).
-            grad: The seed of backprop, as for [lampy.backward_iter][] (None for 1).
+            grad: The seed of backprop, as for ``lampy.backward_iter`` (None for 1).
             sync: False only accumulates this rank's gradients locally, without
                 communicating (for gradient accumulation over several micro-batches: the
                 next ``backward`` with ``sync=True`` averages the accumulated sums).
-            workers: Backprop threads, as for [lampy.backward_iter][]: with more than
+            workers: Backprop threads, as for ``lampy.backward_iter``: with more than
                 one, backprop goes on in other threads while this one launches and
                 drives the all-reduces.
 
+        A parameter that no gradient reached on this rank but did on another gets the
+        mean too (this rank counting zero); one that no rank's gradient reached keeps no
+        gradient.
+
         Raises:
             DistributedTimeoutError: another rank did not join within the timeout.
-            DistributedError: on every rank, when a parameter has a gradient buffer on
-                some ranks but not on others (every rank must use every parameter it
-                trains).
         """
         if not sync or self._world.size == 1:
             loss.backward(grad, workers=workers)
@@ -288,7 +294,7 @@ class DataParallel:
         """Turn a completed bucket's sums into means, in the gradient buffers."""
         size = self._world.size
         for i, target, buf in flight.parts:
-            if target is None:  # no buffer on any rank (checked by _complete): nothing to do
+            if target is None:  # no buffer on this rank: see _complete
                 continue
             if not target.flags.writeable:
                 raise DistributedError(
@@ -301,26 +307,26 @@ class DataParallel:
     def _complete(
         self, flights: list[_Flight], buffers: list[Any], grads: list[np.ndarray | None]
     ) -> None:
-        """Wait for every launched bucket and buffer broadcast, check that each parameter
-        has a gradient buffer on every rank or on none, and average."""
+        """Wait for every launched bucket and buffer broadcast, and average.
+
+        A parameter that has no gradient buffer on this rank (no gradient reached it since
+        ``zero_grad``) took part with zeros. If another rank had a gradient for it, it
+        gets the average too, as a new buffer (``param.backward(average)``, the public
+        way to hand a param a gradient), as DDP does for a parameter unused on one rank;
+        if no rank had one (one tiny all-reduce counts them), it keeps no gradient, as in
+        one process, so that optimizers skip it everywhere.
+        """
         w = self._world
         having = np.array([g is not None for g in grads], dtype=np.int32)
         count = w.comm.Iallreduce(w.mpi.IN_PLACE, having, op=w.mpi.SUM)
         requests = [r for f in flights for r in f.requests] + buffers + [count]
         w.wait(requests, "DataParallel.backward (the gradient all-reduce)")
-        mixed = [i for i, n in enumerate(having) if 0 < n < w.size]
-        if mixed:  # the same on every rank, so every rank raises
-            i = mixed[0]
-            mine = "has none" if grads[i] is None else "has one"
-            raise DistributedError(
-                f"lampy.distributed.DataParallel: parameter '{self._names[i]}' has a gradient "
-                f"on {having[i]} of {w.size} ranks (rank {w.rank} {mine}), so its update "
-                "would differ between ranks (an optimizer skips a parameter without one). "
-                "Every rank must use every parameter in its loss at least once before the "
-                "first step (multiply an unused output by 0 to keep it in the graph)."
-            )
         for f in flights:
             self._finish(f)
+            for i, target, buf in f.parts:
+                if target is None and having[i] > 0:
+                    np.divide(buf, w.size, out=buf)
+                    self._params[i].backward(buf)
 
     def _launch_buffers(self) -> list[Any]:
         """Start copying rank 0's buffers (running statistics) to every rank."""

@@ -21,7 +21,7 @@ class DistributedFit:
 
     Made once at the start of ``fit`` (a collective call): it checks that the training
     batches are sharded for this rank, wraps the model in a
-    [DataParallel][lampy.distributed.DataParallel] (every rank starts from rank 0's
+    ``lampy.distributed.DataParallel`` (every rank starts from rank 0's
     weights) and gives every rank rank 0's optimizer state. Then ``fit`` backpropagates
     through it and reduces its numbers with it, so that every rank logs, schedules and
     stops on the same numbers; only rank 0 shows progress.
@@ -30,7 +30,7 @@ class DistributedFit:
         model: The model being trained (in training mode).
         optimizer: Its optimizer.
         train_batches: The training batches, checked to be sharded for this rank when
-            they are a [lampy.data.Batches][].
+            they are a ``lampy.data.Batches``.
     """
 
     def __init__(self, model: Module, optimizer: Any, train_batches: Iterable[Any]) -> None:

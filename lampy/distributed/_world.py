@@ -1,6 +1,6 @@
 """The MPI world lampy trains in: ``init``, ranks, waits with a deadline, abort on error.
 
-mpi4py is imported by [init][lampy.distributed.init] only, never when this package is
+mpi4py is imported by ``lampy.distributed.init`` only, never when this package is
 imported: ``from mpi4py import MPI`` initialises MPI, a process-wide change that happens
 in a call the user makes. lampy talks on its own duplicate of ``MPI.COMM_WORLD``, so its
 collectives never pair up with the user's own MPI calls.
@@ -46,15 +46,15 @@ class DistributedError(LampyError, RuntimeError):
 
 
 class NotInitializedError(DistributedError):
-    """A ``lampy.distributed`` function was called before [init][lampy.distributed.init]."""
+    """A ``lampy.distributed`` function was called before ``lampy.distributed.init``."""
 
 
 class DistributedTimeoutError(DistributedError, TimeoutError):
-    """A rank waited longer than the timeout given to ``init`` for the others."""
+    """A rank waited longer than the timeout given to ``lampy.distributed.init`` for the others."""
 
 
 class World:
-    """The MPI world of this process, made by [init][lampy.distributed.init].
+    """The MPI world of this process, made by ``lampy.distributed.init``.
 
     Attributes:
         mpi: The ``mpi4py.MPI`` module.
@@ -73,7 +73,7 @@ class World:
 
     def wait(self, requests: Sequence[Any], what: str) -> None:
         """Complete ``requests`` (non-blocking MPI operations), or raise
-        [DistributedTimeoutError][lampy.distributed.DistributedTimeoutError] once the
+        ``lampy.distributed.DistributedTimeoutError`` once the
         timeout has passed.
 
         Polls rather than blocking in ``MPI_Waitall`` (which spins): between polls it
@@ -188,11 +188,10 @@ def init(*, timeout: float | None = DEFAULT_TIMEOUT, abort_on_error: bool = True
     """Join the MPI world this process was launched in (a world of 1 without ``mpirun``).
 
     Launch the script with ``mpirun -n 4 python train.py`` (or ``srun`` on Slurm), call
-    ``init()`` once at its start, then use [rank][lampy.distributed.rank],
-    [world_size][lampy.distributed.world_size] and
-    [DataParallel][lampy.distributed.DataParallel]. Run without a launcher, the same
-    script is a world of one process and trains as it would alone. Calling ``init``
-    again does nothing.
+    ``init()`` once at its start, then use ``lampy.distributed.rank``,
+    ``lampy.distributed.world_size`` and ``lampy.distributed.DataParallel``. Run
+    without a launcher, the same script is a world of one process and trains as it
+    would alone. Calling ``init`` again does nothing.
 
     This is where MPI starts: mpi4py is imported here (not when ``lampy.distributed`` is
     imported), and lampy takes its own duplicate of ``MPI.COMM_WORLD``.
@@ -200,7 +199,7 @@ def init(*, timeout: float | None = DEFAULT_TIMEOUT, abort_on_error: bool = True
     Args:
         timeout: Seconds a rank waits for the others in any lampy collective (gradient
             all-reduce, metric reduction, broadcast) before raising
-            [DistributedTimeoutError][lampy.distributed.DistributedTimeoutError], or None
+            ``lampy.distributed.DistributedTimeoutError``, or None
             to wait for ever. It bounds the wait when another rank is stuck or gone
             without aborting; make it longer than your slowest step.
         abort_on_error: In a world of more than one process, install a
@@ -263,7 +262,7 @@ def world(what: str = "lampy.distributed") -> World:
 
 
 def is_initialized() -> bool:
-    """Whether [init][lampy.distributed.init] has been called in this process."""
+    """Whether ``lampy.distributed.init`` has been called in this process."""
     return _world is not None
 
 
@@ -271,7 +270,7 @@ def rank() -> int:
     """This process's rank: 0 to ``world_size() - 1``.
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
     """
     return world("lampy.distributed.rank").rank
 
@@ -280,7 +279,7 @@ def world_size() -> int:
     """The number of processes in the world (1 when launched without ``mpirun``).
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
     """
     return world("lampy.distributed.world_size").size
 
@@ -289,7 +288,7 @@ def is_main_process() -> bool:
     """Whether this process should print progress and write files: rank 0 of an
     initialized world, or any process where lampy.distributed is not initialized.
 
-    Unlike [rank][lampy.distributed.rank], it works before ``init``, so code that runs
+    Unlike ``lampy.distributed.rank``, it works before ``lampy.distributed.init``, so code that runs
     both alone and distributed can write ``if is_main_process(): lampy.save(...)``.
     """
     return _world is None or _world.rank == 0
@@ -300,7 +299,7 @@ def barrier() -> None:
     read a checkpoint rank 0 has just written).
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
         DistributedTimeoutError: a rank did not arrive within the timeout.
     """
     w = world("lampy.distributed.barrier")
@@ -324,12 +323,16 @@ def reduce_metrics(metrics: Mapping[str, float], weight: float = 1.0) -> dict[st
         ``{name: sum_r(weight_r * metric_r) / sum_r(weight_r)}``.
 
     Raises:
-        NotInitializedError: before [init][lampy.distributed.init].
+        NotInitializedError: before ``lampy.distributed.init``.
         DistributedError: the ranks gave different metric names, or all weights are 0.
         LampyValueError: a negative or non-finite weight.
 
     Example:
-        >>> logs = reduce_metrics({"loss": 0.31, "accuracy": 0.9}, weight=len(x_shard))
+        Every rank calls it with its own numbers and sample count, and gets the means:
+
+        ```python
+        logs = lampy.distributed.reduce_metrics({"loss": 0.31, "accuracy": 0.9}, weight=128)
+        ```
     """
     w = world("lampy.distributed.reduce_metrics")
     if not (math.isfinite(weight) and weight >= 0):

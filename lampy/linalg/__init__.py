@@ -9,6 +9,7 @@ rank and singular values, ``matrix_rank``).
 from numpy.linalg import LinAlgError as LinAlgError
 
 from lampy.linalg._common import EighResult as EighResult
+from lampy.linalg._common import EigResult as EigResult
 from lampy.linalg._common import QRResult as QRResult
 from lampy.linalg._common import SlogdetResult as SlogdetResult
 from lampy.linalg._common import SVDResult as SVDResult
@@ -16,7 +17,9 @@ from lampy.linalg._decompositions import cholesky as cholesky
 from lampy.linalg._decompositions import qr as qr
 from lampy.linalg._determinant import det as det
 from lampy.linalg._determinant import slogdet as slogdet
+from lampy.linalg._eigen import eig as eig
 from lampy.linalg._eigen import eigh as eigh
+from lampy.linalg._eigen import eigvals as eigvals
 from lampy.linalg._eigen import eigvalsh as eigvalsh
 from lampy.linalg._inverse import inv as inv
 from lampy.linalg._inverse import lstsq as lstsq

@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy._errors import ShapeError
 from lampy.autograd._grad_mode import is_grad_enabled
-from lampy.autograd._variable import Variable
+from lampy.autograd._variable import Operand, Variable
 from lampy.ops._operands import needs_grad, value_of
 
 _swapaxes = np.swapaxes
@@ -30,6 +30,15 @@ class EighResult(NamedTuple):
     """The eigenvalues in ascending order, shape ``(..., M)``."""
     eigenvectors: Variable
     """The normalised eigenvectors as columns, shape ``(..., M, M)``."""
+
+
+class EigResult(NamedTuple):
+    """What :func:`lampy.linalg.eig` returns, as ``numpy.linalg.eig`` does."""
+
+    eigenvalues: Variable
+    """The eigenvalues, real, in numpy's (LAPACK's) order, shape ``(..., M)``."""
+    eigenvectors: Variable
+    """The eigenvectors as columns of unit length, shape ``(..., M, M)``."""
 
 
 class QRResult(NamedTuple):
@@ -62,13 +71,13 @@ def sym(a: np.ndarray) -> Any:
     return 0.5 * (a + mT(a))
 
 
-def wants_grad(x: Any) -> bool:
+def wants_grad(x: Operand) -> bool:
     """Whether an op on ``x`` will record a gradient (so a decomposition's extra factors
     are worth computing)."""
     return needs_grad(x) and is_grad_enabled()
 
 
-def matrix_value(name: str, x: Any, *, square: bool = False) -> np.ndarray:
+def matrix_value(name: str, x: Operand, *, square: bool = False) -> np.ndarray:
     """``x``'s value as an array of at least 2 dimensions (square in the last two if
     ``square``), or a ShapeError naming the op, raised before anything is recorded."""
     a = np.asarray(value_of(x))
@@ -101,6 +110,7 @@ def inverse_gaps(w: np.ndarray) -> Any:
 
 
 __all__ = [
+    "EigResult",
     "EighResult",
     "QRResult",
     "SVDResult",

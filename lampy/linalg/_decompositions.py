@@ -7,14 +7,14 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._shared import Lazy
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import QRResult, matrix_value, mT, wants_grad
 from lampy.ops._operands import contrib_of
 
 _add = np.add
 
 
-def cholesky(a: Any, /, *, upper: bool = False) -> Variable:
+def cholesky(a: Operand, /, *, upper: bool = False) -> Variable:
     """Cholesky factor of a symmetric positive-definite matrix, batched
     (``numpy.linalg.cholesky``): lower ``L`` with ``a = L L^T``, or upper ``U = L^T``.
 
@@ -86,7 +86,7 @@ def _qr_backward(
     return gx
 
 
-def qr(a: Any, mode: str = "reduced") -> Any:
+def qr(a: Operand, mode: str = "reduced") -> Any:
     """QR decomposition by Householder reflections, batched (``numpy.linalg.qr``).
 
     Args:

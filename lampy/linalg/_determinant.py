@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import SlogdetResult, matrix_value, mT
 from lampy.ops._operands import contrib_of
 
@@ -45,7 +45,7 @@ def _cofactor(a: np.ndarray, det: np.ndarray) -> Any:
     return out.reshape(a.shape)
 
 
-def det(a: Any) -> Variable:
+def det(a: Operand) -> Variable:
     """Determinant of a square matrix, batched over leading axes (``numpy.linalg.det``).
 
     Gradient:
@@ -62,7 +62,7 @@ def det(a: Any) -> Variable:
     return op("det", value, contrib_of(a, d_a, fresh=False))
 
 
-def slogdet(a: Any) -> SlogdetResult:
+def slogdet(a: Operand) -> SlogdetResult:
     """Sign and natural log of the absolute determinant, batched (``numpy.linalg.slogdet``).
 
     Returns:

@@ -1,4 +1,5 @@
-"""Symmetric eigendecomposition: eigh, eigvalsh."""
+"""Eigendecompositions: eigh and eigvalsh (symmetric), eig and eigvals (general, for
+matrices whose eigenvalues are real)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,16 @@ from typing import Any, Literal
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
-from lampy.linalg._common import EighResult, inverse_gaps, matrix_value, mT, wants_grad
+from lampy._errors import DTypeError
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.linalg._common import (
+    EighResult,
+    EigResult,
+    inverse_gaps,
+    matrix_value,
+    mT,
+    wants_grad,
+)
 from lampy.ops._operands import contrib_of
 
 _add = np.add
@@ -18,7 +27,7 @@ def _values_backward(v: np.ndarray, g: np.ndarray) -> Any:
     return (v * g[..., None, :]) @ mT(v)
 
 
-def eigh(a: Any, UPLO: Literal["L", "U"] = "L") -> EighResult:
+def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
     """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, batched
     (``numpy.linalg.eigh``).
 
@@ -55,7 +64,7 @@ def eigh(a: Any, UPLO: Literal["L", "U"] = "L") -> EighResult:
     )
 
 
-def eigvalsh(a: Any, UPLO: Literal["L", "U"] = "L") -> Variable:
+def eigvalsh(a: Operand, UPLO: Literal["L", "U"] = "L") -> Variable:
     """Eigenvalues (ascending) of a symmetric matrix, batched (``numpy.linalg.eigvalsh``).
 
     Only the triangle named by ``UPLO`` is read. When a gradient is needed the
@@ -73,4 +82,88 @@ def eigvalsh(a: Any, UPLO: Literal["L", "U"] = "L") -> Variable:
     return op("eigvalsh", w, contrib_of(a, lambda g: _values_backward(v, g), fresh=False))
 
 
-__all__ = ["eigh", "eigvalsh"]
+def _real_eig(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:
+    """numpy's ``eig`` of a real matrix (stack), refusing complex eigenvalues."""
+    arr = matrix_value(name, a, square=True)
+    if arr.dtype.kind == "c":
+        raise DTypeError(
+            f"{name}: the matrix is complex ({arr.dtype}); lampy's gradients are real and "
+            "complex numbers are not supported yet."
+        )
+    w, v = np.linalg.eig(arr)
+    if w.dtype.kind == "c":
+        raise DTypeError(
+            f"{name}: the matrix of shape {arr.shape} has complex eigenvalues (e.g. "
+            f"{w.reshape(-1)[np.argmax(np.abs(w.imag.reshape(-1)))]:.4g}), and lampy's "
+            "gradients are real: complex numbers are not supported yet. For a symmetric "
+            "matrix use lampy.linalg.eigh (always real, with a stable gradient); for "
+            "constant eigenvalues call numpy.linalg.eig on the value (`x.value`)."
+        )
+    return w, v
+
+
+def _general_values_backward(v: np.ndarray, g: np.ndarray) -> Any:
+    """``V^{-T} diag(g) V^T``: the gradient of the eigenvalues of a general matrix."""
+    vt = mT(v)
+    return np.linalg.solve(vt, g[..., :, None] * vt)
+
+
+def eig(a: Operand) -> EigResult:
+    """Eigenvalues and right eigenvectors of a square matrix whose eigenvalues are all
+    real, batched (``numpy.linalg.eig``). The eigenvalues come in numpy's order (not
+    sorted) and the eigenvectors are the columns, of unit length.
+
+    Raises:
+        DTypeError: if an eigenvalue is complex (or the matrix is): lampy's gradients
+            are real. Use ``lampy.linalg.eigh`` for symmetric matrices.
+        ShapeError: if ``a`` is not a (stack of) square matrices.
+
+    Gradient:
+        With ``A = V diag(w) V^{-1}``, ``X = V^T gV``, ``F[i, j] = 1 / (w_j - w_i)`` (0 on
+        the diagonal): ``da = V^{-T} (diag(gw) + F * (X - V^T V diag(diag(X)))) V^T``
+        (Giles 2008; the ``V^T V`` term accounts for numpy's unit-length columns,
+        PyTorch's ``linalg_eig_backward``). Valid for distinct eigenvalues (repeated ones
+        give inf or nan, as in PyTorch); the eigenvector part is exact for functions
+        invariant to each eigenvector's sign.
+    """
+    w, v = _real_eig("eig", a)
+
+    def d_w(g: np.ndarray) -> Any:
+        return _general_values_backward(v, g)
+
+    def d_v(g: np.ndarray) -> Any:
+        vt = mT(v)
+        x = vt @ g
+        diag = np.diagonal(x, axis1=-2, axis2=-1)
+        inner = x - (vt @ v) * diag[..., None, :]
+        inner *= inverse_gaps(w)
+        return np.linalg.solve(vt, inner @ vt)
+
+    return EigResult(
+        op("eig", w, contrib_of(a, d_w, fresh=False)),
+        op("eig", v, contrib_of(a, d_v, fresh=False)),
+    )
+
+
+def eigvals(a: Operand) -> Variable:
+    """Eigenvalues of a square matrix whose eigenvalues are all real, batched, in numpy's
+    order (``numpy.linalg.eigvals``). When a gradient is needed the eigenvectors are
+    computed too (numpy's ``eig``).
+
+    Raises:
+        DTypeError: if an eigenvalue is complex (or the matrix is). Use
+            ``lampy.linalg.eigvalsh`` for symmetric matrices.
+
+    Gradient:
+        ``da = V^{-T} diag(g) V^T`` (for distinct eigenvalues).
+    """
+    if not wants_grad(a):
+        w = np.linalg.eigvals(matrix_value("eigvals", a, square=True))
+        if w.dtype.kind == "c":
+            _real_eig("eigvals", a)  # raises, naming a complex eigenvalue
+        return op("eigvals", w)
+    w, v = _real_eig("eigvals", a)
+    return op("eigvals", w, contrib_of(a, lambda g: _general_values_backward(v, g), fresh=False))
+
+
+__all__ = ["eig", "eigh", "eigvals", "eigvalsh"]

@@ -11,9 +11,9 @@ import numpy as np
 from lampy._errors import ShapeError
 from lampy.autograd._shared import Lazy, SharedInBackward
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import matrix_value, mT, sym
-from lampy.ops._operands import contrib_of, needs_grad, param_of, value_of
+from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._products import matmul
 from lampy.ops._shape import reshape
 
@@ -21,7 +21,7 @@ _add, _subtract, _matmul = np.add, np.subtract, np.matmul
 _NOVALUE: Any = getattr(np, "_NoValue", object())
 
 
-def inv(a: Any) -> Variable:
+def inv(a: Operand) -> Variable:
     """Inverse of a square matrix, batched over leading axes (``numpy.linalg.inv``).
 
     Raises ``numpy.linalg.LinAlgError`` for a singular matrix, as numpy does.
@@ -55,7 +55,9 @@ def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row:
     return ga
 
 
-def pinv(a: Any, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE) -> Variable:
+def pinv(
+    a: Operand, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE
+) -> Variable:
     """Moore-Penrose pseudo-inverse through the SVD, batched (``numpy.linalg.pinv``).
 
     Singular values at most ``rcond`` (or ``rtol``) times the largest are treated as
@@ -104,7 +106,7 @@ def _zero_gradient(g: np.ndarray, out: np.ndarray) -> None:
     """The closure of a result that does not depend on its input's values."""
 
 
-def solve(a: Any, b: Any) -> Variable:
+def solve(a: Operand, b: Operand) -> Variable:
     """Solve ``a @ x = b`` for ``x``, batched (``numpy.linalg.solve``, numpy 2 rules).
 
     ``b`` is one vector when ``b.ndim == 1`` (shape ``(M,)``, the solution has
@@ -139,6 +141,7 @@ def solve(a: Any, b: Any) -> Variable:
                 "not broadcast together."
             ) from None
     x = np.linalg.solve(arr, rhs)
+    real_result("solve", x, a, b)
     a_shape, b_shape = arr.shape, rhs.shape
 
     def solve_t(g: np.ndarray) -> np.ndarray:
@@ -159,7 +162,9 @@ def solve(a: Any, b: Any) -> Variable:
     return op("solve", x, param_of(a, d_a), contrib_of(b, d_b, fresh=False))
 
 
-def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any, np.ndarray]:
+def lstsq(
+    a: Operand, b: Operand, rcond: Any = None
+) -> tuple[Variable, np.ndarray, Any, np.ndarray]:
     """Least-squares solution of ``a @ x = b`` (``numpy.linalg.lstsq``; 2-d ``a`` only).
 
     Returns ``(x, residuals, rank, s)`` as numpy does: ``x`` is a Variable; the squared
@@ -181,6 +186,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any,
             f"M, got shapes {arr.shape} and {rhs.shape}. numpy.linalg.lstsq is not batched."
         )
     x, residuals, rank, s = np.linalg.lstsq(arr, rhs, rcond=rcond)
+    real_result("lstsq", x, a, b)
     m, n = arr.shape
     cut = np.finfo(np.float64).eps * max(m, n) if rcond is None else rcond
     vector = rhs.ndim == 1
@@ -227,7 +233,7 @@ def lstsq(a: Any, b: Any, rcond: Any = None) -> tuple[Variable, np.ndarray, Any,
     return xv, residuals, rank, s
 
 
-def matrix_power(a: Any, n: int) -> Variable:
+def matrix_power(a: Operand, n: int) -> Variable:
     """``a`` raised to the integer power ``n``, batched (``numpy.linalg.matrix_power``).
 
     ``n = 0`` gives identities (with a zero gradient); a negative ``n`` inverts ``a``

@@ -7,10 +7,10 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import wants_grad
 from lampy.linalg._svd import values_backward
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import array_of, contrib_of, param_of, value_of
 
 _add, _abs, _sign = np.add, np.abs, np.sign
 _inf = np.inf
@@ -157,7 +157,7 @@ def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -
     return op("norm", value, contrib_of(x, d_x, fresh=False) if grad else None)
 
 
-def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
+def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
     """Vector or matrix norm, as ``numpy.linalg.norm``.
 
     With ``axis`` an int (or ``x`` 1-d and ``axis=None``) a vector norm: ``ord`` None or
@@ -165,7 +165,8 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> V
     ``p``: ``sum(|x|**p)**(1/p)``. With ``axis`` a pair (or ``x`` 2-d) a matrix norm:
     ``'fro'`` (default), ``'nuc'`` (sum of singular values), 1 / -1 (max / min column
     sum of ``|x|``), ``inf`` / ``-inf`` (max / min row sum), 2 / -2 (largest / smallest
-    singular value). ``ord=None, axis=None`` is the 2-norm of ``x`` flattened.
+    singular value). ``ord=None, axis=None`` is the 2-norm of ``x`` flattened. ``x`` may
+    be a list of Variables, stacked as numpy stacks an array-like.
 
     Gradient:
         Euclidean and ``'fro'``: ``g x / norm``. ``p``: ``g sign(x) |x|**(p-1) /
@@ -177,6 +178,7 @@ def norm(x: Any, ord: Any = None, axis: Any = None, keepdims: bool = False) -> V
         min share the gradient equally (for 2 / -2 that is ``U diag(share) V^T``); the
         0-"norm" has zero gradient.
     """
+    x = array_of("norm", x)
     a = np.asarray(value_of(x))
     if a.dtype.kind not in "fc":
         a = a.astype(float)

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._shared import Lazy
-from lampy.autograd._variable import op
+from lampy.autograd._variable import Operand, op
 from lampy.linalg._common import SVDResult, inverse_gaps, matrix_value, mT, sym, wants_grad
 from lampy.ops._operands import contrib_of, param_of
 
@@ -43,7 +43,7 @@ def _vh_backward(u: np.ndarray, s: np.ndarray, vh: np.ndarray, f: Lazy, gvh: np.
 
 
 def svd(
-    a: Any, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
+    a: Operand, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False
 ) -> Any:
     """Singular value decomposition ``a = U diag(S) Vh``, batched (``numpy.linalg.svd``).
 

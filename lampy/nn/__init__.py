@@ -46,6 +46,7 @@ from lampy.nn._linear import Linear as Linear
 from lampy.nn._linear import Unflatten as Unflatten
 from lampy.nn._module import IncompatibleKeys as IncompatibleKeys
 from lampy.nn._module import Module as Module
+from lampy.nn._module import eval_mode as eval_mode
 from lampy.nn._module import inline as inline
 from lampy.nn._normalization import BatchNorm1d as BatchNorm1d
 from lampy.nn._normalization import BatchNorm2d as BatchNorm2d
@@ -65,6 +66,7 @@ from lampy.nn._rnn_cells import GRUCell as GRUCell
 from lampy.nn._rnn_cells import LSTMCell as LSTMCell
 from lampy.nn._rnn_cells import RNNCell as RNNCell
 from lampy.nn._rnn_cells import RNNCellBase as RNNCellBase
+from lampy.nn._segments import remat_sequential as remat_sequential
 from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
 from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
 from lampy.nn._transformer import TransformerEncoder as TransformerEncoder

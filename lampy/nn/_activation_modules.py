@@ -9,6 +9,7 @@ PyTorch's ``inplace`` keyword is accepted and has no effect: lampy's values are 
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, TypeVar
 
 import attrs
@@ -61,21 +62,20 @@ class _Activation(Module):
         if not isinstance(inplace, bool):
             raise LampyTypeError(f"{cls.__name__}.init: inplace must be a bool, got {inplace!r}.")
         try:
-            return cls(*args, **kwargs)
-        except LampyTypeError:
-            raise
+            inspect.signature(cls).bind(*args, **kwargs)
         except TypeError as e:
-            names = [f.name for f in attrs.fields(cls) if f.name != "training"]
+            names = [f.alias for f in attrs.fields(cls) if f.name != "_training"]
             raise LampyTypeError(
                 f"{cls.__name__}.init: {e}. It takes {names or 'no arguments'} (PyTorch's "
                 "arguments; inplace only as a keyword, with no effect: values are immutable)."
             ) from None
+        return cls(*args, **kwargs)
 
     def extra_repr(self) -> str:
         return ", ".join(
             f"{f.name}={getattr(self, f.name)!r}"
             for f in attrs.fields(type(self))
-            if f.name != "training"
+            if f.name != "_training"
         )
 
 

@@ -9,10 +9,10 @@ and computes what ``torch.nn.functional.multi_head_attention_forward`` computes:
    value``), one for the query and one for the packed key/value when ``key is value``;
 2. the split into heads, a strided *view* of the projection (two small private ops
    whose backward adds straight into the projection's gradient, no transposed copy);
-3. attention: [scaled_dot_product_attention][lampy.nn.functional.scaled_dot_product_attention]
+3. attention: ``lampy.nn.functional.scaled_dot_product_attention``
    when ``need_weights=False``; with ``need_weights=True`` the weights are computed
    explicitly (scores, softmax, dropout, product) since they are returned;
-4. the merge of the heads and the output projection ``out_proj`` (a [Linear][lampy.nn.Linear]).
+4. the merge of the heads and the output projection ``out_proj`` (a ``lampy.nn.Linear``).
 
 Masks follow the MultiheadAttention convention: a boolean ``True`` marks a position
 that may NOT be attended (the opposite of ``scaled_dot_product_attention``'s boolean
@@ -32,7 +32,8 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op, param
 from lampy.nn import init as _init
-from lampy.nn._linear import Linear, check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
+from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn.functional._activations import softmax
 from lampy.nn.functional._attention import scaled_dot_product_attention
@@ -138,11 +139,16 @@ class MultiheadAttention(Module):
         vdim: The value's feature size.
         rng: The generator drawing the dropout masks.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     mha = MultiheadAttention.init(16, 4, batch_first=True, rng=rng)
+        ...     mha = nn.MultiheadAttention.init(
+        ...         16, 4, batch_first=True, rng=np.random.default_rng(0)
+        ...     )
         ...     x = np.ones((2, 5, 16), np.float32)
-        ...     out, weights = mha(x, x, x)  # (2, 5, 16) and (2, 5, 5)
+        ...     out, weights = mha(x, x, x)
+        ...     print(out.shape, weights.shape)
+        (2, 5, 16) (2, 5, 5)
     """
 
     in_proj_weight: Variable | None
@@ -438,7 +444,8 @@ class MultiheadAttention(Module):
                 f"{name()}: is_causal=True is a hint that attn_mask is the causal mask, so it "
                 "needs attn_mask; pass the mask too (e.g. np.triu(np.ones((L, L), bool), 1))."
             )
-        dtype = np.result_type(dtype_of(query), self.out_proj.weight.dtype)
+        dtype = self.out_proj.weight.dtype
+        check_dtype(self, dtype, ("the query", query), ("the key", key), ("the value", value))
         causal = bool(is_causal) and key_padding_mask is None and not need_weights
         mask = self._mask(key_padding_mask, None if causal else attn_mask, batched, n, lq, s, dtype)
         # Unbatched (T, E) is laid out as (T, 1, E): the seq-first layout with N = 1.

@@ -15,7 +15,8 @@ from lampy.autograd._variable import Variable
 from lampy.nn._activation_modules import ReLU
 from lampy.nn._containers import Sequential
 from lampy.nn._dropout import Dropout
-from lampy.nn._linear import Linear, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_size, require_rng, shape_of
+from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.ops._arithmetic import add
 
@@ -28,12 +29,15 @@ class Residual(Module):
 
     The wrapped module's parameters are named ``fn.<name>`` in the state dict.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
+        >>> rng = np.random.default_rng(0)
         >>> with lampy.Scope():
-        ...     block = Residual.init(
-        ...         Sequential.init(Linear.init(8, 8, rng=rng), ReLU.init())
+        ...     block = nn.Residual.init(
+        ...         nn.Sequential.init(nn.Linear.init(8, 8, rng=rng), nn.ReLU.init())
         ...     )
-        ...     y = block(np.ones((4, 8), np.float32))  # shape (4, 8)
+        ...     print(block(np.ones((4, 8), np.float32)).shape)
+        (4, 8)
     """
 
     fn: Module
@@ -87,10 +91,12 @@ class MLP(Sequential):
     parameters are named by position as torchvision's: ``0.weight``, ``0.bias``,
     ``3.weight``... (without a norm layer), ``0``, ``4``, ``8``... with one.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     mlp = MLP.init(4, [32, 32, 2], rng=np.random.default_rng(0))
-        ...     logits = mlp(np.ones((10, 4), np.float32))  # shape (10, 2)
+        ...     mlp = nn.MLP.init(4, [32, 32, 2], rng=np.random.default_rng(0))
+        ...     print(mlp(np.ones((10, 4), np.float32)).shape)
+        (10, 2)
     """
 
     @classmethod
@@ -143,4 +149,4 @@ class MLP(Sequential):
             n_in = h
         layers.append(Linear.init(n_in, sizes[-1], bias, dtype=dtype, rng=r))
         layers.append(Dropout.init(dropout, rng=r))
-        return cls(tuple(layers))
+        return cls(layers=tuple(layers))

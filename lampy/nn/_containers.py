@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, overload
 
 import attrs
@@ -22,23 +22,52 @@ def _check_modules(owner: str, items: Any) -> None:
             )
 
 
-@attrs.frozen(eq=False, repr=False)
+@attrs.frozen(eq=False, repr=False, init=False)
 class Sequential(Module):
     """Modules applied one after the other; parameters are named ``0.weight``, ``1.bias``...
 
-    Example:
-        >>> model = Sequential.init(
-        ...     Linear.init(4, 8, rng=rng), ReLU.init(), Linear.init(8, 1, rng=rng)
-        ... )
+    The record is its layers, so the class call takes them as PyTorch's does:
+    ``nn.Sequential(a, b, c)`` is ``nn.Sequential.init(a, b, c)`` (and
+    ``Sequential(layers=(a, b, c))`` names the field, as ``attrs.evolve`` does).
+
+    Examples:
+        >>> from lampy import nn
+        >>> rng = np.random.default_rng(0)
+        >>> with lampy.Scope():
+        ...     model = nn.Sequential.init(
+        ...         nn.Linear.init(4, 8, rng=rng), nn.ReLU.init(), nn.Linear.init(8, 1, rng=rng)
+        ...     )
+        ...     print(model(np.ones((5, 4), np.float32)).shape, model.state_dict().keys())
+        (5, 1) dict_keys(['0.weight', '0.bias', '2.weight', '2.bias'])
     """
 
     layers: tuple[Module, ...] = inline(converter=tuple)
+
+    def __init__(
+        self, *modules: Module, layers: Iterable[Module] | None = None, training: bool = True
+    ) -> None:
+        if layers is not None and modules:
+            raise LampyTypeError(
+                f"{type(self).__name__}: pass the layers as arguments or as layers=, not both."
+            )
+        items = modules if layers is None else tuple(layers)
+        self.__attrs_init__(items, training=training)
+
+    @classmethod
+    def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:
+        items = fields.get("modules") or fields.get("layers") or ()
+        if not isinstance(items, tuple | list):
+            return None  # an iterable for the converter: checked by init's callers
+        for i, m in enumerate(items):
+            if not isinstance(m, Module):
+                return f"layer {i} must be a lampy.nn.Module, got {type(m).__name__} {m!r:.30}"
+        return None
 
     @classmethod
     def init(cls, *layers: Module) -> Sequential:
         """A Sequential of ``layers``."""
         _check_modules("Sequential.init", layers)
-        return cls(layers)
+        return cls(layers=layers)
 
     def forward(self, x: Any) -> Any:
         """Each layer applied to the previous one's output."""

@@ -18,7 +18,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, require_rng, shape_of, uniform_bias
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lampy.nn.functional._conv_common import as_ints
@@ -165,6 +165,7 @@ class _ConvNd(Module):
                         f"kernel {d * (k - 1) + 1} even after padding {p}; use a larger "
                         "input or more padding."
                     )
+        check_dtype(self, self.weight.dtype, ("the input", input))
         return s
 
     def _padded(self, input: Any, s: Ints) -> tuple[Any, Any]:
@@ -265,10 +266,12 @@ class _ConvTranspose(_ConvNd):
 class Conv1d(_Conv):
     """1-d convolution over ``(N, C_in, L)`` or ``(C_in, L)`` (``torch.nn.Conv1d``).
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     conv = Conv1d.init(4, 8, 3, padding=1, rng=np.random.default_rng(0))
-        ...     y = conv(np.ones((2, 4, 10), np.float32))  # shape (2, 8, 10)
+        ...     conv = nn.Conv1d.init(4, 8, 3, padding=1, rng=np.random.default_rng(0))
+        ...     print(conv(np.ones((2, 4, 10), np.float32)).shape)
+        (2, 8, 10)
     """
 
     _nd = 1
@@ -315,10 +318,12 @@ class Conv1d(_Conv):
 class Conv2d(_Conv):
     """2-d convolution over ``(N, C_in, H, W)`` or ``(C_in, H, W)`` (``torch.nn.Conv2d``).
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     conv = Conv2d.init(3, 16, 3, padding=1, rng=np.random.default_rng(0))
-        ...     y = conv(np.ones((8, 3, 28, 28), np.float32))  # shape (8, 16, 28, 28)
+        ...     conv = nn.Conv2d.init(3, 16, 3, padding=1, rng=np.random.default_rng(0))
+        ...     print(conv(np.ones((8, 3, 28, 28), np.float32)).shape)
+        (8, 16, 28, 28)
     """
 
     _nd = 2

@@ -4,13 +4,14 @@ is the identity in evaluation mode."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.nn._linear import require_rng
+from lampy.nn._helpers import require_rng
 from lampy.nn._module import Module
 from lampy.nn.functional._dropout import dropout
 
@@ -23,14 +24,18 @@ class Dropout(Module):
     scaled by ``1 / (1 - p)``; in evaluation mode the input passes through unchanged.
 
     The module holds the Generator it draws masks from; every training-mode call
-    advances it (copies made by ``train()``/``eval()`` share it). From Srivastava et
+    advances it (copies made by ``with_training`` share it). From Srivastava et
     al. (2014), "Dropout: a simple way to prevent neural networks from overfitting".
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     drop = Dropout.init(0.2, rng=np.random.default_rng(0))
-        ...     y = drop(np.ones((4, 5)))          # about 20% zeros, the rest 1.25
-        ...     z = drop.eval()(np.ones((4, 5)))   # unchanged
+        ...     drop = nn.Dropout.init(0.2, rng=np.random.default_rng(0))
+        ...     print(drop(np.ones(8)).value)       # about 20% zeros, the rest 1.25
+        ...     with nn.eval_mode(drop):
+        ...         print(drop(np.ones(8)).value)   # unchanged
+        [1.25 1.25 1.25 1.25 0.   0.   1.25 1.25]
+        [1. 1. 1. 1. 1. 1. 1. 1.]
     """
 
     p: float = 0.5
@@ -57,6 +62,13 @@ class Dropout(Module):
         if q > 0 or rng is not None:
             rng = require_rng("Dropout.init", rng, f"p = {q} > 0 draws random masks")
         return cls(q, rng)
+
+    @classmethod
+    def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:
+        if fields["rng"] is None and fields["p"] != 0:
+            p = fields["p"]
+            return f"rng must be a numpy.random.Generator when p = {p} > 0 (it draws masks)"
+        return None
 
     def forward(self, input: Any) -> Any:
         """``dropout(input, p, training, rng=rng)``: the input itself in eval mode or for

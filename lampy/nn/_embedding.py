@@ -13,7 +13,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, const, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, require_rng
+from lampy.nn._helpers import check_size, require_rng
 from lampy.nn._module import Module
 from lampy.nn.functional._embedding import embedding
 from lampy.ops._operands import value_of
@@ -55,10 +55,13 @@ class Embedding(Module):
     Attributes:
         weight: (num_embeddings, embedding_dim), initialised ``N(0, 1)``.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     emb = Embedding.init(10, 3, padding_idx=0, rng=np.random.default_rng(0))
-        ...     vectors = emb(np.array([[1, 2], [0, 9]]))  # shape (2, 2, 3)
+        ...     emb = nn.Embedding.init(10, 3, padding_idx=0, rng=np.random.default_rng(0))
+        ...     vectors = emb(np.array([[1, 2], [0, 9]]))
+        ...     print(vectors.shape, vectors.value[1, 0])  # row 0 is the padding: zeros
+        (2, 2, 3) [0. 0. 0.]
     """
 
     weight: Variable

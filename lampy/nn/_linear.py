@@ -1,15 +1,13 @@
 """Linear and shape modules of ``lampy.nn``: Linear, Bilinear, Identity, Flatten,
 Unflatten and Lambda, with PyTorch's constructor arguments, initialisation and
-state_dict keys; plus the small helpers the other module files share (``require_rng``,
-``shape_of``, ``named_errors``...).
+state_dict keys.
 """
 
 from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -18,70 +16,12 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import bilinear, linear
 from lampy.ops._shape import reshape
 
 __all__ = ["Bilinear", "Flatten", "Identity", "Lambda", "Linear", "Unflatten"]
-
-
-# ----------------------------------------------------------------- shared helpers
-def require_rng(owner: str, rng: Any, why: str = "its parameters are initialised randomly") -> Any:
-    """``rng`` itself if it is a ``numpy.random.Generator``, else a clear error.
-
-    Raises:
-        LampyValueError: if ``rng`` is None.
-        LampyTypeError: if ``rng`` is not a Generator.
-    """
-    if rng is None:
-        raise LampyValueError(
-            f"{owner}: rng is required because {why}; pass rng=np.random.default_rng(seed)."
-        )
-    if not isinstance(rng, np.random.Generator):
-        raise LampyTypeError(
-            f"{owner}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
-            f"got {type(rng).__name__}."
-        )
-    return rng
-
-
-def shape_of(x: Any) -> tuple[int, ...]:
-    """The shape of a Variable, array or scalar input (read without copying it)."""
-    return x.shape if isinstance(x, Variable) else tuple(np.shape(x))
-
-
-def dtype_of(x: Any) -> np.dtype[Any]:
-    """The dtype of a Variable, array or scalar input (read without copying it)."""
-    if isinstance(x, (Variable, np.ndarray, np.generic)):
-        return x.dtype
-    return np.asarray(x).dtype
-
-
-@contextmanager
-def named_errors(module: Module) -> Iterator[None]:
-    """Re-raise a functional op's argument errors with the module's repr in front, so
-    that the message names the layer and its configuration."""
-    try:
-        yield
-    except (ShapeError, LampyValueError, LampyTypeError) as e:
-        raise type(e)(f"{module!r}: {e}") from None
-
-
-def check_size(owner: str, what: str, v: Any, minimum: int = 1) -> int:
-    """``v`` as an int ``>= minimum``, else a clear error naming ``owner`` and ``what``."""
-    try:
-        i = operator.index(v)
-    except TypeError:
-        raise LampyTypeError(f"{owner}: {what} must be an int, got {v!r}.") from None
-    if i < minimum:
-        raise LampyValueError(f"{owner}: {what} must be at least {minimum}, got {i}.")
-    return i
-
-
-def uniform_bias(n: int, fan_in: int, rng: Any, dtype: Any) -> np.ndarray:
-    """PyTorch's default bias: ``U(-1/sqrt(fan_in), 1/sqrt(fan_in))`` (0 for ``fan_in`` 0)."""
-    bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0.0
-    return _init.uniform(n, -bound, bound, rng=rng, dtype=dtype)
 
 
 # ----------------------------------------------------------------- modules
@@ -94,10 +34,12 @@ class Linear(Module):
             1/sqrt(in_features)`` (PyTorch's ``kaiming_uniform(a=sqrt(5))``).
         bias: (out_features,) or None, ``U(-k, k)``.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     layer = Linear.init(3, 2, rng=np.random.default_rng(0))
-        ...     y = layer(np.ones((5, 3), np.float32))  # shape (5, 2)
+        ...     layer = nn.Linear.init(3, 2, rng=np.random.default_rng(0))
+        ...     print(layer(np.ones((5, 3), np.float32)).shape)
+        (5, 2)
     """
 
     weight: Variable
@@ -150,6 +92,7 @@ class Linear(Module):
 
         Raises:
             ShapeError: if the input's last axis is not ``in_features``.
+            DTypeError: if the input's dtype is not the parameters'.
         """
         s = shape_of(input)
         if not s or s[-1] != self.in_features:
@@ -157,6 +100,7 @@ class Linear(Module):
                 f"{self!r}: expected input (*, {self.in_features}), got shape {s}: the last "
                 f"axis must have in_features = {self.in_features} elements."
             )
+        check_dtype(self, self.weight.dtype, ("the input", input))
         return linear(input, self.weight, self.bias)
 
 
@@ -221,6 +165,7 @@ class Bilinear(Module):
         Raises:
             ShapeError: if the last axes are not in1/in2_features or the leading
                 dimensions differ.
+            DTypeError: if an input's dtype is not the parameters'.
         """
         s1, s2 = shape_of(input1), shape_of(input2)
         if not s1 or not s2 or s1[-1] != self.in1_features or s2[-1] != self.in2_features:
@@ -232,6 +177,7 @@ class Bilinear(Module):
             raise ShapeError(
                 f"{self!r}: the inputs' leading dimensions must be equal, got shapes {s1} and {s2}."
             )
+        check_dtype(self, self.weight.dtype, ("input1", input1), ("input2", input2))
         return bilinear(input1, input2, self.weight, self.bias)
 
 

@@ -5,23 +5,41 @@ fields hold its parameters (param Variables), buffers (writable numpy arrays suc
 BatchNorm's running statistics), submodules (alone, or in tuples, lists and dicts) and
 static settings (ints, strings, callables). Everything else follows from walking those
 fields in declaration order: ``named_parameters``, ``state_dict`` with PyTorch's dotted
-keys, ``load_state_dict`` into the existing buffers, ``train``/``eval`` copies.
+keys, ``load_state_dict`` into the existing buffers, ``with_training`` copies, deep
+copies and pickles. ``eval_mode`` runs modules in evaluation mode for a block.
+
+The PyTorch habits that cannot work on immutable records fail loudly here, with the
+lampy way in the message: assigning an attribute, ``model.eval()``/``model.train()`` as
+statements, and calling a class with PyTorch's constructor arguments (``Linear(3, 2)``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar, NamedTuple, TypeVar
+import copy
+import functools
+import inspect
+import types
+import typing
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any, ClassVar, NamedTuple, NoReturn, TypeVar
 
 import attrs
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import (
+    ImmutableModuleError,
+    LampyTypeError,
+    LampyValueError,
+    NoScopeError,
+    ShapeError,
+)
 from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
-from lampy.autograd._variable import Variable
+from lampy.autograd._variable import Variable, const, param
 
-__all__ = ["INLINE", "IncompatibleKeys", "Module", "inline"]
+__all__ = ["INLINE", "IncompatibleKeys", "Module", "eval_mode", "inline"]
 
 M = TypeVar("M", bound="Module")
 
@@ -42,7 +60,7 @@ def inline(**kwargs: Any) -> Any:
 
 
 class IncompatibleKeys(NamedTuple):
-    """What [Module.load_state_dict][lampy.nn.Module.load_state_dict] did not match."""
+    """What ``lampy.nn.Module.load_state_dict`` did not match."""
 
     missing_keys: list[str]
     unexpected_keys: list[str]
@@ -63,6 +81,73 @@ def _entries(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
             yield from _entries(f"{prefix}.{key}" if prefix else str(key), item)
 
 
+# ----------------------------------------------------------------- evaluation mode
+_EVAL_MODE: ContextVar[frozenset[int]] = ContextVar("lampy.nn.eval_mode", default=frozenset())
+
+
+@contextmanager
+def eval_mode(*modules: Module) -> Iterator[None]:
+    """Run ``modules`` (and every submodule) in evaluation mode inside the block.
+
+    The lampy form of PyTorch's ``model.eval()`` ... ``model.train()``: dropout is off
+    and batch norm uses (and does not update) its running statistics for calls made in
+    the ``with`` block, and everything is as before when it exits, even on an error.
+    Modules are immutable, so nothing is switched and nothing has to be switched back:
+    the block's context is the mode (like ``lampy.no_grad``, which it is often combined
+    with). It covers the modules given and their submodules as they are at entry.
+
+    For a module that stays in evaluation mode, make a copy instead:
+    ``lampy.nn.Module.with_training`` (``model.with_training(False)``).
+
+    Examples:
+        >>> from lampy import nn
+        >>> with lampy.Scope():
+        ...     drop = nn.Dropout.init(0.5, rng=np.random.default_rng(0))
+        ...     with nn.eval_mode(drop), lampy.no_grad():
+        ...         print(drop.training, drop(np.ones(4)).value)
+        ...     print(drop.training)
+        False [1. 1. 1. 1.]
+        True
+
+    Raises:
+        LampyTypeError: if no module, or something that is not a module, is given.
+    """
+    if not modules:
+        raise LampyTypeError(
+            "eval_mode: pass the modules to evaluate, as in `with lampy.nn.eval_mode(model):`."
+        )
+    for m in modules:
+        if not isinstance(m, Module):
+            raise LampyTypeError(
+                f"eval_mode: expected lampy.nn.Module objects, got {type(m).__name__}."
+            )
+    ids = frozenset(id(sub) for m in modules for sub in m.modules())
+    token = _EVAL_MODE.set(_EVAL_MODE.get() | ids)
+    try:
+        yield
+    finally:
+        _EVAL_MODE.reset(token)
+
+
+_MODE_HABIT = (
+    "{name}.{method}(): lampy modules are immutable records, so {method}() cannot switch "
+    "this module {what} in place as PyTorch's does; a statement `model.{method}()` would "
+    "change nothing, silently. {fix}"
+)
+_EVAL_FIX = (
+    "Evaluate inside `with lampy.nn.eval_mode(model):` (dropout off and batch norm on "
+    "its running statistics for the calls in the block), or keep an evaluation copy "
+    "that shares the parameters: `model_eval = model.with_training(False)`."
+)
+_TRAIN_FIX = (
+    "A module is in training mode unless it was made with `with_training(False)` or is "
+    "called inside `with lampy.nn.eval_mode(...)`, so after such a block there is "
+    "nothing to switch back; for a training copy of an evaluation copy, use "
+    "`model.with_training(True)`."
+)
+
+
+# ----------------------------------------------------------------- the record
 @attrs.frozen(eq=False, repr=False)
 class Module:
     """Base class of neural-network modules: immutable records of parameters.
@@ -71,21 +156,25 @@ class Module:
     ``@attrs.frozen(eq=False, repr=False)`` (``eq=False``: modules compare by identity and
     never compare arrays), built by a classmethod factory ``init(...)`` that takes
     PyTorch's constructor arguments, and define ``forward``. Calling a module calls
-    ``forward``.
+    ``forward``. Calling the class itself builds the record from its fields (``init``
+    does, and so does ``attrs.evolve``); given PyTorch's constructor arguments instead
+    (``nn.Linear(3, 2)``), it raises at once and shows the ``init`` call.
 
     Parameters are param Variables owned by the scope that was current when the module
     was made; forward passes run in child scopes, so a step's graph is released when its
     scope exits while the parameters (and their accumulated gradients) stay. Optimizers
-    and [load_state_dict][lampy.nn.Module.load_state_dict] update the parameters' buffers
-    in place, so every copy of a module made by [train][lampy.nn.Module.train] or
-    [eval][lampy.nn.Module.eval] sees the same weights.
+    and ``lampy.nn.Module.load_state_dict`` update the parameters' buffers in place, so
+    every copy of a module made by ``lampy.nn.Module.with_training`` sees the same
+    weights. ``copy.deepcopy(model)`` makes new parameters (with the same values) in the
+    current scope; ``pickle`` saves the values and settings, and unpickling makes new
+    parameters in the current scope.
 
     Attributes:
-        training: Whether the module is in training mode (dropout active, batch norm
-            using and updating batch statistics). Change it with ``train()``/``eval()``,
-            which return copies.
+        training: Whether the module runs in training mode (dropout active, batch norm
+            using and updating batch statistics): True unless the module was made by
+            ``with_training(False)`` or is called inside ``lampy.nn.eval_mode``.
 
-    Example:
+    Examples:
         >>> @attrs.frozen(eq=False, repr=False)
         ... class Affine(Module):
         ...     scale: Variable
@@ -97,12 +186,53 @@ class Module:
         ...
         ...     def forward(self, x):
         ...         return x * self.scale + self.shift
+        >>> with lampy.Scope():
+        ...     print(Affine.init(2)(np.array([1.0, 2.0])).value)
+        [1. 2.]
     """
 
-    training: bool = attrs.field(default=True, kw_only=True)
+    _training: bool = attrs.field(default=True, kw_only=True, alias="training")
 
     # Subclasses set this to describe their settings in repr: "in_features=3, ...".
     _repr_fields: ClassVar[tuple[str, ...]] = ()
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        # Copying and unpickling call __new__ alone, without arguments: nothing to check.
+        if args or kwargs:
+            problem = _record_problem(cls, args, kwargs)
+            if problem is not None:
+                raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
+        return super().__new__(cls)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        # attrs gives each frozen class a __setattr__ that raises a bare
+        # FrozenInstanceError; modules explain instead (the same error, subclassed).
+        if cls.__dict__.get("__setattr__") is _ATTRS_FROZEN_SETATTR:
+            type.__setattr__(cls, "__setattr__", _immutable_setattr)
+            type.__setattr__(cls, "__delattr__", _immutable_delattr)
+        # help() and inspect show the record's fields, not __new__'s (*args, **kwargs).
+        init = cls.__dict__.get("__init__")
+        if init is not None:
+            sig = inspect.signature(init)
+            cls.__signature__ = sig.replace(  # type: ignore[attr-defined]
+                parameters=list(sig.parameters.values())[1:]
+            )
+
+    @classmethod
+    def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:
+        """Why these field values (keyed by argument name) make no usable module, or
+        None. Subclasses with invariants between fields override it; it runs on every
+        construction, so it must be cheap."""
+        return None
+
+    @property
+    def training(self) -> bool:
+        """Whether the module runs in training mode now (see the class's attributes)."""
+        if not self._training:
+            return False
+        ids = _EVAL_MODE.get()
+        return not ids or id(self) not in ids
 
     def forward(self, *args: Any, **kwargs: Any) -> Any:
         """The module's computation; subclasses define it."""
@@ -118,7 +248,7 @@ class Module:
     def _fields(self) -> Iterator[tuple[str, Any]]:
         """(entry name prefix, value) for each field that may hold state, in order."""
         for f in attrs.fields(type(self)):
-            if f.name == "training":
+            if f.name == "_training":
                 continue
             yield ("" if f.metadata.get(INLINE) else f.name), getattr(self, f.name)
 
@@ -177,7 +307,7 @@ class Module:
                 yield name, leaf
 
     def parameters(self) -> list[Variable]:
-        """The trainable parameters, in the order [named_parameters][] gives them."""
+        """The trainable parameters, in ``lampy.nn.Module.named_parameters``' order."""
         return [p for _, p in self.named_parameters()]
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
@@ -190,10 +320,11 @@ class Module:
         """The number of scalar trainable parameters (``sum(p.size)``)."""
         return sum(p.size for p in self.parameters())
 
-    def zero_grad(self) -> None:
-        """Fill every parameter's gradient buffer with zeros, in place."""
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset every parameter's gradient (None by default, as in PyTorch 2; with
+        ``set_to_none=False`` the buffers are kept and filled with zeros)."""
         for p in self.parameters():
-            p.zero_grad()
+            p.zero_grad(set_to_none)
 
     # ----------------------------------------------------------------- state
     def state_dict(self) -> dict[str, np.ndarray]:
@@ -225,7 +356,7 @@ class Module:
         are all checked before anything is written, so a failed load changes nothing.
 
         Args:
-            state_dict: Arrays keyed by dotted names, as [state_dict][lampy.nn.Module.state_dict]
+            state_dict: Arrays keyed by dotted names, as ``lampy.nn.Module.state_dict``
                 or PyTorch's ``state_dict()`` gives them.
             strict: Whether a missing or unexpected key is an error.
 
@@ -280,26 +411,57 @@ class Module:
         return IncompatibleKeys(missing, unexpected)
 
     # ----------------------------------------------------------------- modes
-    def train(self: M, mode: bool = True) -> M:
-        """A copy of this module and its submodules with ``training`` set to ``mode``.
+    def with_training(self: M, training: bool = True) -> M:
+        """A copy of this module and its submodules with ``training`` set.
 
-        The copy shares every parameter and buffer with this module.
+        The copy shares every parameter and buffer with this module, so it sees every
+        update (an optimizer step, ``load_state_dict``) and its own updates (batch norm's
+        running statistics) reach this module too. For a block of calls in evaluation
+        mode, ``lampy.nn.eval_mode`` needs no copy.
+
+        Args:
+            training: True for training mode, False for evaluation mode.
         """
-        return self._with_mode(mode)
-
-    def eval(self: M) -> M:
-        """A copy in evaluation mode (``train(False)``), sharing parameters and buffers."""
-        return self._with_mode(False)
-
-    def _with_mode(self: M, mode: bool) -> M:
-        changes: dict[str, Any] = {"training": mode}
+        if not isinstance(training, bool):
+            raise LampyTypeError(
+                f"{type(self).__name__}.with_training: training must be a bool, got {training!r}."
+            )
+        changes: dict[str, Any] = {"training": training}
         for f in attrs.fields(type(self)):
-            if f.name != "training":
+            if f.name != "_training":
                 value = getattr(self, f.name)
-                new = _map_modules(value, lambda m: m._with_mode(mode))
+                new = _map_modules(value, lambda m: m.with_training(training))
                 if new is not value:
                     changes[f.alias or f.name] = new
         return attrs.evolve(self, **changes)
+
+    def eval(self) -> NoReturn:
+        """Raises: PyTorch's in-place switch cannot exist on an immutable module.
+
+        Use ``with lampy.nn.eval_mode(model):`` or ``model.with_training(False)``.
+
+        Raises:
+            ImmutableModuleError: always, with both fixes in the message.
+        """
+        raise ImmutableModuleError(
+            _MODE_HABIT.format(
+                name=type(self).__name__, method="eval", what="to evaluation mode", fix=_EVAL_FIX
+            )
+        )
+
+    def train(self, mode: bool = True) -> NoReturn:
+        """Raises: PyTorch's in-place switch cannot exist on an immutable module.
+
+        Use ``lampy.nn.eval_mode`` for evaluation, ``model.with_training(mode)`` for a copy.
+
+        Raises:
+            ImmutableModuleError: always, with the fixes in the message.
+        """
+        fix = _TRAIN_FIX if mode else _EVAL_FIX
+        what = "to training mode" if mode else "to evaluation mode"
+        raise ImmutableModuleError(
+            _MODE_HABIT.format(name=type(self).__name__, method="train", what=what, fix=fix)
+        )
 
     def apply(self: M, fn: Callable[[Module], Module]) -> M:
         """A copy with ``fn`` applied to every submodule (bottom up), then to this one."""
@@ -326,6 +488,288 @@ class Module:
             body = repr(child).replace("\n", "\n  ")
             lines.append(f"  ({name}): {body}")
         return "\n".join(lines) + "\n)"
+
+    # ----------------------------------------------------------------- copies
+    def __copy__(self: M) -> M:
+        """A shallow copy: a new record holding the same parameters and buffers."""
+        return attrs.evolve(self)
+
+    def __deepcopy__(self: M, memo: dict[int, Any]) -> M:
+        """A copy with new parameters (same values, owned by the current scope), new
+        buffers and deep copies of the settings; shared entries stay shared."""
+        new: M = _copy_state(self, memo)
+        return new
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickle the state, not the graph: parameter values, buffers and settings.
+
+        Unpickling makes new parameters in the current scope (``pickle.loads`` inside
+        ``with lampy.Scope():``). For files, prefer ``lampy.save``: it writes
+        safetensors, which load without running code.
+        """
+        fields = {
+            f.alias or f.name: _map_leaves(getattr(self, f.name), _saved)
+            for f in attrs.fields(type(self))
+            if f.init
+        }
+        return (_restore, (type(self), fields))
+
+
+# ----------------------------------------------------------------- construction checks
+_CHECKED_TYPES = (Variable, np.ndarray, np.random.Generator)
+
+
+class _FieldCheck(NamedTuple):
+    """What a field holding state accepts: one object, a sequence or a mapping of
+    instances of ``types``, or None when ``optional``."""
+
+    shape: str  # "one", "seq" or "map"
+    types: tuple[type, ...]
+    optional: bool
+
+    def accepts(self, value: Any) -> bool:
+        if value is None:
+            return self.optional
+        if self.shape == "one":
+            return isinstance(value, self.types)
+        if self.shape == "map":
+            return isinstance(value, Mapping) and all(
+                isinstance(v, self.types) for v in value.values()
+            )
+        if isinstance(value, tuple | list):
+            return all(isinstance(v, self.types) for v in value)
+        # Other iterables (a generator given to a converter) are not consumed to check.
+        return not isinstance(value, Module | Variable | np.ndarray | str | bytes | int | float)
+
+    def describe(self) -> str:
+        names = " or ".join(t.__name__ for t in self.types)
+        what = {"one": f"a {names}", "seq": f"a tuple of {names}", "map": f"a dict of {names}"}
+        return what[self.shape] + (" or None" if self.optional else "")
+
+
+def _is_state_type(t: Any) -> bool:
+    return isinstance(t, type) and (issubclass(t, Module) or issubclass(t, _CHECKED_TYPES))
+
+
+def _check_of(tp: Any) -> _FieldCheck | None:
+    """The check for a field annotated ``tp``, or None for a setting (int, str...)."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Union or origin is types.UnionType:
+        args = typing.get_args(tp)
+        optional = type(None) in args
+        rest = [a for a in args if a is not type(None)]
+        if len(rest) == 1:
+            inner = _check_of(rest[0])
+            return inner._replace(optional=optional) if inner else None
+        return _FieldCheck("one", tuple(rest), optional) if all(map(_is_state_type, rest)) else None
+    if origin in (tuple, list, Sequence):
+        items = [a for a in typing.get_args(tp) if a is not Ellipsis]
+        if len(items) == 1 and _is_state_type(items[0]):
+            return _FieldCheck("seq", (items[0],), False)
+        return None
+    if origin in (dict, Mapping):
+        kv = typing.get_args(tp)
+        if len(kv) == 2 and _is_state_type(kv[1]):
+            return _FieldCheck("map", (kv[1],), False)
+        return None
+    return _FieldCheck("one", (tp,), False) if _is_state_type(tp) else None
+
+
+@functools.cache
+def _record_spec(cls: type) -> tuple[inspect.Signature, dict[str, _FieldCheck]]:
+    """The signature of the class's record constructor and the checks of its fields
+    (keyed by argument name); no checks when the annotations do not resolve."""
+    sig = inspect.signature(cls.__init__)  # type: ignore[misc]
+    try:
+        hints = typing.get_type_hints(cls)
+    except Exception:  # an annotation naming something not importable at run time
+        return sig, {}
+    checks: dict[str, _FieldCheck] = {}
+    for f in attrs.fields(cls):
+        check = _check_of(hints.get(f.name))
+        if check is not None and f.init:
+            checks[f.alias or f.name] = check
+    return sig, checks
+
+
+def _record_problem(cls: type, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str | None:
+    """Why ``cls(*args, **kwargs)`` cannot build the record, or None if it can."""
+    sig, checks = _record_spec(cls)
+    fields = [p for p in list(sig.parameters)[1:] if p != "training"]
+    try:
+        partial = sig.bind_partial(None, *args, **kwargs)
+    except TypeError as e:
+        return f"{e}; the record's fields are ({', '.join(fields)})"
+    # Wrong types first: PyTorch's arguments land in the fields of parameters.
+    for name, value in partial.arguments.items():
+        check = checks.get(name)
+        if check is not None and not check.accepts(value):
+            return f"{name} must be {check.describe()}, got {_short(value)}"
+    try:
+        bound = sig.bind(None, *args, **kwargs)
+    except TypeError as e:
+        return f"{e}; the record's fields are ({', '.join(fields)})"
+    bound.apply_defaults()
+    invalid: str | None = cls._invalid_record(bound.arguments)  # type: ignore[attr-defined]
+    return invalid
+
+
+def _short(value: Any) -> str:
+    """A one-line description of an argument for messages."""
+    if isinstance(value, Module):
+        return f"{type(value).__name__}(...)"
+    if isinstance(value, Variable | np.ndarray):
+        return f"{type(value).__name__} of shape {value.shape}"
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def _call_text(args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    def one(v: Any) -> str:
+        if isinstance(v, Module):
+            return f"{type(v).__name__}(...)"
+        text = repr(v)
+        return text if len(text) <= 40 else "..."
+
+    return ", ".join([*map(one, args), *(f"{k}={one(v)}" for k, v in kwargs.items())])
+
+
+def _construction_message(
+    cls: type, args: tuple[Any, ...], kwargs: dict[str, Any], problem: str
+) -> str:
+    prefix = "nn." if cls.__module__.startswith("lampy.nn") else ""
+    name = f"{prefix}{cls.__name__}"
+    called = f"{name}({_call_text(args, kwargs)})"
+    init = getattr(cls, "init", None)
+    if init is None:
+        return f"{called}: calling a module class builds the record from its fields, and {problem}."
+    extra = dict(kwargs)
+    if "rng" in inspect.signature(init).parameters and "rng" not in extra:
+        extra["rng"] = _Code("np.random.default_rng(0)")
+    right = f"{name}.init({_call_text(args, extra)})"
+    return (
+        f"{called}: calling a module class builds the record from its fields (the "
+        f"parameters as Variables, the settings), and {problem}. To make a new module "
+        "from PyTorch's constructor arguments, call its init factory inside a "
+        f"lampy.Scope(), which owns the new parameters:\n\n    with lampy.Scope():\n"
+        f"        module = {right}\n"
+    )
+
+
+class _Code(str):
+    """A string shown as code (without quotes) in a message's call."""
+
+    def __repr__(self) -> str:
+        return str(self)
+
+
+# ----------------------------------------------------------------- immutability
+@attrs.frozen
+class _AttrsFrozenProbe:
+    """Only here to know the __setattr__ attrs gives frozen classes."""
+
+
+_ATTRS_FROZEN_SETATTR = _AttrsFrozenProbe.__setattr__
+
+
+def _immutable_message(module: Module, name: str, deleting: bool = False) -> str:
+    cls = type(module).__name__
+    what = f"del {cls}.{name}: " if deleting else f"{cls}.{name} = ...: "
+    why = (
+        "lampy modules are immutable records (attrs frozen classes), so that a module and "
+        "its copies can share parameters safely and a forward pass never sees a "
+        "half-changed model. "
+    )
+    if name in ("training", "_training"):
+        return what + why + _EVAL_FIX
+    fields = {f.alias or f.name for f in attrs.fields(type(module))}
+    if name not in fields:
+        return (
+            f"{what}{why}{cls} has no field {name!r}: keep other state beside the module, "
+            "or declare it as a field of your own Module subclass (see lampy/nn/README.md)."
+        )
+    return (
+        f"{what}{why}To change a parameter's values, write them in place with "
+        "`model.load_state_dict({...})` (optimizers step in place too); for a module with "
+        f"another {name!r}, make a new record: `attrs.evolve(model, {name}=new_value)` "
+        "(a new parameter is made with lampy.param inside a lampy.Scope)."
+    )
+
+
+def _immutable_setattr(self: Module, name: str, value: Any) -> NoReturn:
+    raise ImmutableModuleError(_immutable_message(self, name))
+
+
+def _immutable_delattr(self: Module, name: str) -> NoReturn:
+    raise ImmutableModuleError(_immutable_message(self, name, deleting=True))
+
+
+# ----------------------------------------------------------------- copies and pickles
+class _SavedVariable(NamedTuple):
+    """A module's Variable in a pickle: its value, and whether it is a param."""
+
+    value: np.ndarray
+    needs_grad: bool
+
+
+def _saved(leaf: Any) -> Any:
+    if isinstance(leaf, Variable):
+        return _SavedVariable(leaf.value, leaf.needs_grad)
+    return leaf
+
+
+def _restore(cls: type[M], fields: dict[str, Any]) -> M:
+    """Rebuild a pickled module, making its parameters in the current scope."""
+
+    def leaf(x: Any) -> Any:
+        if isinstance(x, _SavedVariable):
+            try:
+                return param(x.value) if x.needs_grad else const(x.value)
+            except NoScopeError:
+                raise NoScopeError(
+                    f"Unpickling a {cls.__name__} makes its parameters in the current scope, "
+                    "and no lampy.Scope is active: call pickle.load(s) inside "
+                    "`with lampy.Scope():`."
+                ) from None
+        return x
+
+    return cls(**{k: _map_leaves(v, leaf) for k, v in fields.items()})
+
+
+def _copy_state(module: M, memo: dict[int, Any]) -> M:
+    def leaf(x: Any) -> Any:
+        if isinstance(x, Module):
+            return copy.deepcopy(x, memo)
+        if id(x) in memo:
+            return memo[id(x)]
+        if isinstance(x, Variable):
+            new: Any = param(x.value) if x.needs_grad else const(x.value)
+        elif isinstance(x, np.ndarray):
+            new = x.copy()
+        else:
+            return copy.deepcopy(x, memo)
+        memo[id(x)] = new
+        memo.setdefault(id(memo), []).append(x)  # keep x alive while its id is a key
+        return new
+
+    changes = {
+        f.alias or f.name: _map_leaves(getattr(module, f.name), leaf)
+        for f in attrs.fields(type(module))
+        if f.init
+    }
+    result = attrs.evolve(module, **changes)
+    memo[id(module)] = result
+    return result
+
+
+def _map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:
+    """``value`` with ``fn`` applied to each Variable, array, Module and setting in it
+    (tuples, lists and dicts rebuilt around them)."""
+    if isinstance(value, tuple | list) and not hasattr(value, "_fields"):
+        return type(value)(_map_leaves(v, fn) for v in value)
+    if isinstance(value, dict):
+        return {k: _map_leaves(v, fn) for k, v in value.items()}
+    return fn(value)
 
 
 def _map_modules(value: Any, fn: Callable[[Module], Module]) -> Any:

@@ -17,7 +17,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
-from lampy.nn._linear import check_size, named_errors, shape_of
+from lampy.nn._helpers import check_dtype, check_size, named_errors, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._batch_norm import batch_norm
 from lampy.nn.functional._normalization import group_norm, layer_norm, rms_norm
@@ -84,6 +84,12 @@ class _BatchNorm(Module):
         """Whether the module has a learnable weight and bias."""
         return self.weight is not None
 
+    def _dtype(self) -> np.dtype[Any] | None:
+        """The dtype of the parameters, else of the running statistics (None if neither)."""
+        if self.weight is not None:
+            return self.weight.dtype
+        return None if self.running_mean is None else self.running_mean.dtype
+
     @property
     def track_running_stats(self) -> bool:
         """Whether the module keeps running statistics."""
@@ -132,6 +138,7 @@ class _BatchNorm(Module):
 
         Raises:
             ShapeError: for a wrong rank or channel count.
+            DTypeError: if the input's dtype is not the parameters' (or statistics').
             LampyValueError: for a single value per channel in training mode.
         """
         s = shape_of(input)
@@ -145,6 +152,7 @@ class _BatchNorm(Module):
                 f"{self!r}: expected input {self._layout.replace('C', str(self.num_features))}"
                 f", got shape {s}: {why}."
             )
+        check_dtype(self, self._dtype(), ("the input", input))
         batch_stats = self.training or self.running_mean is None
         with named_errors(self):
             return batch_norm(
@@ -164,11 +172,16 @@ class _BatchNorm(Module):
 class BatchNorm1d(_BatchNorm):
     """Batch normalisation of ``(N, C)`` or ``(N, C, L)`` inputs (``torch.nn.BatchNorm1d``).
 
-    Example:
+    Examples:
+        >>> from lampy import nn
+        >>> x = np.random.default_rng(0).normal(3.0, 1.0, size=(8, 4)).astype(np.float32)
         >>> with lampy.Scope():
-        ...     bn = BatchNorm1d.init(4)
-        ...     y = bn(np.random.default_rng(0).normal(size=(8, 4)))  # updates running stats
-        ...     z = bn.eval()(np.ones((2, 4)))                        # uses them
+        ...     bn = nn.BatchNorm1d.init(4)
+        ...     y = bn(x)              # batch statistics; updates the running ones
+        ...     with nn.eval_mode(bn):
+        ...         z = bn(x)          # the running statistics
+        ...     print(bn.num_batches_tracked, bn.running_mean.round(2))
+        1 [0.25 0.3  0.28 0.31]
     """
 
     _ranks = (2, 3)
@@ -181,6 +194,10 @@ class BatchNorm2d(_BatchNorm):
 
     _ranks = (4,)
     _layout = "(N, C, H, W)"
+
+
+def _dtype(weight: Variable | None) -> np.dtype[Any] | None:
+    return None if weight is None else weight.dtype
 
 
 def _check_trailing(module: Module, input: Any, shape: tuple[int, ...]) -> None:
@@ -203,9 +220,11 @@ class LayerNorm(Module):
         bias: ``normalized_shape`` shift, zeros; None without ``elementwise_affine`` or
             with ``bias=False``.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     y = LayerNorm.init(16)(np.ones((2, 5, 16)))
+        ...     print(nn.LayerNorm.init(16)(np.ones((2, 5, 16), np.float32)).shape)
+        (2, 5, 16)
     """
 
     weight: Variable | None
@@ -251,8 +270,10 @@ class LayerNorm(Module):
 
         Raises:
             ShapeError: if the input's trailing dimensions are not ``normalized_shape``.
+            DTypeError: if the input's dtype is not the parameters'.
         """
         _check_trailing(self, input, self.normalized_shape)
+        check_dtype(self, _dtype(self.weight), ("the input", input))
         with named_errors(self):
             return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
@@ -313,6 +334,7 @@ class GroupNorm(Module):
         Raises:
             ShapeError: for fewer than 2 dimensions or a channel count other than
                 ``num_channels``.
+            DTypeError: if the input's dtype is not the parameters'.
         """
         s = shape_of(input)
         if len(s) < 2 or s[1] != self.num_channels:
@@ -324,6 +346,7 @@ class GroupNorm(Module):
                     else f"the channel count {s[1]} differs from num_channels {self.num_channels}."
                 )
             )
+        check_dtype(self, _dtype(self.weight), ("the input", input))
         with named_errors(self):
             return group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
@@ -372,7 +395,9 @@ class RMSNorm(Module):
 
         Raises:
             ShapeError: if the input's trailing dimensions are not ``normalized_shape``.
+            DTypeError: if the input's dtype is not the parameters'.
         """
         _check_trailing(self, input, self.normalized_shape)
+        check_dtype(self, _dtype(self.weight), ("the input", input))
         with named_errors(self):
             return rms_norm(input, self.normalized_shape, self.weight, self.eps)

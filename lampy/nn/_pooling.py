@@ -14,8 +14,8 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable
-from lampy.nn._linear import named_errors as _named
-from lampy.nn._linear import shape_of
+from lampy.nn._helpers import named_errors as _named
+from lampy.nn._helpers import shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._adaptive_pool import adaptive_avg_pool2d
 from lampy.nn.functional._pool import (
@@ -117,9 +117,11 @@ class MaxPool1d(_MaxPool):
 class MaxPool2d(_MaxPool):
     """Max pooling over ``(N, C, H, W)`` or ``(C, H, W)`` (``torch.nn.MaxPool2d``).
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     y = MaxPool2d.init(2)(np.ones((1, 3, 8, 8)))  # shape (1, 3, 4, 4)
+        ...     print(nn.MaxPool2d.init(2)(np.ones((1, 3, 8, 8))).shape)
+        (1, 3, 4, 4)
     """
 
     _nd = 2
@@ -228,9 +230,11 @@ class AdaptiveAvgPool2d(Module):
     cell ``i`` averages input rows ``floor(i H / H_out)`` to ``ceil((i + 1) H / H_out)``,
     and likewise for columns.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     y = AdaptiveAvgPool2d.init(1)(np.ones((2, 8, 7, 5)))  # shape (2, 8, 1, 1)
+        ...     print(nn.AdaptiveAvgPool2d.init(1)(np.ones((2, 8, 7, 5))).shape)
+        (2, 8, 1, 1)
     """
 
     output_size: int | tuple[int | None, int | None]

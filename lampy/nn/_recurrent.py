@@ -4,7 +4,7 @@ and forward semantics (``torch.nn.RNN``, ``GRU``, ``LSTM``).
 
 Each layer and direction computes its input projection ``x @ W_ih.T + b_ih`` for the
 whole sequence in one matrix product, then runs one fused op over time
-([lampy.nn.functional._recurrent][]). The cells (RNNCell, GRUCell, LSTMCell) are in
+(``lampy.nn.functional``). The cells (RNNCell, GRUCell, LSTMCell) are in
 ``_rnn_cells.py``.
 """
 
@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
 from lampy.nn._module import Module, inline
 from lampy.nn.functional._dropout import dropout as _dropout
 from lampy.nn.functional._linear import linear
@@ -33,17 +33,6 @@ from lampy.ops._shape import expand_dims, squeeze, swapaxes
 __all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
 
 _GATES = {"RNN_TANH": 1, "RNN_RELU": 1, "GRU": 3, "LSTM": 4}
-
-
-def _dtype_of(owner: object, what: str, x: Any, want: np.dtype[Any]) -> None:
-    """Raise unless ``x`` has dtype ``want``; ``owner`` names the caller in the error (a
-    module is formatted, with its repr, only when raising)."""
-    dt = dtype_of(x)
-    if dt != want:
-        raise DTypeError(
-            f"{owner}: {what} is {dt} but the module's parameters are {want}; cast it "
-            f"(x.astype(np.{want})) or build the module with dtype=np.{dt}."
-        )
 
 
 def _init_weights(
@@ -206,7 +195,7 @@ class RNNBase(Module):
                 f"{self!r}: the sequence is empty (input shape {s}); an RNN needs at least "
                 "one time step."
             )
-        _dtype_of(self, "the input", input, self.dtype)
+        check_dtype(self, self.dtype, ("the input", input))
         return s
 
     def _check_state(self, what: str, state: Any, batched: bool, batch: int, size: int) -> Any:
@@ -222,7 +211,7 @@ class RNNBase(Module):
                 f"{'batch, ' if batched else ''}{last})"
                 f"{unbatched}, got {s}."
             )
-        _dtype_of(self, what, state, self.dtype)
+        check_dtype(self, self.dtype, (what, state))
         if batched:
             return state
         if type(state) is Variable:
@@ -308,10 +297,13 @@ class RNN(RNNBase):
     """A multi-layer Elman RNN (``torch.nn.RNN``): ``h_t = act(x_t @ W_ih.T + b_ih +
     h_{t-1} @ W_hh.T + b_hh)`` with ``act`` tanh or relu.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     rnn = RNN.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
-        ...     output, h_n = rnn(np.ones((5, 3, 10), np.float32))  # (5, 3, 20), (2, 3, 20)
+        ...     rnn = nn.RNN.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
+        ...     output, h_n = rnn(np.ones((5, 3, 10), np.float32))
+        ...     print(output.shape, h_n.shape)
+        (5, 3, 20) (2, 3, 20)
     """
 
     @property
@@ -393,10 +385,13 @@ class GRU(RNNBase):
     ``r = sigmoid(W_ir x + b_ir + W_hr h + b_hr)``, ``z = sigmoid(W_iz x + b_iz + W_hz h +
     b_hz)``, ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     gru = GRU.init(10, 20, batch_first=True, rng=np.random.default_rng(0))
-        ...     output, h_n = gru(np.ones((3, 5, 10), np.float32))  # (3, 5, 20), (1, 3, 20)
+        ...     gru = nn.GRU.init(10, 20, batch_first=True, rng=np.random.default_rng(0))
+        ...     output, h_n = gru(np.ones((3, 5, 10), np.float32))
+        ...     print(output.shape, h_n.shape)
+        (3, 5, 20) (1, 3, 20)
     """
 
     @classmethod
@@ -414,7 +409,7 @@ class GRU(RNNBase):
         rng: np.random.Generator | None = None,
     ) -> GRU:
         """A GRU with PyTorch's initialisation: every weight and bias ``U(-k, k)``,
-        ``k = 1/sqrt(hidden_size)``. The arguments are [RNN.init][lampy.nn.RNN.init]'s
+        ``k = 1/sqrt(hidden_size)``. The arguments are ``lampy.nn.RNN.init``'s
         without ``nonlinearity``."""
         return cls._build(  # type: ignore[no-any-return]
             "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
@@ -423,7 +418,7 @@ class GRU(RNNBase):
 
     def forward(self, input: Any, hx: Any = None) -> tuple[Variable, Variable]:
         """Run the GRU over a sequence: shapes, result and errors as
-        [RNN.forward][lampy.nn.RNN.forward]."""
+        ``lampy.nn.RNN.forward``."""
         out, finals = self._forward(input, None if hx is None else [hx])
         return out, finals[0]
 
@@ -437,10 +432,13 @@ class LSTM(RNNBase):
     gate's pre-activation ``W_i* x + b_i* + W_h* h + b_h*``. With ``proj_size > 0``,
     ``h' = (sigmoid(o) * tanh(c')) @ W_hr.T`` has ``proj_size`` features.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     lstm = LSTM.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
+        ...     lstm = nn.LSTM.init(10, 20, num_layers=2, rng=np.random.default_rng(0))
         ...     output, (h_n, c_n) = lstm(np.ones((5, 3, 10), np.float32))
+        ...     print(output.shape, h_n.shape, c_n.shape)
+        (5, 3, 20) (2, 3, 20) (2, 3, 20)
     """
 
     @classmethod
@@ -459,7 +457,7 @@ class LSTM(RNNBase):
         rng: np.random.Generator | None = None,
     ) -> LSTM:
         """An LSTM with PyTorch's initialisation: every weight and bias ``U(-k, k)``,
-        ``k = 1/sqrt(hidden_size)``. The arguments are [GRU.init][lampy.nn.GRU.init]'s
+        ``k = 1/sqrt(hidden_size)``. The arguments are ``lampy.nn.GRU.init``'s
         plus ``proj_size``: when positive, each layer's hidden state is projected to
         ``proj_size`` features by ``weight_hr_l{k}`` (must be below ``hidden_size``)."""
         return cls._build(  # type: ignore[no-any-return]

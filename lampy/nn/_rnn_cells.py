@@ -4,7 +4,7 @@ PyTorch's constructor arguments, initialisation (every weight and bias ``U(-k, k
 ``bias_hh``) and forward semantics (``torch.nn.RNNCell``, ``GRUCell``, ``LSTMCell``).
 
 A cell step is the one-step case of the fused sequence ops of
-[lampy.nn.functional._recurrent][]: one matrix product for the input projection, one op
+``lampy.nn.functional``: one matrix product for the input projection, one op
 for the recurrence.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._linear import check_size, dtype_of, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
@@ -102,12 +102,7 @@ class RNNCellBase(Module):
                 f"features, but input_size is {self.input_size}."
             )
         batch = s[0] if len(s) == 2 else 1
-        for what, x in [("the input", input), *states]:
-            if x is not None and dtype_of(x) != dtype:
-                raise DTypeError(
-                    f"{self!r}: {what} is {dtype_of(x)} but the parameters "
-                    f"are {dtype}; cast it or build the cell with that dtype."
-                )
+        check_dtype(self, dtype, ("the input", input), *states)
         out: list[Any] = []
         h_want = (batch, self.hidden_size) if len(s) == 2 else (self.hidden_size,)
         for what, h in states:
@@ -136,11 +131,14 @@ class RNNCell(RNNCellBase):
     """One Elman RNN step (``torch.nn.RNNCell``):
     ``h' = act(x @ W_ih.T + b_ih + h @ W_hh.T + b_hh)``, ``act`` tanh or relu.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     cell = RNNCell.init(10, 20, rng=np.random.default_rng(0))
-        ...     h = cell(np.ones((3, 10), np.float32))  # (3, 20)
+        ...     cell = nn.RNNCell.init(10, 20, rng=np.random.default_rng(0))
+        ...     h = cell(np.ones((3, 10), np.float32))
         ...     h = cell(np.ones((3, 10), np.float32), h)
+        ...     print(h.shape)
+        (3, 20)
     """
 
     nonlinearity: str = "tanh"
@@ -196,13 +194,15 @@ class RNNCell(RNNCellBase):
 
 @attrs.frozen(eq=False, repr=False)
 class GRUCell(RNNCellBase):
-    """One GRU step (``torch.nn.GRUCell``), gates r, z, n as in [GRU][lampy.nn.GRU]:
+    """One GRU step (``torch.nn.GRUCell``), gates r, z, n as in ``lampy.nn.GRU``:
     ``n = tanh(W_in x + b_in + r * (W_hn h + b_hn))``, ``h' = (1 - z) * n + z * h``.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     cell = GRUCell.init(10, 20, rng=np.random.default_rng(0))
-        ...     h = cell(np.ones((3, 10), np.float32))  # (3, 20)
+        ...     cell = nn.GRUCell.init(10, 20, rng=np.random.default_rng(0))
+        ...     print(cell(np.ones((3, 10), np.float32)).shape)
+        (3, 20)
     """
 
     @classmethod
@@ -216,11 +216,11 @@ class GRUCell(RNNCellBase):
         rng: np.random.Generator | None = None,
     ) -> GRUCell:
         """A GRUCell with PyTorch's initialisation; arguments as
-        [RNNCell.init][lampy.nn.RNNCell.init] without ``nonlinearity``."""
+        ``lampy.nn.RNNCell.init`` without ``nonlinearity``."""
         return cls(*_weights("GRUCell.init", 3, input_size, hidden_size, bias, dtype, rng))
 
     def forward(self, input: Any, hx: Any = None) -> Variable:
-        """One step; shapes, result and errors as [RNNCell.forward][lampy.nn.RNNCell.forward]."""
+        """One step; shapes, result and errors as ``lampy.nn.RNNCell.forward``."""
         x, (h,) = self._check(input, [("hx", hx)])
         xw = linear(x, self.weight_ih, self.bias_ih)
         seq = gru_sequence(xw, self.weight_hh, self.bias_hh, h)
@@ -229,14 +229,17 @@ class GRUCell(RNNCellBase):
 
 @attrs.frozen(eq=False, repr=False)
 class LSTMCell(RNNCellBase):
-    """One LSTM step (``torch.nn.LSTMCell``), gates i, f, g, o as in [LSTM][lampy.nn.LSTM]:
+    """One LSTM step (``torch.nn.LSTMCell``), gates i, f, g, o as in ``lampy.nn.LSTM``:
     ``c' = sigmoid(f) * c + sigmoid(i) * tanh(g)``, ``h' = sigmoid(o) * tanh(c')``.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     cell = LSTMCell.init(10, 20, rng=np.random.default_rng(0))
-        ...     h, c = cell(np.ones((3, 10), np.float32))  # (3, 20) each
+        ...     cell = nn.LSTMCell.init(10, 20, rng=np.random.default_rng(0))
+        ...     h, c = cell(np.ones((3, 10), np.float32))
         ...     h, c = cell(np.ones((3, 10), np.float32), (h, c))
+        ...     print(h.shape, c.shape)
+        (3, 20) (3, 20)
     """
 
     @classmethod
@@ -250,7 +253,7 @@ class LSTMCell(RNNCellBase):
         rng: np.random.Generator | None = None,
     ) -> LSTMCell:
         """An LSTMCell with PyTorch's initialisation; arguments as
-        [RNNCell.init][lampy.nn.RNNCell.init] without ``nonlinearity``."""
+        ``lampy.nn.RNNCell.init`` without ``nonlinearity``."""
         return cls(*_weights("LSTMCell.init", 4, input_size, hidden_size, bias, dtype, rng))
 
     def forward(self, input: Any, hx: tuple[Any, Any] | None = None) -> tuple[Variable, Variable]:

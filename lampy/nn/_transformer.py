@@ -20,7 +20,8 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, const, param
 from lampy.nn._attention import MultiheadAttention
 from lampy.nn._dropout import Dropout
-from lampy.nn._linear import Linear, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_size, require_rng, shape_of
+from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn._normalization import LayerNorm
 from lampy.nn.functional._activations import gelu, relu
@@ -161,10 +162,14 @@ class TransformerEncoderLayer(Module):
         activation: The feed-forward activation (``relu`` by default).
         norm_first: Pre-norm when True.
 
-    Example:
+    Examples:
+        >>> from lampy import nn
         >>> with lampy.Scope():
-        ...     layer = TransformerEncoderLayer.init(32, 4, 64, batch_first=True, rng=rng)
-        ...     y = layer(np.zeros((2, 10, 32), np.float32))  # (2, 10, 32)
+        ...     layer = nn.TransformerEncoderLayer.init(
+        ...         32, 4, 64, batch_first=True, rng=np.random.default_rng(0)
+        ...     )
+        ...     print(layer(np.zeros((2, 10, 32), np.float32)).shape)
+        (2, 10, 32)
     """
 
     self_attn: MultiheadAttention
@@ -252,7 +257,7 @@ class TransformerEncoderLayer(Module):
                 allowed) or float (added to the scores).
             src_key_padding_mask: (N, S) or (S,): True (or -inf) marks padding keys.
             is_causal: A hint that ``src_mask`` is the causal mask (see
-                [MultiheadAttention.forward][lampy.nn.MultiheadAttention.forward]).
+                ``lampy.nn.MultiheadAttention.forward``).
 
         Raises:
             ShapeError: for an input or mask of the wrong shape.
@@ -335,7 +340,7 @@ class TransformerDecoderLayer(Module):
         rng: np.random.Generator | None = None,
     ) -> TransformerDecoderLayer:
         """A decoder layer with PyTorch's initialisation; the arguments are the encoder
-        layer's (see [TransformerEncoderLayer.init][lampy.nn.TransformerEncoderLayer.init])."""
+        layer's (see ``lampy.nn.TransformerEncoderLayer.init``)."""
         r, p, ff, act = _layer_settings(
             "TransformerDecoderLayer.init", rng, dropout, dim_feedforward, activation
         )
@@ -432,7 +437,7 @@ def _clone(value: Any) -> Any:
         changes = {
             f.alias or f.name: _clone(getattr(value, f.name))
             for f in attrs.fields(type(value))
-            if f.name != "training"
+            if f.name != "_training"
         }
         return attrs.evolve(value, **changes)
     if type(value) is Variable:
@@ -558,7 +563,7 @@ class TransformerEncoder(_Stack):
 class TransformerDecoder(_Stack):
     """A stack of ``num_layers`` decoder layers and an optional final norm
     (``torch.nn.TransformerDecoder``); the layers are copies of the given one, as in
-    [TransformerEncoder][lampy.nn.TransformerEncoder].
+    ``lampy.nn.TransformerEncoder``.
 
     Attributes:
         layers: The decoder layers.
@@ -595,7 +600,7 @@ class TransformerDecoder(_Stack):
     ) -> Any:
         """Each layer applied in turn to ``tgt`` with the same ``memory``, then ``norm``;
         the arguments are those of
-        [TransformerDecoderLayer.forward][lampy.nn.TransformerDecoderLayer.forward], with
+        ``lampy.nn.TransformerDecoderLayer.forward``, with
         ``tgt_is_causal=None`` detecting a causal ``tgt_mask``."""
         x = tgt
         if self.layers:

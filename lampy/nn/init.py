@@ -2,7 +2,7 @@
 
 Each returns a new numpy array of ``shape`` and ``dtype`` (float32 by default, as in
 PyTorch) drawn from an explicit ``numpy.random.Generator``; wrap it with
-[lampy.param][] to make a parameter. PyTorch's versions fill a tensor in place and end in
+``lampy.param`` to make a parameter. PyTorch's versions fill a tensor in place and end in
 an underscore; these build an array, so they do not. The distributions and bounds equal
 PyTorch's; the random streams differ, since the generators do.
 """

@@ -1,4 +1,4 @@
-"""The op library, one module per family. Each op is built with `lampy.op`.
+"""The op library, one module per family. Each op is built with ``lampy.op``.
 
 Besides re-exporting, this package gives `Variable`'s operators and methods their op
 functions (``provide_operators``): the engine does not import the library built on it.
@@ -7,9 +7,11 @@ functions (``provide_operators``): the engine does not import the library built 
 from lampy.autograd._operators import provide_operators as _provide_operators
 from lampy.ops._arithmetic import add as add
 from lampy.ops._arithmetic import divide as divide
+from lampy.ops._arithmetic import mod as mod
 from lampy.ops._arithmetic import multiply as multiply
 from lampy.ops._arithmetic import negative as negative
 from lampy.ops._arithmetic import power as power
+from lampy.ops._arithmetic import remainder as remainder
 from lampy.ops._arithmetic import subtract as subtract
 from lampy.ops._binary_math import arctan2 as arctan2
 from lampy.ops._binary_math import hypot as hypot
@@ -34,6 +36,8 @@ from lampy.ops._comparison import logical_or as logical_or
 from lampy.ops._comparison import logical_xor as logical_xor
 from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
+from lampy.ops._creation import full as full
+from lampy.ops._creation import linspace as linspace
 from lampy.ops._cumulative import cumprod as cumprod
 from lampy.ops._cumulative import cumsum as cumsum
 from lampy.ops._diagonal import diag as diag
@@ -41,6 +45,8 @@ from lampy.ops._diagonal import diagonal as diagonal
 from lampy.ops._diagonal import trace as trace
 from lampy.ops._diagonal import tril as tril
 from lampy.ops._diagonal import triu as triu
+from lampy.ops._differences import diff as diff
+from lampy.ops._differences import gradient as gradient
 from lampy.ops._einsum import einsum as einsum
 from lampy.ops._exp_log import exp as exp
 from lampy.ops._exp_log import exp2 as exp2
@@ -69,28 +75,40 @@ from lampy.ops._hyperbolic import tanh as tanh
 from lampy.ops._indexing import compress as compress
 from lampy.ops._indexing import getitem as getitem
 from lampy.ops._indexing import take as take
+from lampy.ops._join import append as append
 from lampy.ops._join import array_split as array_split
 from lampy.ops._join import broadcast_arrays as broadcast_arrays
+from lampy.ops._join import cat as cat
+from lampy.ops._join import column_stack as column_stack
 from lampy.ops._join import concatenate as concatenate
+from lampy.ops._join import dsplit as dsplit
+from lampy.ops._join import hsplit as hsplit
 from lampy.ops._join import hstack as hstack
 from lampy.ops._join import split as split
 from lampy.ops._join import stack as stack
+from lampy.ops._join import vsplit as vsplit
 from lampy.ops._join import vstack as vstack
 from lampy.ops._magnitude import abs as abs
 from lampy.ops._magnitude import absolute as absolute
 from lampy.ops._magnitude import clip as clip
+from lampy.ops._magnitude import fabs as fabs
 from lampy.ops._magnitude import positive as positive
 from lampy.ops._masking import masked_fill as masked_fill
+from lampy.ops._masking import nan_to_num as nan_to_num
 from lampy.ops._masking import one_hot as one_hot
 from lampy.ops._pad import flip as flip
+from lampy.ops._pad import fliplr as fliplr
+from lampy.ops._pad import flipud as flipud
 from lampy.ops._pad import pad as pad
 from lampy.ops._pad import repeat as repeat
 from lampy.ops._pad import roll as roll
+from lampy.ops._pad import rot90 as rot90
 from lampy.ops._pad import tile as tile
 from lampy.ops._powers_roots import cbrt as cbrt
 from lampy.ops._powers_roots import reciprocal as reciprocal
 from lampy.ops._powers_roots import sqrt as sqrt
 from lampy.ops._powers_roots import square as square
+from lampy.ops._products import cross as cross
 from lampy.ops._products import dot as dot
 from lampy.ops._products import inner as inner
 from lampy.ops._products import kron as kron
@@ -127,19 +145,28 @@ from lampy.ops._shape import moveaxis as moveaxis
 from lampy.ops._shape import permute_dims as permute_dims
 from lampy.ops._shape import ravel as ravel
 from lampy.ops._shape import reshape as reshape
+from lampy.ops._shape import rollaxis as rollaxis
 from lampy.ops._shape import squeeze as squeeze
 from lampy.ops._shape import swapaxes as swapaxes
 from lampy.ops._shape import transpose as transpose
+from lampy.ops._shape import unsqueeze as unsqueeze
 from lampy.ops._sorting import TopK as TopK
 from lampy.ops._sorting import argsort as argsort
+from lampy.ops._sorting import partition as partition
 from lampy.ops._sorting import sort as sort
 from lampy.ops._sorting import topk as topk
 from lampy.ops._trig import arccos as arccos
 from lampy.ops._trig import arcsin as arcsin
 from lampy.ops._trig import arctan as arctan
 from lampy.ops._trig import cos as cos
+from lampy.ops._trig import deg2rad as deg2rad
+from lampy.ops._trig import degrees as degrees
+from lampy.ops._trig import rad2deg as rad2deg
+from lampy.ops._trig import radians as radians
 from lampy.ops._trig import sin as sin
+from lampy.ops._trig import sinc as sinc
 from lampy.ops._trig import tan as tan
+from lampy.ops._where import select as select
 from lampy.ops._where import where as where
 
 _provide_operators(
@@ -149,7 +176,8 @@ _provide_operators(
     equal=equal, getitem=getitem, greater=greater, greater_equal=greater_equal,
     less=less, less_equal=less_equal, matmul=matmul, matrix_transpose=matrix_transpose,
     mean=mean, multiply=multiply, negative=negative, not_equal=not_equal, power=power,
-    prod=prod, ravel=ravel, repeat=repeat, reshape=reshape, round=round, squeeze=squeeze,
+    prod=prod, remainder=remainder, ravel=ravel, repeat=repeat, reshape=reshape,
+    round=round, squeeze=squeeze,
     std=std, subtract=subtract, sum=sum, swapaxes=swapaxes, take=take, trace=trace,
     transpose=transpose, var=var,
 )  # fmt: skip

@@ -1,4 +1,5 @@
-"""Elementwise arithmetic: add, subtract, multiply, divide, negative, power."""
+"""Elementwise arithmetic: add, subtract, multiply, divide, negative, power, remainder
+(mod)."""
 
 from __future__ import annotations
 
@@ -6,13 +7,13 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import apply_binary, contrib_of, value_of
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
 
-def add(x1: Any, x2: Any) -> Variable:
+def add(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 + x2`` with numpy broadcasting.
 
     Gradient:
@@ -27,7 +28,7 @@ def add(x1: Any, x2: Any) -> Variable:
     )
 
 
-def subtract(x1: Any, x2: Any) -> Variable:
+def subtract(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 - x2`` with numpy broadcasting.
 
     Gradient:
@@ -42,7 +43,7 @@ def subtract(x1: Any, x2: Any) -> Variable:
     )
 
 
-def multiply(x1: Any, x2: Any) -> Variable:
+def multiply(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 * x2`` with numpy broadcasting.
 
     Gradient:
@@ -57,7 +58,7 @@ def multiply(x1: Any, x2: Any) -> Variable:
     )
 
 
-def divide(x1: Any, x2: Any) -> Variable:
+def divide(x1: Operand, x2: Operand) -> Variable:
     """Elementwise true division ``x1 / x2`` with numpy broadcasting.
 
     Gradient:
@@ -72,7 +73,7 @@ def divide(x1: Any, x2: Any) -> Variable:
     )
 
 
-def negative(x: Any) -> Variable:
+def negative(x: Operand) -> Variable:
     """Elementwise ``-x``.
 
     Gradient:
@@ -82,7 +83,7 @@ def negative(x: Any) -> Variable:
     return op("negative", np.negative(a), contrib_of(x, lambda g: -g))
 
 
-def power(x1: Any, x2: Any) -> Variable:
+def power(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 ** x2`` with numpy broadcasting (numpy's ``power`` rules).
 
     Gradient:
@@ -111,4 +112,30 @@ def power(x1: Any, x2: Any) -> Variable:
     return op("power", value, contrib_of(x1, d_base), contrib_of(x2, d_exponent))
 
 
-__all__ = ["add", "divide", "multiply", "negative", "power", "subtract"]
+def remainder(x1: Operand, x2: Operand) -> Variable:
+    """Elementwise remainder of the floor division, ``x1 - floor(x1 / x2) * x2``, with
+    the sign of ``x2`` and numpy broadcasting, as ``numpy.remainder`` (Python's ``%``).
+
+    ``x2 = 0`` gives nan, with numpy's RuntimeWarning.
+
+    Gradient:
+        ``dx1 = g``, ``dx2 = -g * q`` with ``q = floor_divide(x1, x2)``, numpy's quotient
+        (the one that makes ``x1 = q * x2 + remainder``; PyTorch's formula). At the
+        jumps, where ``x1 / x2`` is an integer, that quotient is the integer itself (the
+        value is 0 there), so ``dx2`` is the derivative from the side where the
+        remainder grows from 0.
+    """
+    a, b, value = apply_binary("remainder", np.remainder, x1, x2)
+    return op(
+        "remainder",
+        value,
+        contrib_of(x1, lambda g: g, fresh=False),
+        contrib_of(x2, lambda g: -(g * np.floor_divide(a, b))),
+    )
+
+
+mod = remainder
+"""Alias of :func:`remainder`, as :func:`numpy.mod`."""
+
+
+__all__ = ["add", "divide", "mod", "multiply", "negative", "power", "remainder", "subtract"]

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import apply_binary, param_of
 
 _subtract, _divide = np.subtract, np.divide
@@ -23,7 +23,7 @@ def _nonzero(d: Any) -> Any:
     return np.where(d == 0, 1, d)
 
 
-def arctan2(x1: Any, x2: Any) -> Variable:
+def arctan2(x1: Operand, x2: Operand) -> Variable:
     """Elementwise angle of the point ``(x2, x1)``, ``arctan(x1 / x2)`` in the right
     quadrant, in ``[-pi, pi]`` (numpy's ``arctan2``; ``x1`` is the y-coordinate).
 
@@ -50,7 +50,7 @@ def arctan2(x1: Any, x2: Any) -> Variable:
     return op("arctan2", value, param_of(x1, d_x1), param_of(x2, d_x2))
 
 
-def hypot(x1: Any, x2: Any) -> Variable:
+def hypot(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``sqrt(x1**2 + x2**2)``, computed without overflow (numpy's ``hypot``).
 
     Gradient:
@@ -87,7 +87,7 @@ def _share(e: Any, a: Any, b: Any) -> Any:
     return np.where(nan & np.equal(a, b), e.dtype.type(0.5), e)
 
 
-def logaddexp(x1: Any, x2: Any) -> Variable:
+def logaddexp(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``log(exp(x1) + exp(x2))``, computed stably (numpy's ``logaddexp``).
 
     Gradient:
@@ -106,7 +106,7 @@ def logaddexp(x1: Any, x2: Any) -> Variable:
     return op("logaddexp", value, param_of(x1, d_x1), param_of(x2, d_x2))
 
 
-def logaddexp2(x1: Any, x2: Any) -> Variable:
+def logaddexp2(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``log2(2**x1 + 2**x2)``, computed stably (numpy's ``logaddexp2``).
 
     Gradient:

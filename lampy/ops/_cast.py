@@ -7,15 +7,19 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import contrib_of, real_result, value_of
 
 
-def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
+def astype(x: Operand, dtype: Any, /, *, copy: bool = True) -> Variable:
     """``x`` cast to ``dtype`` (numpy 2's ``numpy.astype``).
 
     Casting to a float dtype keeps the gradient; casting to an integer or boolean dtype
     gives a constant (no gradient), as with any non-float result.
+
+    Raises:
+        DTypeError: if ``dtype`` is complex (or object) and ``x`` needs a gradient:
+            lampy's gradients are real, so the gradient would be lost.
 
     Gradient:
         ``dx = g`` cast back to ``x``'s dtype.
@@ -33,10 +37,11 @@ def astype(x: Any, dtype: Any, /, *, copy: bool = True) -> Variable:
         )
     value = np.asarray(a).astype(target, copy=True)
     del copy  # a Variable's value is never shared writable memory, so a copy is always taken
+    real_result("astype", value, x)
     return op("astype", value, contrib_of(x, lambda g: g, fresh=False))
 
 
-def copy(a: Any) -> Variable:
+def copy(a: Operand) -> Variable:
     """A new Variable with the same value (numpy's ``copy``).
 
     Gradient:

@@ -13,6 +13,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy.autograd._variable import Operand
 from lampy.ops._operands import broadcast_error, value_of, values_of
 
 _asarray = np.asarray
@@ -27,7 +28,7 @@ def _binary(name: str, fn: Any, x1: Any, x2: Any, **kwargs: Any) -> np.ndarray:
         raise broadcast_error(name, a, b) from None
 
 
-def equal(x1: Any, x2: Any) -> np.ndarray:
+def equal(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise ``x1 == x2`` with numpy broadcasting, as a boolean array.
 
     Gradient:
@@ -36,7 +37,7 @@ def equal(x1: Any, x2: Any) -> np.ndarray:
     return _binary("equal", np.equal, x1, x2)
 
 
-def not_equal(x1: Any, x2: Any) -> np.ndarray:
+def not_equal(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise ``x1 != x2`` with numpy broadcasting, as a boolean array.
 
     Gradient:
@@ -45,7 +46,7 @@ def not_equal(x1: Any, x2: Any) -> np.ndarray:
     return _binary("not_equal", np.not_equal, x1, x2)
 
 
-def less(x1: Any, x2: Any) -> np.ndarray:
+def less(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise ``x1 < x2`` with numpy broadcasting, as a boolean array.
 
     Gradient:
@@ -54,7 +55,7 @@ def less(x1: Any, x2: Any) -> np.ndarray:
     return _binary("less", np.less, x1, x2)
 
 
-def less_equal(x1: Any, x2: Any) -> np.ndarray:
+def less_equal(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise ``x1 <= x2`` with numpy broadcasting, as a boolean array.
 
     Gradient:
@@ -63,7 +64,7 @@ def less_equal(x1: Any, x2: Any) -> np.ndarray:
     return _binary("less_equal", np.less_equal, x1, x2)
 
 
-def greater(x1: Any, x2: Any) -> np.ndarray:
+def greater(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise ``x1 > x2`` with numpy broadcasting, as a boolean array.
 
     Gradient:
@@ -72,7 +73,7 @@ def greater(x1: Any, x2: Any) -> np.ndarray:
     return _binary("greater", np.greater, x1, x2)
 
 
-def greater_equal(x1: Any, x2: Any) -> np.ndarray:
+def greater_equal(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise ``x1 >= x2`` with numpy broadcasting, as a boolean array.
 
     Gradient:
@@ -82,7 +83,7 @@ def greater_equal(x1: Any, x2: Any) -> np.ndarray:
 
 
 def isclose(
-    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    a: Operand, b: Operand, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> np.ndarray:
     """Elementwise ``|a - b| <= atol + rtol * |b|`` with numpy broadcasting (numpy's
     ``isclose``: infinities are close only to themselves, nans only if ``equal_nan``).
@@ -94,7 +95,7 @@ def isclose(
 
 
 def allclose(
-    a: Any, b: Any, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
+    a: Operand, b: Operand, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False
 ) -> bool:
     """Whether :func:`isclose` holds for every element (numpy's ``allclose``).
 
@@ -114,7 +115,7 @@ def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
     return bool(np.array_equal(value_of(a1), value_of(a2), equal_nan=equal_nan))
 
 
-def logical_and(x1: Any, x2: Any) -> np.ndarray:
+def logical_and(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise truth-value AND with numpy broadcasting (nonzero is True).
 
     Gradient:
@@ -123,7 +124,7 @@ def logical_and(x1: Any, x2: Any) -> np.ndarray:
     return _binary("logical_and", np.logical_and, x1, x2)
 
 
-def logical_or(x1: Any, x2: Any) -> np.ndarray:
+def logical_or(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise truth-value OR with numpy broadcasting (nonzero is True).
 
     Gradient:
@@ -132,7 +133,7 @@ def logical_or(x1: Any, x2: Any) -> np.ndarray:
     return _binary("logical_or", np.logical_or, x1, x2)
 
 
-def logical_xor(x1: Any, x2: Any) -> np.ndarray:
+def logical_xor(x1: Operand, x2: Operand) -> np.ndarray:
     """Elementwise truth-value XOR with numpy broadcasting (nonzero is True).
 
     Gradient:
@@ -141,7 +142,7 @@ def logical_xor(x1: Any, x2: Any) -> np.ndarray:
     return _binary("logical_xor", np.logical_xor, x1, x2)
 
 
-def logical_not(x: Any) -> np.ndarray:
+def logical_not(x: Operand) -> np.ndarray:
     """Elementwise truth-value NOT (zero gives True).
 
     Gradient:
@@ -150,7 +151,7 @@ def logical_not(x: Any) -> np.ndarray:
     return _asarray(np.logical_not(value_of(x)))
 
 
-def isfinite(x: Any) -> np.ndarray:
+def isfinite(x: Operand) -> np.ndarray:
     """Elementwise test for finite values (neither infinite nor nan).
 
     Gradient:
@@ -159,7 +160,7 @@ def isfinite(x: Any) -> np.ndarray:
     return _asarray(np.isfinite(value_of(x)))
 
 
-def isnan(x: Any) -> np.ndarray:
+def isnan(x: Operand) -> np.ndarray:
     """Elementwise test for nan.
 
     Gradient:
@@ -168,7 +169,7 @@ def isnan(x: Any) -> np.ndarray:
     return _asarray(np.isnan(value_of(x)))
 
 
-def isinf(x: Any) -> np.ndarray:
+def isinf(x: Operand) -> np.ndarray:
     """Elementwise test for positive or negative infinity.
 
     Gradient:
@@ -177,7 +178,7 @@ def isinf(x: Any) -> np.ndarray:
     return _asarray(np.isinf(value_of(x)))
 
 
-def signbit(x: Any) -> np.ndarray:
+def signbit(x: Operand) -> np.ndarray:
     """Elementwise test of the sign bit: True for negatives, ``-0.0`` and negative nans.
 
     Gradient:

@@ -10,9 +10,10 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import check_float_dtype, single_axis
+from lampy.ops._torch_names import axis_or_dim
 
 _add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where
 
@@ -22,14 +23,17 @@ def _reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
     return _flip(_cumsum(_flip(g, axis), axis=axis), axis)
 
 
-def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
+def cumsum(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Variable:
     """Cumulative sum along ``axis`` (None: over the flattened array), as ``numpy.cumsum``.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Gradient:
         ``da_i = sum_{k >= i} g_k`` along the axis (a reversed cumulative sum).
     """
+    axis = axis_or_dim("cumsum", axis, dim)
     x = value_of(a)
-    check_float_dtype("cumsum", dtype)
+    check_float_dtype("cumsum", dtype, a)
     shape = np.shape(x)
     ax = single_axis("cumsum", axis, len(shape))
     value = np.cumsum(x, axis=ax, dtype=dtype)
@@ -42,8 +46,10 @@ def cumsum(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
     return op("cumsum", value, contrib_of(a, d_a))
 
 
-def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
+def cumprod(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Variable:
     """Cumulative product along ``axis`` (None: over the flattened array), as ``numpy.cumprod``.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Gradient:
         With ``y = cumprod(a)``: ``da_i = sum_{k >= i} g_k * prod_{j <= k, j != i} a_j``,
@@ -53,8 +59,9 @@ def cumprod(a: Any, axis: Any = None, dtype: Any = None) -> Variable:
         by 1; after it, 0 (every product contains the zero). Same approach as PyTorch's
         ``cumprod_backward``.
     """
+    axis = axis_or_dim("cumprod", axis, dim)
     x = value_of(a)
-    check_float_dtype("cumprod", dtype)
+    check_float_dtype("cumprod", dtype, a)
     shape = np.shape(x)
     ax = single_axis("cumprod", axis, len(shape))
     value = np.cumprod(x, axis=ax, dtype=dtype)

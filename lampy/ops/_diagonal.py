@@ -15,8 +15,8 @@ from numpy.lib.stride_tricks import as_strided
 
 from lampy._errors import DTypeError, ShapeError
 from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import contrib_of, param_of, real_result, value_of
 from lampy.ops._reductions import normalize_axis
 
 _add = np.add
@@ -53,7 +53,7 @@ def _axes(name: str, a: Any, axis1: Any, axis2: Any) -> tuple[int, int]:
     return ax1, ax2
 
 
-def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
+def diagonal(a: Operand, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variable:
     """``numpy.diagonal``: the diagonal ``a[..., i, i + offset]`` of the 2-d sub-arrays
     spanned by ``axis1`` and ``axis2``; those axes are removed and the diagonal appended
     as the last axis.
@@ -73,7 +73,9 @@ def diagonal(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Variabl
     return op("diagonal", value, param_of(a, d_a))
 
 
-def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None) -> Variable:
+def trace(
+    a: Operand, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = None
+) -> Variable:
     """``numpy.trace``: the sum along the diagonal (see :func:`diagonal` for ``offset``,
     ``axis1`` and ``axis2``); a 2-d ``a`` gives a 0-d result.
 
@@ -88,6 +90,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
             f"trace: dtype={np.dtype(dtype)} would truncate; pass a float dtype (or None)."
         )
     value = np.trace(x, k, ax1, ax2, dtype=dtype)
+    real_result("trace", value, a)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         view = _diagonal_view(out, k, ax1, ax2)
@@ -96,7 +99,7 @@ def trace(a: Any, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: Any = 
     return op("trace", value, param_of(a, d_a))
 
 
-def diag(v: Any, k: int = 0) -> Variable:
+def diag(v: Operand, k: int = 0) -> Variable:
     """``numpy.diag``: from a 1-d ``v``, the 2-d array with ``v`` on its ``k``-th diagonal;
     from a 2-d ``v``, its ``k``-th diagonal (positive ``k`` above the main one).
 
@@ -148,7 +151,7 @@ def _triangle(name: str, m: Any, k: Any, upper: bool) -> Variable:
     return op(name, value, param_of(m, d_m))
 
 
-def tril(m: Any, k: int = 0) -> Variable:
+def tril(m: Operand, k: int = 0) -> Variable:
     """``numpy.tril``: the lower triangle of the last two axes (elements above the
     ``k``-th diagonal zeroed); a 1-d ``m`` is taken as the rows of a square matrix.
 
@@ -158,7 +161,7 @@ def tril(m: Any, k: int = 0) -> Variable:
     return _triangle("tril", m, k, upper=False)
 
 
-def triu(m: Any, k: int = 0) -> Variable:
+def triu(m: Operand, k: int = 0) -> Variable:
     """``numpy.triu``: the upper triangle of the last two axes (elements below the
     ``k``-th diagonal zeroed); a 1-d ``m`` is taken as the rows of a square matrix.
 

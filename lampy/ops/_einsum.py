@@ -23,7 +23,7 @@ from numpy.lib.stride_tricks import as_strided
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import param_of, real_result, value_of
 
 _add, _einsum = np.add, np.einsum
 
@@ -253,6 +253,8 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
     plan = _plan(subscripts, tuple(np.shape(v) for v in values))
     optimize = plan.may_optimize and plan.work >= OPTIMIZE_MIN_WORK
     value = _einsum(subscripts, *values, optimize=optimize)
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("einsum", value, args)
 
     def closure(k: int) -> Any:
         step = plan.steps[k]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 
 _add, _multiply, _divide = np.add, np.multiply, np.divide
@@ -17,7 +16,7 @@ _LN2 = math.log(2.0)
 _LN10 = math.log(10.0)
 
 
-def exp(x: Any) -> Variable:
+def exp(x: Operand) -> Variable:
     """Elementwise ``e**x``.
 
     Gradient:
@@ -27,7 +26,7 @@ def exp(x: Any) -> Variable:
     return op("exp", value, contrib_of(x, lambda g: g * value))
 
 
-def exp2(x: Any) -> Variable:
+def exp2(x: Operand) -> Variable:
     """Elementwise ``2**x``.
 
     Gradient:
@@ -37,7 +36,7 @@ def exp2(x: Any) -> Variable:
     return op("exp2", value, contrib_of(x, lambda g: g * (value * _LN2)))
 
 
-def expm1(x: Any) -> Variable:
+def expm1(x: Operand) -> Variable:
     """Elementwise ``exp(x) - 1``, accurate for small ``x``.
 
     Gradient:
@@ -47,7 +46,7 @@ def expm1(x: Any) -> Variable:
     return op("expm1", value, contrib_of(x, lambda g: g * (value + 1)))
 
 
-def log(x: Any) -> Variable:
+def log(x: Operand) -> Variable:
     """Elementwise natural logarithm. ``log(0) = -inf`` and ``log(-1) = nan`` as in numpy.
 
     Gradient:
@@ -58,7 +57,7 @@ def log(x: Any) -> Variable:
     return op("log", value, contrib_of(x, lambda g: _divide(g, a)))
 
 
-def log2(x: Any) -> Variable:
+def log2(x: Operand) -> Variable:
     """Elementwise base-2 logarithm. ``log2(0) = -inf`` and ``log2(-1) = nan`` as in numpy.
 
     Gradient:
@@ -69,7 +68,7 @@ def log2(x: Any) -> Variable:
     return op("log2", value, contrib_of(x, lambda g: g / (a * _LN2)))
 
 
-def log10(x: Any) -> Variable:
+def log10(x: Operand) -> Variable:
     """Elementwise base-10 logarithm. ``log10(0) = -inf`` and ``log10(-1) = nan`` as in numpy.
 
     Gradient:
@@ -80,7 +79,7 @@ def log10(x: Any) -> Variable:
     return op("log10", value, contrib_of(x, lambda g: g / (a * _LN10)))
 
 
-def log1p(x: Any) -> Variable:
+def log1p(x: Operand) -> Variable:
     """Elementwise ``log(1 + x)``, accurate for small ``x``. ``log1p(-1) = -inf``.
 
     Gradient:

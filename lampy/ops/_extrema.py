@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import broadcast_error, needs_grad, param_of, values_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import broadcast_error, needs_grad, param_of, real_result, values_of
 
 _isnan, _copyto, _where = np.isnan, np.copyto, np.where
 
@@ -46,6 +46,8 @@ def _extremum(
         value = fn(a, b)
     except ValueError:
         raise broadcast_error(name, a, b) from None
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     cache: list[Any] = []
 
     def weights() -> list[Any]:
@@ -81,7 +83,7 @@ def _extremum(
     return op(name, value, param_of(x1, d_x1), param_of(x2, d_x2))
 
 
-def maximum(x1: Any, x2: Any) -> Variable:
+def maximum(x1: Operand, x2: Operand) -> Variable:
     """Elementwise maximum with numpy broadcasting; a nan in either input gives nan.
 
     Gradient:
@@ -92,7 +94,7 @@ def maximum(x1: Any, x2: Any) -> Variable:
     return _extremum("maximum", np.maximum, np.greater, 0, x1, x2)
 
 
-def minimum(x1: Any, x2: Any) -> Variable:
+def minimum(x1: Operand, x2: Operand) -> Variable:
     """Elementwise minimum with numpy broadcasting; a nan in either input gives nan.
 
     Gradient:
@@ -103,7 +105,7 @@ def minimum(x1: Any, x2: Any) -> Variable:
     return _extremum("minimum", np.minimum, np.less, 0, x1, x2)
 
 
-def fmax(x1: Any, x2: Any) -> Variable:
+def fmax(x1: Operand, x2: Operand) -> Variable:
     """Elementwise maximum ignoring nans (numpy's ``fmax``): nan only if both are nan.
 
     Gradient:
@@ -114,7 +116,7 @@ def fmax(x1: Any, x2: Any) -> Variable:
     return _extremum("fmax", np.fmax, np.greater, 1, x1, x2)
 
 
-def fmin(x1: Any, x2: Any) -> Variable:
+def fmin(x1: Operand, x2: Operand) -> Variable:
     """Elementwise minimum ignoring nans (numpy's ``fmin``): nan only if both are nan.
 
     Gradient:

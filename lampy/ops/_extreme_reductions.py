@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 from lampy.ops._reductions import expand_reduced, normalize_axis, single_axis
+from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add, _isnan, _equal = np.add, np.isnan, np.equal
 
@@ -77,9 +78,20 @@ def _extreme(
 
 
 def amax(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand,
+    axis: Any = None,
+    *,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = True,
+    dim: Any = None,
+    keepdim: bool | None = None,
 ) -> Variable:
     """Maximum of elements over ``axis``, as ``numpy.amax``.
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``
+    (``torch.amax``); ``max`` takes numpy's names only, because ``torch.max(x, dim)``
+    returns values and indices: use ``amax`` and ``argmax``, or ``topk``.
 
     Args:
         a: The input.
@@ -99,13 +111,23 @@ def amax(
         greater, every element gets 0. If the slice holds a nan (the result is nan) the
         nan entries share the gradient.
     """
+    axis = axis_or_dim("amax", axis, dim)
+    keepdims = keepdims_or_keepdim("amax", keepdims, keepdim)
     return _extreme("amax", np.amax, a, axis, keepdims, initial, where)
 
 
 def amin(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand,
+    axis: Any = None,
+    *,
+    keepdims: bool = False,
+    initial: Any = None,
+    where: Any = True,
+    dim: Any = None,
+    keepdim: bool | None = None,
 ) -> Variable:
-    """Minimum of elements over ``axis``, as ``numpy.amin``; arguments as :func:`amax`.
+    """Minimum of elements over ``axis``, as ``numpy.amin``; arguments (``dim`` and
+    ``keepdim`` too) as ``lampy.amax``.
 
     Raises:
         ShapeError: as :func:`amax`.
@@ -114,11 +136,13 @@ def amin(
         ``da = g / k`` at the ``k`` elements equal to the minimum of their slice (ties
         share the gradient equally), 0 elsewhere; ``initial`` and nans as in :func:`amax`.
     """
+    axis = axis_or_dim("amin", axis, dim)
+    keepdims = keepdims_or_keepdim("amin", keepdims, keepdim)
     return _extreme("amin", np.amin, a, axis, keepdims, initial, where)
 
 
 def max(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Variable:
     """Maximum of elements over ``axis``: numpy's ``max``, the same as :func:`amax`.
 
@@ -129,7 +153,7 @@ def max(
 
 
 def min(
-    a: Any, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
 ) -> Variable:
     """Minimum of elements over ``axis``: numpy's ``min``, the same as :func:`amin`.
 
@@ -148,8 +172,17 @@ def _arg_extreme(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims:
         raise _reduce_error(name, np.shape(x), axis, e) from None
 
 
-def argmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+def argmax(
+    a: Operand,
+    axis: Any = None,
+    *,
+    keepdims: bool = False,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Any:
     """Indices of the maxima along ``axis`` (None: into the flattened array), as numpy.
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     The result is a plain numpy integer array (a numpy integer when ``axis`` is None
     and ``keepdims`` is False), not a Variable: indices have no gradient. Ties give the
@@ -161,11 +194,22 @@ def argmax(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     Gradient:
         None (integer output).
     """
+    axis = axis_or_dim("argmax", axis, dim)
+    keepdims = keepdims_or_keepdim("argmax", keepdims, keepdim)
     return _arg_extreme("argmax", np.argmax, a, axis, keepdims)
 
 
-def argmin(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
+def argmin(
+    a: Operand,
+    axis: Any = None,
+    *,
+    keepdims: bool = False,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Any:
     """Indices of the minima along ``axis`` (None: into the flattened array), as numpy.
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     The result is a plain numpy integer array (a numpy integer when ``axis`` is None
     and ``keepdims`` is False), not a Variable: indices have no gradient. Ties give the
@@ -177,11 +221,22 @@ def argmin(a: Any, axis: Any = None, *, keepdims: bool = False) -> Any:
     Gradient:
         None (integer output).
     """
+    axis = axis_or_dim("argmin", axis, dim)
+    keepdims = keepdims_or_keepdim("argmin", keepdims, keepdim)
     return _arg_extreme("argmin", np.argmin, a, axis, keepdims)
 
 
-def logsumexp(a: Any, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def logsumexp(
+    a: Operand,
+    axis: Any = None,
+    *,
+    keepdims: bool = False,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """``log(sum(exp(a)))`` over ``axis``, computed stably (as ``scipy.special.logsumexp``).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     The slice maximum is subtracted before exponentiating, so large inputs do not
     overflow. ``-inf`` entries contribute nothing; a slice of only ``-inf`` (or an empty
@@ -192,6 +247,8 @@ def logsumexp(a: Any, axis: Any = None, *, keepdims: bool = False) -> Variable:
         exponentials). ``-inf`` entries get 0. As in PyTorch, a slice of only ``-inf``
         gets nan, and a slice holding ``+inf`` gets nan there and 0 elsewhere.
     """
+    axis = axis_or_dim("logsumexp", axis, dim)
+    keepdims = keepdims_or_keepdim("logsumexp", keepdims, keepdim)
     x = value_of(a)
     if np.result_type(x).kind not in "fc":
         x = np.asarray(x, dtype=np.float64)

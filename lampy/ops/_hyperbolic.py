@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 
 _add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 
 
-def sinh(x: Any) -> Variable:
+def sinh(x: Operand) -> Variable:
     """Elementwise hyperbolic sine.
 
     Gradient:
@@ -23,7 +23,7 @@ def sinh(x: Any) -> Variable:
     return op("sinh", value, contrib_of(x, lambda g: g * np.cosh(a)))
 
 
-def cosh(x: Any) -> Variable:
+def cosh(x: Operand) -> Variable:
     """Elementwise hyperbolic cosine.
 
     Gradient:
@@ -34,7 +34,7 @@ def cosh(x: Any) -> Variable:
     return op("cosh", value, contrib_of(x, lambda g: g * np.sinh(a)))
 
 
-def tanh(x: Any) -> Variable:
+def tanh(x: Operand) -> Variable:
     """Elementwise hyperbolic tangent.
 
     Gradient:
@@ -53,7 +53,7 @@ def tanh(x: Any) -> Variable:
     return op("tanh", value, contrib_of(x, d_x))
 
 
-def arcsinh(x: Any) -> Variable:
+def arcsinh(x: Operand) -> Variable:
     """Elementwise inverse hyperbolic sine.
 
     Gradient:
@@ -64,7 +64,7 @@ def arcsinh(x: Any) -> Variable:
     return op("arcsinh", value, contrib_of(x, lambda g: g / _sqrt(a * a + 1)))
 
 
-def arccosh(x: Any) -> Variable:
+def arccosh(x: Operand) -> Variable:
     """Elementwise inverse hyperbolic cosine, defined for ``x >= 1`` (nan below, as numpy).
 
     Gradient:
@@ -80,7 +80,7 @@ def arccosh(x: Any) -> Variable:
     return op("arccosh", value, contrib_of(x, d_x))
 
 
-def arctanh(x: Any) -> Variable:
+def arctanh(x: Operand) -> Variable:
     """Elementwise inverse hyperbolic tangent, defined on ``[-1, 1]`` (``±inf`` at ``±1``).
 
     Gradient:

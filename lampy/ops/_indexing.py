@@ -2,7 +2,7 @@
 helpers the scatter and sorting families share.
 
 The helpers turn index arrays into in-range ``intp`` arrays (negatives counted from the
-end, out-of-range values a [BadIndexError][lampy.BadIndexError] naming the op)
+end, out-of-range values a ``lampy.BadIndexError`` naming the op)
 and add gradients back at those positions. Accumulation goes through a flat (1-d)
 ``numpy.add.at``, which numpy runs on a fast path, instead of a multi-dimensional one,
 which it runs element by element; an index without repeats uses plain fancy ``+=``.
@@ -17,7 +17,7 @@ import numpy as np
 
 from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, value_of
 from lampy.ops._reductions import normalize_axis, single_axis
 
@@ -204,7 +204,7 @@ def _single_array_axis(idx: tuple[Any, ...]) -> int | None:
     return None
 
 
-def getitem(x: Any, index: Any) -> Variable:
+def getitem(x: Operand, index: Any) -> Variable:
     """``x[index]`` as numpy does it: ints, slices (with steps), ``...``, ``None``, boolean
     masks and integer arrays, in any combination numpy allows.
 
@@ -249,7 +249,7 @@ def _source(name: str, x: Any, axis: Any) -> tuple[np.ndarray, int]:
     return (np.reshape(x, 1) if np.ndim(x) == 0 else np.asarray(x)), ax
 
 
-def take(a: Any, indices: Any, axis: int | None = None, *, mode: str = "raise") -> Variable:
+def take(a: Operand, indices: Any, axis: int | None = None, *, mode: str = "raise") -> Variable:
     """Elements of ``a`` at ``indices`` along ``axis`` (numpy's ``take``; ``axis=None``
     takes from the flattened array). The result has shape
     ``a.shape[:axis] + indices.shape + a.shape[axis + 1:]``.
@@ -296,7 +296,7 @@ def take(a: Any, indices: Any, axis: int | None = None, *, mode: str = "raise") 
     return op("take", value, param_of(a, d_a))
 
 
-def compress(condition: Any, a: Any, axis: int | None = None) -> Variable:
+def compress(condition: Operand, a: Operand, axis: int | None = None) -> Variable:
     """The slices of ``a`` along ``axis`` where ``condition`` is true (numpy's
     ``compress``; ``axis=None`` works on the flattened array).
 

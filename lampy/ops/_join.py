@@ -1,9 +1,12 @@
-"""Joining and splitting: concatenate, stack, hstack, vstack, split, array_split and
-broadcast_arrays, with numpy's names, signatures and dtype promotion.
+"""Joining and splitting: concatenate, append, stack, hstack, vstack, column_stack, split,
+array_split, hsplit, vsplit, dsplit and broadcast_arrays, with numpy's names, signatures
+and dtype promotion.
 
-Operands may mix Variables, numpy arrays and array-likes; only Variables that need a
-gradient get one. A joined result hands each operand the slice of ``g`` it occupies; a
-split hands each piece's ``g`` back into the slice the piece came from.
+Operands may mix Variables, numpy arrays and array-likes (lists holding Variables
+included); only Variables that need a gradient get one. A joined result hands each
+operand the slice of ``g`` it occupies; a split hands each piece's ``g`` back into the
+slice the piece came from. As in numpy, one array (or Variable) given where a sequence
+of arrays is expected is the sequence of its sub-arrays along its first axis.
 """
 
 from __future__ import annotations
@@ -17,23 +20,60 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import array_of, needs_grad, param_of, real_result, value_of
 from lampy.ops._shape import one_axis
+from lampy.ops._torch_names import axis_or_dim
 
 _add = np.add
 
 
 def _operands(name: str, arrays: Any) -> list[Any]:
-    if type(arrays) is Variable:
+    """The arrays of a sequence, a list holding Variables packed into one Variable."""
+    try:
+        items = list(arrays)
+    except TypeError:
         raise LampyTypeError(
-            f"{name}: takes a sequence of arrays, got a single Variable of shape "
-            f"{arrays.shape}; pass a list or tuple, e.g. `{name}([a, b])`."
-        )
-    items = list(arrays)
+            f"{name}: takes a sequence of arrays, got {type(arrays).__name__}; pass a list "
+            f"or tuple, e.g. `{name}([a, b])`."
+        ) from None
     if not items:
         raise LampyValueError(f"{name}: needs at least one array, got an empty sequence.")
-    return items
+    return [array_of(name, x) for x in items]
+
+
+def _single(
+    name: str, x: Variable, join: Callable[[list[np.ndarray], Any], np.ndarray], dtype: Any = None
+) -> Variable:
+    """``join`` of one Variable taken as the sequence of its sub-arrays along axis 0, as
+    numpy joins an array passed where a sequence is expected.
+
+    Every element of ``x`` lands in exactly one place of the result, so the gradient
+    puts each element of ``g`` back where it came from; where that is, numpy tells by
+    joining the elements' flat positions the same way.
+    """
+    v = x.value
+    if v.ndim == 0:
+        raise LampyTypeError(
+            f"{name}: takes a sequence of arrays, got a 0-d Variable (numpy iterates over an "
+            f"array's first axis, so it needs at least 1 dimension); pass a list: `{name}([x])`."
+        )
+    try:
+        value = join(list(v), dtype)
+    except ValueError as e:
+        raise ShapeError(f"{name}: the sub-arrays of a Variable of shape {v.shape}: {e}") from None
+    except TypeError as e:
+        raise DTypeError(f"{name}: {e}") from None
+    real_result(name, value, x)
+    where = join(list(np.arange(v.size).reshape(v.shape)), None).reshape(-1)
+    shape = v.shape
+
+    def back(g: np.ndarray) -> np.ndarray:
+        d = np.empty(where.size, g.dtype)
+        d[where] = g.reshape(-1)
+        return d.reshape(shape)
+
+    return op(name, value, param_of(x, contribution(back)))
 
 
 def _shapes(shapes: list[tuple[int, ...]]) -> str:
@@ -82,6 +122,8 @@ def _joined(
 ) -> Variable:
     """Record ``value``: the items (of ``shapes``) laid side by side along ``axis``, item
     ``i`` taking ``sizes[i]`` positions."""
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, items)
     params = []
     lo = 0
     for x, n, shape in zip(items, sizes, shapes, strict=True):
@@ -93,8 +135,13 @@ def _joined(
     return op(name, value, *params)
 
 
-def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Variable:
+def concatenate(
+    arrays: Any, axis: int | None = 0, *, dtype: Any = None, dim: int | None = None
+) -> Variable:
     """Join arrays along an existing axis, as ``numpy.concatenate``.
+
+    Also named ``lampy.cat``, as PyTorch's ``torch.cat(tensors, dim=0)``; ``dim`` is
+    accepted for ``axis``.
 
     Args:
         arrays: A sequence of Variables, arrays or array-likes, with equal shapes except
@@ -108,14 +155,42 @@ def concatenate(arrays: Any, axis: int | None = 0, *, dtype: Any = None) -> Vari
     Gradient:
         ``da_i`` is the slice of ``g`` that ``a_i`` occupies (reshaped back if flattened).
     """
-    items = _operands("concatenate", arrays)
+    axis = axis_or_dim("concatenate", axis, dim, default=0)
+    if type(arrays) is Variable:
+        return _single(
+            "concatenate", arrays, lambda v, dt: np.concatenate(v, axis=axis, dtype=dt), dtype
+        )
+    return _concatenate("concatenate", _operands("concatenate", arrays), axis, dtype)
+
+
+def _concatenate(name: str, items: list[Any], axis: int | None, dtype: Any) -> Variable:
     vals = [value_of(x) for x in items]
     shapes = [np.shape(v) for v in vals]
-    ax = _check_join("concatenate", shapes, axis)
-    value = _numpy("concatenate", lambda: np.concatenate(vals, axis=ax, dtype=dtype))
+    ax = _check_join(name, shapes, axis)
+    value = _numpy(name, lambda: np.concatenate(vals, axis=ax, dtype=dtype))
     if ax is None:
-        return _joined("concatenate", items, value, 0, [int(np.prod(s)) for s in shapes], shapes)
-    return _joined("concatenate", items, value, ax, [s[ax] for s in shapes], shapes)
+        return _joined(name, items, value, 0, [int(np.prod(s)) for s in shapes], shapes)
+    return _joined(name, items, value, ax, [s[ax] for s in shapes], shapes)
+
+
+def append(arr: Operand, values: Operand, axis: int | None = None) -> Variable:
+    """``values`` appended to the end of ``arr``, as ``numpy.append``.
+
+    Args:
+        arr: The array appended to.
+        values: The values appended; with ``axis`` they must have ``arr``'s shape except
+            along ``axis``.
+        axis: The axis to append along; None flattens both first (a 1-d result).
+
+    Raises:
+        ShapeError: if the shapes do not fit together along ``axis``.
+
+    Gradient:
+        ``darr`` and ``dvalues`` are the slices of ``g`` they occupy (reshaped back if
+        flattened).
+    """
+    items = [array_of("append", arr), array_of("append", values)]
+    return _concatenate("append", items, axis, None)
 
 
 def _stacked(
@@ -138,6 +213,8 @@ def hstack(tup: Any, *, dtype: Any = None) -> Variable:
     Gradient:
         ``da_i`` is the slice of ``g`` that ``a_i`` occupies.
     """
+    if type(tup) is Variable:
+        return _single("hstack", tup, lambda v, dt: np.hstack(v, dtype=dt), dtype)
     return _stacked("hstack", _operands("hstack", tup), np.atleast_1d, 1, dtype)
 
 
@@ -148,12 +225,34 @@ def vstack(tup: Any, *, dtype: Any = None) -> Variable:
     Gradient:
         ``da_i`` is the slice of ``g`` that ``a_i`` occupies, reshaped back.
     """
+    if type(tup) is Variable:
+        return _single("vstack", tup, lambda v, dt: np.vstack(v, dtype=dt), dtype)
     return _stacked("vstack", _operands("vstack", tup), np.atleast_2d, 0, dtype)
 
 
-def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
+def _as_column(v: Any) -> Any:
+    """A 0-d or 1-d value as a column ``(n, 1)``; others as they are."""
+    return np.reshape(v, (-1, 1)) if np.ndim(v) < 2 else v
+
+
+def column_stack(tup: Any) -> Variable:
+    """Join 1-d arrays as the columns of a 2-d array, as ``numpy.column_stack``: 0-d and
+    1-d arrays become columns ``(n, 1)``, arrays of 2 or more dimensions are joined as
+    they are, along axis 1.
+
+    Gradient:
+        ``da_i`` is the slice of ``g`` that ``a_i`` occupies, reshaped back.
+    """
+    if type(tup) is Variable:
+        return _single("column_stack", tup, lambda v, dt: np.column_stack(v))
+    return _stacked("column_stack", _operands("column_stack", tup), _as_column, 1, None)
+
+
+def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = None) -> Variable:
     """Join arrays of one shape along a new axis, at position ``axis`` of the result, as
     ``numpy.stack``.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Raises:
         ShapeError: if the shapes differ or ``axis`` is out of bounds.
@@ -161,6 +260,9 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
     Gradient:
         ``da_i = take(g, i, axis)``.
     """
+    axis = axis_or_dim("stack", axis, dim, default=0)
+    if type(arrays) is Variable:
+        return _single("stack", arrays, lambda v, dt: np.stack(v, axis=axis, dtype=dt), dtype)
     items = _operands("stack", arrays)
     vals = [np.asarray(value_of(x)) for x in items]
     shapes = [v.shape for v in vals]
@@ -170,6 +272,8 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None) -> Variable:
         )
     ax = one_axis("stack", axis, len(shapes[0]) + 1)
     value = _numpy("stack", lambda: np.stack(vals, axis=ax, dtype=dtype))
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("stack", value, items)
     params = []
     for i, x in enumerate(items):
         if needs_grad(x):
@@ -182,8 +286,10 @@ def _taker(idx: Any) -> Callable[[np.ndarray], np.ndarray]:
     return lambda g: g[idx]
 
 
-def _split(name: str, ary: Any, indices_or_sections: Any, axis: int, equal: bool) -> list[Any]:
-    x = np.asarray(value_of(ary))
+def _split(
+    name: str, ary: Any, x: np.ndarray, indices_or_sections: Any, axis: int, equal: bool
+) -> list[Any]:
+    """Split ``ary`` (of value ``x``) along ``axis``."""
     if x.ndim == 0:
         raise ShapeError(f"{name}: cannot split a 0-d array (shape ()); it has no axis.")
     ax = one_axis(name, axis, x.ndim)
@@ -231,17 +337,69 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
     Gradient:
         Each piece's ``g`` is added into the slice of ``dary`` it came from.
     """
-    return _split("split", ary, indices_or_sections, axis, equal=True)
+    x = np.asarray(value_of(ary))
+    return _split("split", ary, x, indices_or_sections, axis, equal=True)
 
 
 def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
-    """As [split][lampy.split], but ``N`` sections need not be equal: an axis of length
+    """As ``lampy.split``, but ``N`` sections need not be equal: an axis of length
     ``l`` gives ``l % N`` sections of ``l // N + 1`` then sections of ``l // N``.
 
     Gradient:
         Each piece's ``g`` is added into the slice of ``dary`` it came from.
     """
-    return _split("array_split", ary, indices_or_sections, axis, equal=False)
+    x = np.asarray(value_of(ary))
+    return _split("array_split", ary, x, indices_or_sections, axis, equal=False)
+
+
+def _split_at_least(name: str, ary: Any, ndim: int) -> np.ndarray:
+    x = np.asarray(value_of(ary))
+    if x.ndim < ndim:
+        raise ShapeError(
+            f"{name}: needs an array of at least {ndim} dimension{'s' if ndim > 1 else ''}, "
+            f"got shape {x.shape}."
+        )
+    return x
+
+
+def hsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
+    """Split ``ary`` horizontally: along axis 1, or axis 0 for a 1-d array, as
+    ``numpy.hsplit`` (equal sections, or at the given indices, as :func:`split`).
+
+    Raises:
+        ShapeError: if ``ary`` is 0-d or the sections are not equal.
+
+    Gradient:
+        Each piece's ``g`` is added into the slice of ``dary`` it came from.
+    """
+    x = _split_at_least("hsplit", ary, 1)
+    return _split("hsplit", ary, x, indices_or_sections, 1 if x.ndim > 1 else 0, equal=True)
+
+
+def vsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
+    """Split ``ary`` vertically, along axis 0, as ``numpy.vsplit`` (at least 2-d).
+
+    Raises:
+        ShapeError: if ``ary`` has fewer than 2 dimensions or the sections are not equal.
+
+    Gradient:
+        Each piece's ``g`` is added into the slice of ``dary`` it came from.
+    """
+    x = _split_at_least("vsplit", ary, 2)
+    return _split("vsplit", ary, x, indices_or_sections, 0, equal=True)
+
+
+def dsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
+    """Split ``ary`` along the depth, axis 2, as ``numpy.dsplit`` (at least 3-d).
+
+    Raises:
+        ShapeError: if ``ary`` has fewer than 3 dimensions or the sections are not equal.
+
+    Gradient:
+        Each piece's ``g`` is added into the slice of ``dary`` it came from.
+    """
+    x = _split_at_least("dsplit", ary, 3)
+    return _split("dsplit", ary, x, indices_or_sections, 2, equal=True)
 
 
 def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
@@ -278,10 +436,20 @@ def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
 
 __all__ = [
     "concatenate",
+    "append",
+    "cat",
     "stack",
     "hstack",
     "vstack",
+    "column_stack",
     "split",
     "array_split",
+    "hsplit",
+    "vsplit",
+    "dsplit",
     "broadcast_arrays",
 ]
+
+
+cat = concatenate
+"""PyTorch's name of ``lampy.concatenate``: ``cat(arrays, dim=0)``."""

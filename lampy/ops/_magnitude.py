@@ -1,4 +1,4 @@
-"""Sign-preserving and magnitude ops: positive, abs (absolute), clip."""
+"""Sign-preserving and magnitude ops: positive, abs (absolute), fabs, clip."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import shape_mismatch
+from lampy._errors import DTypeError, shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import contrib_of, param_of, real_result, value_of
 
 _add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
 
@@ -24,7 +24,7 @@ class _NoValue:
 _NO_VALUE: Any = _NoValue()
 
 
-def positive(x: Any) -> Variable:
+def positive(x: Operand) -> Variable:
     """Elementwise ``+x``: a copy of the value.
 
     Gradient:
@@ -34,7 +34,7 @@ def positive(x: Any) -> Variable:
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
 
 
-def sign_or_zero(a: Any) -> Any:
+def sign_or_zero(a: Operand) -> Any:
     """``sign(a)`` with 0 where ``a`` is nan (PyTorch's ``sgn``; numpy's ``sign`` gives
     nan): a new array (or a scalar for a 0-d ``a``) that nothing else references."""
     s = _sign(a)
@@ -52,7 +52,7 @@ def _times(s: Any, g: np.ndarray) -> Any:
     return s * g
 
 
-def abs(x: Any) -> Variable:
+def abs(x: Operand) -> Variable:
     """Elementwise absolute value.
 
     Gradient:
@@ -68,6 +68,27 @@ absolute = abs
 """Alias of :func:`abs`, as :func:`numpy.absolute`."""
 
 
+def fabs(x: Operand) -> Variable:
+    """Elementwise absolute value as a float, as ``numpy.fabs`` (integer inputs give
+    float64 constants; complex inputs are refused).
+
+    Raises:
+        DTypeError: for a complex input (numpy's fabs has no complex loop; use ``abs``).
+
+    Gradient:
+        ``dx = g * sign(x)``; 0 at ``x = 0``, as :func:`abs`.
+    """
+    a = value_of(x)
+    try:
+        value = np.fabs(a)
+    except TypeError:
+        raise DTypeError(
+            f"fabs: takes real numbers, got dtype {np.result_type(a)}; numpy's fabs has no "
+            "complex version (use lampy.abs for magnitudes)."
+        ) from None
+    return op("fabs", value, contrib_of(x, lambda g: g * _sign(a)))
+
+
 def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
     """``out += unbroadcast(where(mask, g, 0), out.shape)``, in place.
 
@@ -80,7 +101,7 @@ def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
 
 
 def clip(
-    a: Any,
+    a: Operand,
     a_min: Any = _NO_VALUE,
     a_max: Any = _NO_VALUE,
     *,
@@ -155,6 +176,8 @@ def clip(
                 detail="The bounds must broadcast with the input: numpy broadcasting needs "
                 "each set of trailing dimensions to be equal or 1.",
             ) from None
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("clip", value, a, a_min, a_max)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         if lo is None and hi is None:
@@ -182,4 +205,4 @@ def clip(
     )
 
 
-__all__ = ["abs", "absolute", "clip", "positive"]
+__all__ = ["abs", "absolute", "clip", "fabs", "positive"]

@@ -1,4 +1,5 @@
-"""Masks and one-hot codes, PyTorch-named: ``masked_fill`` and ``one_hot``."""
+"""Masks and replacements: ``masked_fill`` and ``one_hot`` (PyTorch-named) and
+``nan_to_num`` (numpy's)."""
 
 from __future__ import annotations
 
@@ -8,13 +9,13 @@ import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _where = np.add, np.where
 
 
-def masked_fill(x: Any, mask: Any, value: Any) -> Variable:
+def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
     """``x`` with ``value`` where ``mask`` is true: PyTorch's
     ``torch.masked_fill(input, mask, value)``, out of place.
 
@@ -64,6 +65,52 @@ def masked_fill(x: Any, mask: Any, value: Any) -> Variable:
         result,
         param_of(x, contribution(lambda g: _where(m, g.dtype.type(0), g))),
         contrib_of(value, d_value),
+    )
+
+
+def nan_to_num(
+    x: Operand, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+) -> Variable:
+    """``x`` with nan replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``, as
+    ``numpy.nan_to_num`` (None: the largest, or most negative, finite value of ``x``'s
+    dtype). Complex values have their real and imaginary parts replaced separately.
+
+    Args:
+        x: The array.
+        copy: Accepted for numpy's signature; lampy never modifies its input, so the
+            result is always a new Variable.
+        nan: The value for nan: a number, or a 0-d Variable (differentiable).
+        posinf: The value for +inf, or None.
+        neginf: The value for -inf, or None.
+
+    Raises:
+        ShapeError: if a replacement given as a Variable is not 0-d.
+
+    Gradient:
+        ``dx = g`` where ``x`` is finite, 0 where it was replaced; a Variable replacement
+        gets the sum of ``g`` over the elements it replaced.
+    """
+    del copy
+    a = value_of(x)
+    fills = {"nan": nan, "posinf": posinf, "neginf": neginf}
+    for what, v in fills.items():
+        if type(v) is Variable and v.ndim != 0:
+            raise ShapeError(
+                f"nan_to_num: {what} must be a number or 0-d, got a Variable of shape {v.shape}."
+            )
+    pv, mv = (None if v is None else value_of(v) for v in (posinf, neginf))
+    value = np.nan_to_num(np.array(a), copy=False, nan=value_of(nan), posinf=pv, neginf=mv)
+
+    def replaced(test: Any) -> Any:
+        return lambda g: np.sum(g, where=test(a))
+
+    return op(
+        "nan_to_num",
+        value,
+        param_of(x, contribution(lambda g: _where(np.isfinite(a), g, g.dtype.type(0)))),
+        contrib_of(nan, replaced(np.isnan), fresh=False),
+        contrib_of(posinf, replaced(np.isposinf), fresh=False),
+        contrib_of(neginf, replaced(np.isneginf), fresh=False),
     )
 
 
@@ -117,4 +164,4 @@ def one_hot(indices: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Va
     return op("one_hot", value)
 
 
-__all__ = ["masked_fill", "one_hot"]
+__all__ = ["masked_fill", "nan_to_num", "one_hot"]

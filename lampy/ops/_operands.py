@@ -9,9 +9,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, shape_mismatch
+from lampy import _memory
+from lampy._errors import (
+    DTypeError,
+    LampyValueError,
+    ShapeError,
+    describe,
+    not_real,
+    shape_mismatch,
+)
+from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import Contribution
-from lampy.autograd._variable import Backward, Param, Variable
+from lampy.autograd._variable import Backward, Param, Variable, op
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
@@ -25,13 +34,20 @@ _NUMERIC_DTYPES = frozenset(
 _NUMERIC_SCALARS = (np.number, np.bool_)
 
 
-def value_of(x: Any) -> Any:
+def value_of(x: Any, saved: bool = True) -> Any:
     """The numpy value of an op argument: a Variable's value, or ``x`` as a constant.
 
     A writable numpy array is copied (into a read-only array), as ``lampy.const`` does:
     closures keep what they need for backward, so a later change to the caller's array
     must not reach the gradient. A read-only array is used as it is, without a copy.
-    Python and numpy scalars are returned unchanged.
+    Python and numpy scalars are returned unchanged. An op that does not keep this
+    operand for backward passes ``saved=False``: it then gets a read-only view of the
+    caller's array, without the copy (its forward result is computed now, and
+    ``lampy.op`` copies a result that is itself a view of writable memory).
+
+    Args:
+        x: A Variable, an array-like or a scalar.
+        saved: Whether a backward closure of the op keeps (a view of) this value.
 
     Raises:
         LampyTypeError: ``x`` is not numbers: a string, None, an object, an array of
@@ -48,7 +64,7 @@ def value_of(x: Any) -> Any:
         if dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC:
             raise not_numbers(x, x)
         if x.flags.writeable:
-            x = x.copy()
+            x = x.copy() if saved else x.view()
             x.flags.writeable = False
         return x
     if isinstance(x, (bool, int, float, complex)):
@@ -69,10 +85,11 @@ def value_of(x: Any) -> Any:
     return a
 
 
-def not_numbers(x: Any, a: Any) -> LampyTypeError:
-    """The error for an operand ``x`` (numpy value ``a``) whose dtype is not numeric."""
+def not_numbers(x: Any, a: Any) -> DTypeError:
+    """The error for an operand ``x`` (numpy value ``a``) whose dtype is not numeric (a
+    `DTypeError`, so also a `LampyTypeError` and a ``TypeError``)."""
     shown = repr(x) if len(repr(x)) <= 40 else f"{repr(x)[:37]}..."
-    return LampyTypeError(
+    return DTypeError(
         f"{calling_op()}: an operand is {shown} ({type(x).__name__}, numpy dtype "
         f"{a.dtype}); lampy ops compute on numbers: Variables, numeric arrays, Python "
         "numbers. Convert strings and objects first, e.g. numpy.asarray(x, dtype=float)."
@@ -126,10 +143,23 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
         ``(a, b, value)``: the two operand values and the result.
     """
     a, b = values_of(x1, x2)
+    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+        try:
+            shape = np.broadcast_shapes(np.shape(a), np.shape(b))
+        except ValueError:
+            raise broadcast_error(name, a, b) from None
+        _memory.reserve(name, shape, np.result_type(a, b))
     try:
-        return a, b, ufunc(a, b)
+        value = ufunc(a, b)
     except ValueError:
         raise broadcast_error(name, a, b) from None
+    except TypeError as e:  # numpy's ufunc has no loop for these dtypes
+        raise DTypeError(
+            f"{name}: numpy's {name} does not take operands {describe(a)} and {describe(b)} ({e})."
+        ) from None
+    if value.dtype.kind in "cO":
+        real_result(name, value, x1, x2)
+    return a, b, value
 
 
 def param_of(x: Any, fn: Backward) -> Param | None:
@@ -154,6 +184,85 @@ def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> P
 def needs_grad(x: Any) -> bool:
     """Whether ``x`` is a Variable that needs a gradient."""
     return type(x) is Variable and x.node.needs_grad
+
+
+def real_result(name: str, value: Any, *operands: Any) -> None:
+    """Raise a DTypeError if ``value`` is complex or an object array while one of the
+    ``operands`` is a Variable that needs a gradient (and grad mode is on).
+
+    lampy's gradients are real: recording such a result would silently drop the
+    gradient. Call it on an op's value before recording it; it costs one dtype check.
+    """
+    if getattr(value, "dtype", _FLOAT).kind not in "cO" or not GRAD_ENABLED.get():
+        return
+    if not any(type(x) is Variable and x.needs_grad for x in _flat(operands)):
+        return
+    constants = (
+        np.asarray(value_of(x))
+        for x in _flat(operands)
+        if isinstance(x, (_ndarray, Variable, list, bool, int, float, complex, np.generic))
+        and not needs_grad(x)
+    )
+    culprits = [f"the constant operand {describe(v)}" for v in constants if v.dtype.kind in "cO"]
+    raise not_real(name, value.dtype, " and ".join(culprits))
+
+
+_FLOAT = np.dtype(np.float64)
+
+
+def _flat(operands: Any) -> list[Any]:
+    """The operands, with (nested) lists and tuples of operands unpacked."""
+    flat: list[Any] = []
+    for x in operands:
+        if type(x) in (list, tuple):
+            flat.extend(_flat(x))
+        else:
+            flat.append(x)
+    return flat
+
+
+def array_of(name: str, x: Any) -> Any:
+    """``x`` as an op operand where numpy takes an array-like: a (nested) list or tuple
+    holding Variables becomes one Variable, stacked as ``numpy.array`` stacks its items,
+    so that gradients reach every Variable in it. Anything else is returned unchanged.
+
+    Raises:
+        ShapeError: if the items do not have one shape (a ragged sequence).
+    """
+    if type(x) not in (list, tuple) or not any(type(v) is Variable for v in _flat([x])):
+        return x
+    found: list[tuple[tuple[int, ...], Variable]] = []
+    nested = _unpack(x, (), found)
+    try:
+        value = np.array(nested)
+    except ValueError:
+        shapes = ", ".join(str(np.shape(v.value)) for _, v in found)
+        raise ShapeError(
+            f"{name}: the sequence does not make a rectangular array (its Variables have "
+            f"shapes {shapes}); numpy stacks the items of a sequence, so they must all have "
+            "one shape. Reshape or pad them first, or use lampy.concatenate."
+        ) from None
+    real_result(name, value, *(v for _, v in found))
+    return op(
+        name,
+        value,
+        *(contrib_of(v, _picker(path), fresh=False) for path, v in found),
+    )
+
+
+def _unpack(x: Any, path: tuple[int, ...], found: list[Any]) -> Any:
+    """A copy of the nest ``x`` with Variables replaced by their values; ``found``
+    collects each Variable with its index path."""
+    if type(x) is Variable:
+        found.append((path, x))
+        return x.value
+    if type(x) in (list, tuple):
+        return [_unpack(item, (*path, i), found) for i, item in enumerate(x)]
+    return x
+
+
+def _picker(path: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
+    return lambda g: g[path]
 
 
 def broadcast_error(name: str, a: Any, b: Any) -> Exception:

@@ -1,5 +1,5 @@
-"""Reordering and replicating elements: flip, roll, tile, repeat and pad, with numpy's
-names and signatures.
+"""Reordering and replicating elements: flip (fliplr, flipud), rot90, roll, tile, repeat
+and pad, with numpy's names and signatures.
 
 Every output element is a copy of one input element (or, for ``pad``'s constant mode, of
 the constant), so each gradient gathers ``g`` back onto the element it was copied from,
@@ -15,7 +15,7 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import needs_grad, param_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -34,7 +34,7 @@ def _ints(name: str, what: str, x: Any) -> tuple[int, ...]:
         ) from None
 
 
-def flip(m: Any, axis: Any = None) -> Variable:
+def flip(m: Operand, axis: Any = None) -> Variable:
     """Reverse the order of elements along ``axis`` (None: every axis; an int or a tuple),
     as ``numpy.flip`` (a view, no copy).
 
@@ -42,12 +42,80 @@ def flip(m: Any, axis: Any = None) -> Variable:
         ``dm = flip(g, axis)``.
     """
     x = np.asarray(value_of(m))
-    axes = normalize_axis("flip", axis, x.ndim)
+    return _flipped("flip", m, x, normalize_axis("flip", axis, x.ndim))
+
+
+def _flipped(name: str, m: Any, x: np.ndarray, axes: tuple[int, ...]) -> Variable:
     value = np.flip(x, axes)
-    return op("flip", value, param_of(m, contribution(lambda g: np.flip(g, axes), fresh=False)))
+    return op(name, value, param_of(m, contribution(lambda g: np.flip(g, axes), fresh=False)))
 
 
-def roll(a: Any, shift: Any, axis: Any = None) -> Variable:
+def fliplr(m: Operand) -> Variable:
+    """Reverse the order of the columns (axis 1) of an array of at least 2 dimensions, as
+    ``numpy.fliplr`` (a view).
+
+    Raises:
+        ShapeError: if ``m`` has fewer than 2 dimensions.
+
+    Gradient:
+        ``dm = fliplr(g)``.
+    """
+    x = np.asarray(value_of(m))
+    if x.ndim < 2:
+        raise ShapeError(
+            f"fliplr: needs an array of at least 2 dimensions, got shape {x.shape}; use "
+            "flip (or flipud) for a 1-d array."
+        )
+    return _flipped("fliplr", m, x, (1,))
+
+
+def flipud(m: Operand) -> Variable:
+    """Reverse the order of the rows (axis 0) of an array of at least 1 dimension, as
+    ``numpy.flipud`` (a view).
+
+    Raises:
+        ShapeError: if ``m`` is 0-d.
+
+    Gradient:
+        ``dm = flipud(g)``.
+    """
+    x = np.asarray(value_of(m))
+    if x.ndim < 1:
+        raise ShapeError("flipud: needs an array of at least 1 dimension, got a 0-d array.")
+    return _flipped("flipud", m, x, (0,))
+
+
+def rot90(m: Operand, k: int = 1, axes: Any = (0, 1)) -> Variable:
+    """Rotate ``m`` by ``k`` quarter turns in the plane of ``axes``, from the first axis
+    towards the second, as ``numpy.rot90`` (a view).
+
+    Args:
+        m: An array of at least 2 dimensions.
+        k: The number of quarter turns (negative turns the other way).
+        axes: The two distinct axes of the plane of rotation.
+
+    Raises:
+        ShapeError: if ``m`` has fewer than 2 dimensions or ``axes`` is not two distinct
+            axes of ``m``.
+
+    Gradient:
+        ``dm = rot90(g, -k, axes)`` (the inverse rotation).
+    """
+    x = np.asarray(value_of(m))
+    turns = operator.index(k)
+    pair = _ints("rot90", "axes", axes)
+    if len(pair) != 2:
+        raise ShapeError(f"rot90: axes must name exactly 2 axes, got {axes!r}.")
+    if x.ndim < 2:
+        raise ShapeError(f"rot90: needs an array of at least 2 dimensions, got shape {x.shape}.")
+    normalize_axis("rot90", pair, x.ndim)  # raises unless in range and distinct
+    value = np.rot90(x, turns, pair)
+    return op(
+        "rot90", value, param_of(m, contribution(lambda g: np.rot90(g, -turns, pair), fresh=False))
+    )
+
+
+def roll(a: Operand, shift: Any, axis: Any = None) -> Variable:
     """Shift elements cyclically by ``shift`` along ``axis``, as ``numpy.roll``.
 
     Args:
@@ -105,7 +173,7 @@ def tile(A: Any, reps: Any) -> Variable:
     return op("tile", value, param_of(A, contribution(back)))
 
 
-def repeat(a: Any, repeats: Any, axis: int | None = None) -> Variable:
+def repeat(a: Operand, repeats: Any, axis: int | None = None) -> Variable:
     """Repeat each element of ``a`` ``repeats`` times, as ``numpy.repeat``.
 
     Args:
@@ -239,7 +307,9 @@ def _fold(g: np.ndarray, shape: tuple[int, ...], pairs: Any, mode: str) -> np.nd
     return g
 
 
-def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any = 0) -> Variable:
+def pad(
+    array: Operand, pad_width: Any, mode: str = "constant", constant_values: Any = 0
+) -> Variable:
     """Pad ``array`` with ``pad_width[i] = (before, after)`` elements on each axis ``i``,
     as ``numpy.pad``.
 
@@ -310,4 +380,4 @@ def pad(array: Any, pad_width: Any, mode: str = "constant", constant_values: Any
     )
 
 
-__all__ = ["flip", "roll", "tile", "repeat", "pad"]
+__all__ = ["flip", "fliplr", "flipud", "rot90", "roll", "tile", "repeat", "pad"]

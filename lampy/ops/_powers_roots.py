@@ -6,13 +6,13 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _subtract, _divide = np.add, np.subtract, np.divide
 
 
-def sqrt(x: Any) -> Variable:
+def sqrt(x: Operand) -> Variable:
     """Elementwise non-negative square root; ``sqrt(-1) = nan`` as in numpy.
 
     Gradient:
@@ -23,7 +23,7 @@ def sqrt(x: Any) -> Variable:
     return op("sqrt", value, contrib_of(x, lambda g: g / (value * 2)))
 
 
-def cbrt(x: Any) -> Variable:
+def cbrt(x: Operand) -> Variable:
     """Elementwise real cube root (negative for negative ``x``).
 
     Gradient:
@@ -37,7 +37,7 @@ def cbrt(x: Any) -> Variable:
     return op("cbrt", value, contrib_of(x, d_x))
 
 
-def square(x: Any) -> Variable:
+def square(x: Operand) -> Variable:
     """Elementwise ``x * x``.
 
     Gradient:
@@ -48,7 +48,7 @@ def square(x: Any) -> Variable:
     return op("square", value, contrib_of(x, lambda g: g * (a * 2)))
 
 
-def reciprocal(x: Any) -> Variable:
+def reciprocal(x: Operand) -> Variable:
     """Elementwise ``1 / x`` (numpy's: integer inputs give integer results).
 
     Gradient:

@@ -1,4 +1,4 @@
-"""Products: matmul, dot, vdot, inner, outer, tensordot, kron (numpy's semantics).
+"""Products: matmul, dot, vdot, inner, outer, tensordot, kron, cross (numpy's semantics).
 
 Every product here is a tensor contraction, so its gradients are contractions of ``g``
 with the other operand (Giles 2008, "An extended collection of matrix derivative
@@ -15,9 +15,10 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
-from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, values_of
+from lampy.autograd._unbroadcast import contribution, unbroadcast
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import contrib_of, param_of, real_result, values_of
+from lampy.ops._shape import one_axis
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
 
@@ -29,6 +30,8 @@ def _rows(x: np.ndarray) -> int:
 
 def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -> Variable:
     """Record ``value = matmul(a, b)`` (also dot where it agrees with matmul)."""
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     a_nd, b_nd = np.ndim(a), np.ndim(b)
     if a_nd == 2 and b_nd == 2:  # the common case, without promotion
         return op(
@@ -79,6 +82,8 @@ def _tensordot_op(
 ) -> Variable:
     """Record ``value``, the sum over ``a``'s axes ``ia`` paired with ``b``'s axes ``ib``,
     with the free axes of ``a`` and then of ``b`` as its axes (``numpy.tensordot``)."""
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result(name, value, x1, x2)
     fa = [i for i in range(np.ndim(a)) if i not in ia]
     fb = [i for i in range(np.ndim(b)) if i not in ib]
     g_a = list(range(len(fa)))  # the axes of g that come from a, then those from b
@@ -106,7 +111,7 @@ def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail
         raise shape_mismatch(name, np.asarray(a), np.asarray(b), detail=detail)
 
 
-def matmul(x1: Any, x2: Any) -> Variable:
+def matmul(x1: Operand, x2: Operand) -> Variable:
     """Matrix product with numpy's rules: 1-d operands are promoted to a row (left) or a
     column (right) and the added axis removed; leading axes broadcast as a batch.
 
@@ -135,7 +140,7 @@ def matmul(x1: Any, x2: Any) -> Variable:
     return _matmul_op("matmul", x1, x2, a, b, value)
 
 
-def dot(a: Any, b: Any) -> Variable:
+def dot(a: Operand, b: Operand) -> Variable:
     """``numpy.dot``: the product of 0-d operands is ``a * b``; otherwise the sum over
     the last axis of ``a`` and the second-to-last axis of ``b`` (its only axis if 1-d),
     with the remaining axes of ``a`` then of ``b`` as the result's axes. Unlike
@@ -164,7 +169,7 @@ def dot(a: Any, b: Any) -> Variable:
     return _tensordot_op("dot", a, b, x, y, value, ia, ib)
 
 
-def vdot(a: Any, b: Any) -> Variable:
+def vdot(a: Operand, b: Operand) -> Variable:
     """``numpy.vdot`` for real arrays: the dot product of ``a`` and ``b`` flattened (they
     must have the same number of elements); a 0-d result.
 
@@ -180,6 +185,7 @@ def vdot(a: Any, b: Any) -> Variable:
             detail="vdot flattens both operands, so they must have the same number of elements.",
         )
     value = np.vdot(x, y)
+    real_result("vdot", value, a, b)
     sa, sb = np.shape(x), np.shape(y)
     return op(
         "vdot",
@@ -189,7 +195,7 @@ def vdot(a: Any, b: Any) -> Variable:
     )
 
 
-def inner(a: Any, b: Any) -> Variable:
+def inner(a: Operand, b: Operand) -> Variable:
     """``numpy.inner``: the sum over the last axes of ``a`` and ``b`` (``a * b`` if either
     is 0-d); the result has the other axes of ``a`` then of ``b``.
 
@@ -205,7 +211,7 @@ def inner(a: Any, b: Any) -> Variable:
     return _tensordot_op("inner", a, b, x, y, np.inner(x, y), ia, ib)
 
 
-def outer(a: Any, b: Any) -> Variable:
+def outer(a: Operand, b: Operand) -> Variable:
     """``numpy.outer``: ``out[i, j] = a.ravel()[i] * b.ravel()[j]``, a 2-d result.
 
     Gradient:
@@ -213,6 +219,7 @@ def outer(a: Any, b: Any) -> Variable:
     """
     x, y = values_of(a, b)
     value = np.outer(x, y)
+    real_result("outer", value, a, b)
     xf, yf = np.ravel(x), np.ravel(y)
     sa, sb = np.shape(x), np.shape(y)
     return op(
@@ -257,7 +264,7 @@ def _tensordot_axes(axes: Any, na: int, nb: int) -> tuple[list[int], list[int]]:
     return ia, ib
 
 
-def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
+def tensordot(a: Operand, b: Operand, axes: Any = 2) -> Variable:
     """``numpy.tensordot``: the sum of products over the axes ``axes`` pairs up.
 
     Args:
@@ -279,7 +286,7 @@ def tensordot(a: Any, b: Any, axes: Any = 2) -> Variable:
     return _tensordot_op("tensordot", a, b, x, y, value, ia, ib)
 
 
-def kron(a: Any, b: Any) -> Variable:
+def kron(a: Operand, b: Operand) -> Variable:
     """``numpy.kron``: the Kronecker product, blocks ``a[i, j] * b`` (the operand with
     fewer axes gets leading length-1 axes).
 
@@ -289,6 +296,7 @@ def kron(a: Any, b: Any) -> Variable:
     """
     x, y = values_of(a, b)
     value = np.kron(x, y)
+    real_result("kron", value, a, b)
     nd = max(np.ndim(x), np.ndim(y))
     sa = (1,) * (nd - np.ndim(x)) + np.shape(x)
     sb = (1,) * (nd - np.ndim(y)) + np.shape(y)
@@ -307,4 +315,96 @@ def kron(a: Any, b: Any) -> Variable:
     return op("kron", value, param_of(a, d_a), param_of(b, d_b))
 
 
-__all__ = ["dot", "inner", "kron", "matmul", "outer", "tensordot", "vdot"]
+def _vectors(name: str, x: np.ndarray, axis: int, which: str) -> np.ndarray:
+    """``x`` with its vectors (2 or 3 components along ``axis``) on the last axis."""
+    if x.ndim == 0:
+        raise ShapeError(f"{name}: {which} must hold vectors, got a 0-d array.")
+    ax = one_axis(name, axis, x.ndim, f"axis{which}")
+    if x.shape[ax] not in (2, 3):
+        raise ShapeError(
+            f"{name}: the vectors of {which} (axis {axis} of shape {x.shape}) have "
+            f"{x.shape[ax]} components; cross products take vectors of 2 or 3."
+        )
+    return np.moveaxis(x, ax, -1)
+
+
+def _as_3d(v: np.ndarray) -> np.ndarray:
+    """Vectors of 2 components as 3-vectors with a zero third component."""
+    if v.shape[-1] == 3:
+        return v
+    return np.concatenate([v, np.zeros((*v.shape[:-1], 1), v.dtype)], axis=-1)
+
+
+def cross(
+    a: Operand,
+    b: Operand,
+    axisa: int = -1,
+    axisb: int = -1,
+    axisc: int = -1,
+    axis: int | None = None,
+) -> Variable:
+    """The cross product of (arrays of) vectors of 3 (or, deprecated by numpy 2, 2)
+    components, as ``numpy.cross``; the vectors' batch axes broadcast.
+
+    Args:
+        a: The first vectors, along ``axisa``.
+        b: The second vectors, along ``axisb``.
+        axisa: The axis of ``a`` holding the components.
+        axisb: The axis of ``b`` holding the components.
+        axisc: The axis of the result holding the components (ignored when both inputs
+            are 2-vectors: the result is then the scalar z-component).
+        axis: If given, used for ``axisa``, ``axisb`` and ``axisc`` alike.
+
+    Raises:
+        ShapeError: if the vectors do not have 2 or 3 components, an axis is out of
+            range, or the batch axes do not broadcast.
+
+    Gradient:
+        ``da = b x g`` and ``db = g x a`` (from ``g . (a x b) = a . (b x g) = b . (g x
+        a)``), 2-vectors taken with a zero third component and only their two
+        components' gradients kept; summed over broadcast axes.
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    x, y = values_of(a, b)
+    am = _vectors("cross", np.asarray(x), axisa, "a")
+    bm = _vectors("cross", np.asarray(y), axisb, "b")
+    try:
+        batch = np.broadcast_shapes(am.shape[:-1], bm.shape[:-1])
+    except ValueError:
+        raise ShapeError(
+            f"cross: the vectors' other axes {am.shape[:-1]} (a) and {bm.shape[:-1]} (b) do "
+            "not broadcast together."
+        ) from None
+    scalar = am.shape[-1] == bm.shape[-1] == 2
+    if not scalar:
+        one_axis("cross", axisc, len(batch) + 1, "axisc")
+    value = np.cross(x, y, axisa, axisb, axisc)  # numpy's value (and its warnings)
+    real_result("cross", value, a, b)
+    na, nb = am.shape[-1], bm.shape[-1]
+
+    def g3(g: np.ndarray) -> np.ndarray:
+        """``g`` as 3-vectors on the last axis."""
+        if scalar:
+            z = np.zeros((*g.shape, 3), g.dtype)
+            z[..., 2] = g
+            return z
+        return np.moveaxis(g, axisc, -1)
+
+    def d_a(g: np.ndarray) -> Any:
+        d = np.cross(_as_3d(bm).astype(g.dtype, copy=False), g3(g))[..., :na]
+        return np.moveaxis(unbroadcast(d, am.shape), -1, axisa)
+
+    def d_b(g: np.ndarray) -> Any:
+        d = np.cross(g3(g), _as_3d(am).astype(g.dtype, copy=False))[..., :nb]
+        return np.moveaxis(unbroadcast(d, bm.shape), -1, axisb)
+
+    return op(
+        "cross",
+        value,
+        param_of(a, contribution(d_a, fresh=False)),
+        param_of(b, contribution(d_b, fresh=False)),
+    )
+
+
+__all__ = ["cross", "dot", "inner", "kron", "matmul", "outer", "tensordot", "vdot"]

@@ -3,6 +3,9 @@
 Extremes (amax, amin, argmax, argmin, logsumexp) live in ``_extreme_reductions``,
 cumulative ops (cumsum, cumprod) in ``_cumulative``.
 
+Like numpy's, each takes an array-like: a list (or nested lists) of Variables is stacked
+into one Variable first, so that gradients reach every Variable in it.
+
 Keywords that numpy places after its ``out`` argument (``ddof``, ``keepdims``) are
 keyword-only in the new reductions, so a numpy-style positional call cannot silently
 bind ``out``'s position to them.
@@ -15,10 +18,19 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import DTypeError, LampyTypeError, ShapeError
+from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
+from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import (
+    array_of,
+    contrib_of,
+    needs_grad,
+    param_of,
+    real_result,
+    value_of,
+)
+from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add = np.add
 
@@ -70,13 +82,19 @@ def expand_reduced(g: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
     return np.expand_dims(g, axes)
 
 
-def check_float_dtype(name: str, dtype: Any) -> None:
-    """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients."""
-    if dtype is not None and np.dtype(dtype).kind not in "fc":
+def check_float_dtype(name: str, dtype: Any, x: Operand | None = None) -> None:
+    """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients,
+    and a complex one when ``x`` needs a gradient (lampy's gradients are real)."""
+    if dtype is None:
+        return
+    kind = np.dtype(dtype).kind
+    if kind not in "fc":
         raise DTypeError(
             f"{name}: dtype={np.dtype(dtype)} would truncate; lampy reductions take a float "
             "dtype (or None)."
         )
+    if kind == "c" and needs_grad(x) and GRAD_ENABLED.get():
+        raise not_real(name, np.dtype(dtype), "the dtype= argument")
 
 
 def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
@@ -84,14 +102,27 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
     return math.prod(shape[ax] for ax in axes)
 
 
-def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def sum(
+    x: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    *,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Sum of elements over ``axis`` (None: all; an int or a tuple; negatives allowed).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``dx = g`` broadcast back over the summed axes.
     """
+    x = array_of("sum", x)
+    axis = axis_or_dim("sum", axis, dim)
+    keepdims = keepdims_or_keepdim("sum", keepdims, keepdim)
     a = value_of(x)
-    check_float_dtype("sum", dtype)
+    check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
     value = np.sum(a, axis=axes, dtype=dtype, keepdims=keepdims)
     shape = np.shape(a)
@@ -107,8 +138,9 @@ def sum(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> 
 
 
 def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
+    x = array_of(name, x)
     a = value_of(x)
-    check_float_dtype(name, dtype)
+    check_float_dtype(name, dtype, x)
     shape = np.shape(a)
     axes = normalize_axis(name, axis, len(shape))
     value = np.mean(a, axis=axes, dtype=dtype, keepdims=keepdims)
@@ -124,14 +156,25 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
     )
 
 
-def mean(x: Any, axis: Any = None, dtype: Any = None, keepdims: bool = False) -> Variable:
+def mean(
+    x: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    keepdims: bool = False,
+    *,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Arithmetic mean over ``axis``. The mean of an empty selection is nan, as in numpy.
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``dx = g / n`` broadcast back over the reduced axes, ``n`` the number of
         elements averaged.
     """
-    return _mean("mean", x, axis, dtype, keepdims)
+    axis = axis_or_dim("mean", axis, dim)
+    return _mean("mean", x, axis, dtype, keepdims_or_keepdim("mean", keepdims, keepdim))
 
 
 def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
@@ -140,7 +183,7 @@ def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
 
 
 def var(
-    a: Any, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
 ) -> Variable:
     """Variance over ``axis``: ``sum((a - mean)**2) / (n - ddof)``, as ``numpy.var``.
 
@@ -150,8 +193,9 @@ def var(
         ``da = g * 2 * (a - mean) / (n - ddof)``, ``n`` the number of elements in each
         reduced slice.
     """
+    a = array_of("var", a)
     x = value_of(a)
-    check_float_dtype("var", dtype)
+    check_float_dtype("var", dtype, a)
     shape = np.shape(x)
     axes = normalize_axis("var", axis, len(shape))
     value = np.var(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
@@ -166,7 +210,7 @@ def var(
 
 
 def std(
-    a: Any, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
 ) -> Variable:
     """Standard deviation over ``axis``: ``sqrt(var(a, axis, ddof=ddof))``, as ``numpy.std``.
 
@@ -174,8 +218,9 @@ def std(
         ``da = g * (a - mean) / ((n - ddof) * std)``. Where ``std == 0`` (a constant
         slice, where std is not differentiable) the gradient is 0, as in PyTorch.
     """
+    a = array_of("std", a)
     x = value_of(a)
-    check_float_dtype("std", dtype)
+    check_float_dtype("std", dtype, a)
     shape = np.shape(x)
     axes = normalize_axis("std", axis, len(shape))
     value = np.std(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
@@ -190,8 +235,18 @@ def std(
     return op("std", value, contrib_of(a, d_a))
 
 
-def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def prod(
+    a: Operand,
+    axis: Any = None,
+    dtype: Any = None,
+    *,
+    keepdims: bool = False,
+    dim: Any = None,
+    keepdim: bool | None = None,
+) -> Variable:
     """Product of elements over ``axis``, as ``numpy.prod`` (1 for an empty selection).
+
+    PyTorch's ``dim`` and ``keepdim`` are accepted for ``axis`` and ``keepdims``.
 
     Gradient:
         ``da_i = g * prod_{j != i} a_j`` within each reduced slice, computed as
@@ -200,8 +255,11 @@ def prod(a: Any, axis: Any = None, dtype: Any = None, *, keepdims: bool = False)
         or more zeros every gradient is 0. No division by zero happens. In slices
         without zeros ``prod / a_i`` inherits any overflow or underflow of the product.
     """
+    a = array_of("prod", a)
+    axis = axis_or_dim("prod", axis, dim)
+    keepdims = keepdims_or_keepdim("prod", keepdims, keepdim)
     x = value_of(a)
-    check_float_dtype("prod", dtype)
+    check_float_dtype("prod", dtype, a)
     axes = normalize_axis("prod", axis, np.ndim(x))
     value = np.prod(x, axis=axes, dtype=dtype, keepdims=keepdims)
 
@@ -255,7 +313,12 @@ def _weights_along(w: Any, shape: tuple[int, ...], axis: Any) -> tuple[Any, tupl
 
 
 def average(
-    a: Any, axis: Any = None, weights: Any = None, returned: bool = False, *, keepdims: bool = False
+    a: Operand,
+    axis: Any = None,
+    weights: Operand | None = None,
+    returned: bool = False,
+    *,
+    keepdims: bool = False,
 ) -> Any:
     """Weighted average over ``axis``, as ``numpy.average``: ``sum(a * w) / sum(w)``.
 
@@ -280,6 +343,7 @@ def average(
         ``da = g * w / sum(w)``, ``dw = g * (a - average) / sum(w)``; for the returned
         sum of the weights, ``dw = g``.
     """
+    a, weights = array_of("average", a), array_of("average", weights)
     x = value_of(a)
     shape = np.shape(x)
     axes = normalize_axis("average", axis, len(shape))
@@ -300,6 +364,7 @@ def average(
             "undefined; give every reduced slice weights with a non-zero sum."
         )
     avg_kd = np.multiply(x, wb, dtype=dtype).sum(axis=axes, keepdims=True) / total
+    real_result("average", avg_kd, a, weights)
     reduced = avg_kd if keepdims else np.squeeze(avg_kd, axes)
 
     def to_weights(dwb: np.ndarray) -> np.ndarray:

@@ -8,11 +8,9 @@ closure adds nothing, so an input reached only through these ops gets a zero gra
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, value_of
 
 
@@ -20,7 +18,7 @@ def _zero(g: np.ndarray, out: np.ndarray) -> None:
     """The gradient of a piecewise-constant op: 0, so nothing is added to ``out``."""
 
 
-def sign(x: Any) -> Variable:
+def sign(x: Operand) -> Variable:
     """Elementwise sign: -1, 0 or 1 (0 for ``±0``, nan for nan), as numpy.
 
     Gradient:
@@ -29,7 +27,7 @@ def sign(x: Any) -> Variable:
     return op("sign", np.sign(value_of(x)), param_of(x, _zero))
 
 
-def floor(x: Any) -> Variable:
+def floor(x: Operand) -> Variable:
     """Elementwise floor: the largest integer not above ``x``.
 
     Gradient:
@@ -38,7 +36,7 @@ def floor(x: Any) -> Variable:
     return op("floor", np.floor(value_of(x)), param_of(x, _zero))
 
 
-def ceil(x: Any) -> Variable:
+def ceil(x: Operand) -> Variable:
     """Elementwise ceiling: the smallest integer not below ``x``.
 
     Gradient:
@@ -47,7 +45,7 @@ def ceil(x: Any) -> Variable:
     return op("ceil", np.ceil(value_of(x)), param_of(x, _zero))
 
 
-def trunc(x: Any) -> Variable:
+def trunc(x: Operand) -> Variable:
     """Elementwise truncation towards zero.
 
     Gradient:
@@ -56,7 +54,7 @@ def trunc(x: Any) -> Variable:
     return op("trunc", np.trunc(value_of(x)), param_of(x, _zero))
 
 
-def round(a: Any, decimals: int = 0) -> Variable:
+def round(a: Operand, decimals: int = 0) -> Variable:
     """Round to ``decimals`` decimal places, halves to even, as :func:`numpy.round`.
 
     Args:

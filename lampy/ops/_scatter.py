@@ -17,10 +17,11 @@ import numpy as np
 
 from lampy._errors import BadIndexError, ShapeError
 from lampy.autograd._unbroadcast import accumulate, contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index, one_axis
-from lampy.ops._operands import param_of, value_of
+from lampy.ops._operands import param_of, real_result, value_of
 from lampy.ops._reductions import single_axis
+from lampy.ops._torch_names import axis_or_dim
 
 _intp = np.intp
 
@@ -48,7 +49,9 @@ def _along_axis(name: str, shape: tuple[int, ...], idx: np.ndarray, axis: int | 
         ) from None
 
 
-def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Variable:
+def take_along_axis(
+    arr: Operand, indices: Any, axis: int | None = -1, *, dim: int | None = None
+) -> Variable:
     """Values of ``arr`` at ``indices`` along ``axis``, matching 1-d slices (numpy's
     ``take_along_axis``; e.g. with indices from ``argsort`` or ``argmax(keepdims=True)``).
 
@@ -58,6 +61,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Variable:
             ``arr`` on the other axes; negatives count from the end. With ``axis=None``,
             1-d indices into the flattened ``arr``.
         axis: The axis to take along (None: the flattened array).
+        dim: PyTorch's name for ``axis`` (as ``torch.take_along_dim``).
 
     Raises:
         ShapeError: if the dimensions do not match or do not broadcast.
@@ -66,6 +70,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Variable:
     Gradient:
         ``darr`` gets ``g`` added at the positions taken; repeats accumulate.
     """
+    axis = axis_or_dim("take_along_axis", axis, dim, default=-1)
     a = value_of(arr)
     shape = np.shape(a)
     lin = _along_axis("take_along_axis", shape, int_indices("take_along_axis", indices), axis)
@@ -77,7 +82,7 @@ def take_along_axis(arr: Any, indices: Any, axis: int | None = -1) -> Variable:
     return op("take_along_axis", value, param_of(arr, d_arr))
 
 
-def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None) -> Variable:
+def put_along_axis(arr: Operand, indices: Any, values: Operand, axis: int | None) -> Variable:
     """A copy of ``arr`` with ``values`` put at ``indices`` along ``axis`` (numpy's
     ``put_along_axis``, made functional: ``arr`` itself is not changed).
 
@@ -88,7 +93,7 @@ def put_along_axis(arr: Any, indices: Any, values: Any, axis: int | None) -> Var
 
     Args:
         arr: The array to put into.
-        indices: Integer array as for [take_along_axis][lampy.take_along_axis].
+        indices: Integer array as for ``lampy.take_along_axis``.
         values: Broadcast to the shape of the positions written.
         axis: The axis to put along (None: the flattened array).
 
@@ -170,11 +175,11 @@ def _same_ndim(
         )
 
 
-def gather(x: Any, axis: int, indices: Any) -> Variable:
+def gather(x: Operand, axis: int, indices: Any) -> Variable:
     """``out[i][j][k] = x[indices[i][j][k]][j][k]`` for ``axis=0`` (and likewise for other
     axes): PyTorch's ``torch.gather(input, dim, index)``.
 
-    Unlike [take_along_axis][lampy.take_along_axis], ``indices`` does not broadcast: it
+    Unlike ``lampy.take_along_axis``, ``indices`` does not broadcast: it
     has ``x``'s number of dimensions and may be smaller than ``x`` on the other axes.
     The result has the shape of ``indices``.
 
@@ -204,7 +209,7 @@ def gather(x: Any, axis: int, indices: Any) -> Variable:
     return op("gather", value, param_of(x, d_x))
 
 
-def scatter_add(x: Any, axis: int, indices: Any, src: Any) -> Variable:
+def scatter_add(x: Operand, axis: int, indices: Any, src: Any) -> Variable:
     """A copy of ``x`` with ``src`` added at ``indices`` along ``axis``:
     ``out[indices[i][j]][j] += src[i][j]`` for ``axis=0`` (PyTorch's
     ``torch.scatter_add(input, dim, index, src)``, out of place). Repeats accumulate.
@@ -243,6 +248,7 @@ def scatter_add(x: Any, axis: int, indices: Any, src: Any) -> Variable:
         d[used] = part
         return d.reshape(np.shape(s))
 
+    real_result("scatter_add", value, x, src)
     return op(
         "scatter_add",
         value.reshape(()) if scalar else value,
@@ -260,7 +266,7 @@ def _vector_index(name: str, idx: np.ndarray, n: int, ax: int, shape: Any) -> np
     return in_bounds(name, idx.reshape(-1), n, ax, shape)
 
 
-def index_select(x: Any, axis: int, indices: Any) -> Variable:
+def index_select(x: Operand, axis: int, indices: Any) -> Variable:
     """The slices of ``x`` at ``indices`` along ``axis``: PyTorch's
     ``torch.index_select(input, dim, index)``. The result keeps ``x``'s number of
     dimensions, with ``len(indices)`` along ``axis`` (a 0-d ``x`` with one index gives
@@ -287,7 +293,7 @@ def index_select(x: Any, axis: int, indices: Any) -> Variable:
     return op("index_select", value.reshape(()) if scalar else value, param_of(x, d_x))
 
 
-def index_add(x: Any, axis: int, indices: Any, source: Any, *, alpha: float = 1) -> Variable:
+def index_add(x: Operand, axis: int, indices: Any, source: Any, *, alpha: float = 1) -> Variable:
     """A copy of ``x`` with ``alpha * source`` added at ``indices`` along ``axis``:
     ``out[..., indices[i], ...] += alpha * source[..., i, ...]`` (PyTorch's
     ``torch.index_add(input, dim, index, source, alpha=1)``, out of place). Repeated
@@ -327,6 +333,7 @@ def index_add(x: Any, axis: int, indices: Any, source: Any, *, alpha: float = 1)
         d = np.take(np.reshape(g, a.shape), idx, axis=ax)
         return (d if alpha == 1 else d * alpha).reshape(s_shape)
 
+    real_result("index_add", value, x, source)
     return op(
         "index_add",
         value.reshape(()) if scalar else value,

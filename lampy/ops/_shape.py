@@ -1,7 +1,7 @@
 """Shape ops: views of the same elements under another shape or axis order.
 
-reshape, ravel, transpose, permute_dims, matrix_transpose, swapaxes, moveaxis, squeeze,
-expand_dims, broadcast_to and atleast_1d/2d/3d, with numpy's names and signatures.
+reshape, ravel, transpose, permute_dims, matrix_transpose, swapaxes, moveaxis, rollaxis,
+squeeze, expand_dims, broadcast_to and atleast_1d/2d/3d, with numpy's names and signatures.
 
 Every one of them only rearranges (or, for ``broadcast_to``, repeats) elements, so each
 gradient is the inverse rearrangement of ``g`` (summed over broadcast axes). The forward
@@ -21,9 +21,10 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, value_of
 from lampy.ops._reductions import normalize_axis
+from lampy.ops._torch_names import axis_or_dim
 
 
 def one_axis(name: str, axis: Any, ndim: int, what: str = "axis") -> int:
@@ -57,7 +58,7 @@ def _reshaped(name: str, a: Any, value: Any, shape: tuple[int, ...]) -> Variable
     return _rearranged(name, a, value, lambda g: g.reshape(shape))
 
 
-def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
+def reshape(a: Operand, shape: Any, order: str = "C") -> Variable:
     """Give ``a`` a new shape with the same number of elements (one axis may be -1).
 
     Gradient:
@@ -78,7 +79,7 @@ def reshape(a: Any, shape: Any, order: str = "C") -> Variable:
     return _rearranged("reshape", a, value, lambda g: g.reshape(in_shape, order=layout))
 
 
-def ravel(a: Any, order: str = "C") -> Variable:
+def ravel(a: Operand, order: str = "C") -> Variable:
     """The elements of ``a`` as a 1-d array, read in ``order``, as ``numpy.ravel``.
 
     Args:
@@ -139,7 +140,7 @@ def _permutation(name: str, x: Any, axes: Any) -> tuple[int, ...]:
     return tuple(ax % ndim for ax in perm)
 
 
-def transpose(a: Any, axes: Any = None) -> Variable:
+def transpose(a: Operand, axes: Any = None) -> Variable:
     """Permute the axes of ``a`` (reverse them when ``axes`` is None).
 
     Gradient:
@@ -149,8 +150,8 @@ def transpose(a: Any, axes: Any = None) -> Variable:
     return _permuted("transpose", a, x, _permutation("transpose", x, axes))
 
 
-def permute_dims(a: Any, axes: Any = None) -> Variable:
-    """The array-API name of [transpose][lampy.transpose]: permute the axes of ``a``.
+def permute_dims(a: Operand, axes: Any = None) -> Variable:
+    """The array-API name of ``lampy.transpose``: permute the axes of ``a``.
 
     Gradient:
         ``da = g.transpose(argsort(axes))``.
@@ -159,7 +160,7 @@ def permute_dims(a: Any, axes: Any = None) -> Variable:
     return _permuted("permute_dims", a, x, _permutation("permute_dims", x, axes))
 
 
-def matrix_transpose(x: Any, /) -> Variable:
+def matrix_transpose(x: Operand, /) -> Variable:
     """Swap the last two axes of ``x`` (a stack of matrices), as ``numpy.matrix_transpose``.
 
     Raises:
@@ -179,7 +180,7 @@ def matrix_transpose(x: Any, /) -> Variable:
     return _permuted("matrix_transpose", x, v, perm)
 
 
-def swapaxes(a: Any, axis1: int, axis2: int) -> Variable:
+def swapaxes(a: Operand, axis1: int, axis2: int) -> Variable:
     """Interchange two axes of ``a``, as ``numpy.swapaxes``.
 
     Gradient:
@@ -194,7 +195,7 @@ def swapaxes(a: Any, axis1: int, axis2: int) -> Variable:
     return _permuted("swapaxes", a, x, tuple(perm))
 
 
-def moveaxis(a: Any, source: Any, destination: Any) -> Variable:
+def moveaxis(a: Operand, source: Any, destination: Any) -> Variable:
     """Move axes of ``a`` to new positions, the others keeping their order, as
     ``numpy.moveaxis``.
 
@@ -221,8 +222,45 @@ def moveaxis(a: Any, source: Any, destination: Any) -> Variable:
     return _permuted("moveaxis", a, x, tuple(perm))
 
 
-def squeeze(a: Any, axis: Any = None) -> Variable:
+def rollaxis(a: Operand, axis: int, start: int = 0) -> Variable:
+    """Move axis ``axis`` of ``a`` to just before position ``start``, the others keeping
+    their order, as ``numpy.rollaxis`` (which numpy keeps for old code; ``moveaxis`` is
+    clearer).
+
+    Args:
+        a: The array.
+        axis: The axis to move.
+        start: The axis is moved to lie before the axis now at ``start`` (``-ndim`` to
+            ``ndim``; ``ndim`` puts it last).
+
+    Raises:
+        ShapeError: if ``axis`` or ``start`` is out of range.
+
+    Gradient:
+        ``da = g.transpose(argsort(perm))``, ``perm`` the axis order of the result.
+    """
+    x = value_of(a)
+    nd = np.ndim(x)
+    ax = one_axis("rollaxis", axis, nd)
+    pos = operator.index(start)
+    if pos < 0:
+        pos += nd
+    if not 0 <= pos <= nd:
+        raise ShapeError(
+            f"rollaxis: start {start} is out of range for an array of {nd} dimensions "
+            f"(it must lie in {-nd} to {nd})."
+        )
+    if ax < pos:
+        pos -= 1
+    perm = [n for n in range(nd) if n != ax]
+    perm.insert(pos, ax)
+    return _permuted("rollaxis", a, x, tuple(perm))
+
+
+def squeeze(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     """Remove length-1 axes of ``a``: all of them, or those ``axis`` names.
+
+    PyTorch's ``dim`` is accepted for ``axis``.
 
     Raises:
         ShapeError: if ``axis`` names an axis whose length is not 1.
@@ -230,6 +268,7 @@ def squeeze(a: Any, axis: Any = None) -> Variable:
     Gradient:
         ``da = g.reshape(a.shape)``.
     """
+    axis = axis_or_dim("squeeze", axis, dim)
     x = np.asarray(value_of(a))
     shape = x.shape
     if axis is None:
@@ -249,20 +288,29 @@ def squeeze(a: Any, axis: Any = None) -> Variable:
     return _reshaped("squeeze", a, np.squeeze(x, axes), shape)
 
 
-def expand_dims(a: Any, axis: Any) -> Variable:
+def expand_dims(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     """Insert length-1 axes at the positions ``axis`` names (an int or a tuple), which
     index the result's axes, as ``numpy.expand_dims``.
+
+    Also named ``lampy.unsqueeze``, as PyTorch's ``torch.unsqueeze(input, dim)``; ``dim``
+    is accepted for ``axis``.
+
+    Raises:
+        LampyTypeError: if neither ``axis`` nor ``dim`` is given.
 
     Gradient:
         ``da = g.reshape(a.shape)``.
     """
+    axis = axis_or_dim("expand_dims", axis, dim)
+    if axis is None:
+        raise LampyTypeError("expand_dims: pass the position of the new axis (axis or dim).")
     x = np.asarray(value_of(a))
     count = 1 if isinstance(axis, (int, np.integer)) else len(tuple(axis))
     axes = normalize_axis("expand_dims", axis, x.ndim + count)
     return _reshaped("expand_dims", a, np.expand_dims(x, axes), x.shape)
 
 
-def broadcast_to(array: Any, shape: Any) -> Variable:
+def broadcast_to(array: Operand, shape: Any) -> Variable:
     """``array`` broadcast to ``shape`` by numpy's rules (a read-only view, no copy).
 
     Raises:
@@ -314,7 +362,7 @@ def atleast_2d(*arys: Any) -> Any:
     """Each input with at least two dimensions: ``()`` -> ``(1, 1)``, ``(n,)`` -> ``(1, n)``.
 
     Returns:
-        One input: a Variable; several: a tuple (see [atleast_1d][lampy.atleast_1d]).
+        One input: a Variable; several: a tuple (see ``lampy.atleast_1d``).
 
     Gradient:
         ``da = g.reshape(a.shape)``.
@@ -327,7 +375,7 @@ def atleast_3d(*arys: Any) -> Any:
     ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``, as ``numpy.atleast_3d``.
 
     Returns:
-        One input: a Variable; several: a tuple (see [atleast_1d][lampy.atleast_1d]).
+        One input: a Variable; several: a tuple (see ``lampy.atleast_1d``).
 
     Gradient:
         ``da = g.reshape(a.shape)``.
@@ -343,10 +391,16 @@ __all__ = [
     "matrix_transpose",
     "swapaxes",
     "moveaxis",
+    "rollaxis",
     "squeeze",
     "expand_dims",
+    "unsqueeze",
     "broadcast_to",
     "atleast_1d",
     "atleast_2d",
     "atleast_3d",
 ]
+
+
+unsqueeze = expand_dims
+"""PyTorch's name of ``lampy.expand_dims``: ``unsqueeze(a, dim)``."""

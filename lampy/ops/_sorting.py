@@ -1,4 +1,4 @@
-"""Sorting: ``sort`` and ``argsort`` (numpy), ``topk`` (PyTorch).
+"""Sorting: ``sort``, ``argsort`` and ``partition`` (numpy), ``topk`` (PyTorch).
 
 nan sorts as the largest value, as in numpy's ``sort`` and PyTorch's ``topk``.
 """
@@ -9,12 +9,13 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, ShapeError
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._indexing import linear_index, one_axis
 from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.ops._torch_names import axis_or_dim
 
 _isnan = np.isnan
 
@@ -27,7 +28,7 @@ def _sort_axis(name: str, x: Any, axis: Any) -> tuple[Any, int]:
 
 
 def sort(
-    a: Any, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
+    a: Operand, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
 ) -> Variable:
     """A sorted copy of ``a`` along ``axis`` (numpy's ``sort``; ``axis=None`` sorts the
     flattened array). nan sorts last.
@@ -66,22 +67,88 @@ def sort(
 
 
 def argsort(
-    a: Any, axis: int | None = -1, kind: str | None = None, *, stable: bool | None = None
+    a: Operand,
+    axis: int | None = -1,
+    kind: str | None = None,
+    *,
+    stable: bool | None = None,
+    dim: int | None = None,
 ) -> np.ndarray:
     """The indices that sort ``a`` along ``axis``, as a plain numpy integer array
     (numpy's ``argsort``; not differentiable, so not a Variable).
 
+    PyTorch's ``dim`` is accepted for ``axis`` (``sort`` takes numpy's names only:
+    ``torch.sort`` returns values and indices).
+
     Raises:
         ShapeError: if ``axis`` is out of range.
     """
+    axis = axis_or_dim("argsort", axis, dim, default=-1)
     x = value_of(a)
     if axis is not None and np.ndim(x) > 0:
         one_axis("argsort", axis, np.ndim(x))
     return np.argsort(x, axis=axis, kind=kind, stable=stable)  # type: ignore[arg-type]
 
 
+def partition(
+    a: Operand, kth: Any, axis: int | None = -1, kind: str = "introselect", order: None = None
+) -> Variable:
+    """A copy of ``a`` partially sorted along ``axis`` so that the element at each
+    position ``kth`` is the one a full sort would put there, smaller or equal elements
+    before it and greater or equal ones after it, as ``numpy.partition`` (the value is
+    numpy's, element for element). nan sorts last.
+
+    Args:
+        a: The array.
+        kth: A position, or a sequence of positions, along ``axis`` (negatives allowed).
+        axis: The axis to partition along (default the last; None: the flattened array).
+        kind: numpy's selection algorithm (``'introselect'``).
+        order: numpy's field order for structured arrays: not supported, must be None.
+
+    Raises:
+        ShapeError: if ``kth`` or ``axis`` is out of range.
+
+    Gradient:
+        ``g`` scattered back to the element each output position holds:
+        ``da[p[i]] = g[i]`` along ``axis``. Elements of equal value are paired in order
+        of position (any pairing is a valid subgradient, as for :func:`sort`).
+    """
+    if order is not None:
+        raise LampyValueError(
+            "partition: order= (the fields of a structured array) is not supported; "
+            "partition a plain numeric array."
+        )
+    x = value_of(a)
+    src, ax = _sort_axis("partition", x, axis)
+    try:
+        value = np.partition(src, kth, axis=ax, kind=kind)  # type: ignore[call-overload]
+    except ValueError as e:
+        raise ShapeError(
+            f"partition: kth={kth!r} does not fit axis {ax} of length {np.shape(src)[ax]} "
+            f"(array of shape {np.shape(x)}): {e}"
+        ) from None
+    if not (needs_grad(a) and GRAD_ENABLED.get()):
+        return op("partition", value)
+    # numpy leaves the order inside each part unspecified, and argpartition's order may
+    # differ from partition's: pair each output element with an input element of the
+    # same value instead, the j-th smallest with the j-th smallest.
+    shape = src.shape
+    ranks_in = np.argsort(src, axis=ax, kind="stable")
+    ranks_out = np.argsort(value, axis=ax, kind="stable")
+    perm = np.empty_like(ranks_in)
+    np.put_along_axis(perm, ranks_out, ranks_in, axis=ax)
+    lin = linear_index(shape, perm, ax, shape)
+
+    def d_a(g: np.ndarray) -> Any:
+        d = np.empty(shape, g.dtype)
+        d.reshape(-1)[lin] = g
+        return d.reshape(np.shape(x))
+
+    return op("partition", value, param_of(a, contribution(d_a)))
+
+
 class TopK(NamedTuple):
-    """What [topk][lampy.topk] returns, like ``torch.return_types.topk``."""
+    """What ``lampy.topk`` returns, like ``torch.return_types.topk``."""
 
     values: Variable
     """The k selected values (a Variable, differentiable)."""
@@ -116,7 +183,15 @@ def _select_mask(xm: np.ndarray, k: int, largest: bool) -> np.ndarray:
     return mask
 
 
-def topk(x: Any, k: int, axis: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
+def topk(
+    x: Operand,
+    k: int,
+    axis: int = -1,
+    largest: bool = True,
+    sorted: bool = True,
+    *,
+    dim: int | None = None,
+) -> TopK:
     """The ``k`` largest (or smallest) values of ``x`` along ``axis`` and their indices:
     PyTorch's ``torch.topk(input, k, dim=-1, largest=True, sorted=True)``.
 
@@ -132,6 +207,7 @@ def topk(x: Any, k: int, axis: int = -1, largest: bool = True, sorted: bool = Tr
         axis: The axis to select along (default the last).
         largest: Select the largest values (False: the smallest).
         sorted: Return the values sorted (descending for ``largest``, else ascending).
+        dim: PyTorch's name for ``axis``.
 
     Returns:
         A ``TopK(values, indices)`` pair: ``values`` a Variable of shape ``x.shape``
@@ -145,7 +221,7 @@ def topk(x: Any, k: int, axis: int = -1, largest: bool = True, sorted: bool = Tr
     """
     a = value_of(x)
     scalar = np.ndim(a) == 0
-    ax = one_axis("topk", axis, max(np.ndim(a), 1))
+    ax = one_axis("topk", axis_or_dim("topk", axis, dim, default=-1), max(np.ndim(a), 1))
     src = np.reshape(a, 1) if scalar else np.asarray(a)
     n = src.shape[ax]
     if isinstance(k, bool) or not isinstance(k, (int, np.integer)):
@@ -189,4 +265,4 @@ def topk(x: Any, k: int, axis: int = -1, largest: bool = True, sorted: bool = Tr
     return TopK(op("topk", value, param_of(x, contribution(d_x))), indices)
 
 
-__all__ = ["sort", "argsort", "topk", "TopK"]
+__all__ = ["sort", "argsort", "partition", "topk", "TopK"]

@@ -1,18 +1,28 @@
-"""Trigonometric functions and their inverses: sin, cos, tan, arcsin, arccos, arctan."""
+"""Trigonometric functions and their inverses (sin, cos, tan, arcsin, arccos, arctan),
+the normalised sinc, and conversions between degrees and radians (deg2rad / radians,
+rad2deg / degrees)."""
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, value_of
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
+_PI = math.pi  # Python floats keep float32 float32
+_TO_RADIANS = math.pi / 180
+_TO_DEGREES = 180 / math.pi
+_SINC_SERIES = {8: 0.1, 4: 0.5, 2: 0.5}
+"""Below this ``|pi x|`` (by itemsize) sinc's derivative is taken from its Taylor series:
+there the closed form loses ``~3 eps / (pi x)**2`` to cancellation, the series less than
+``1e-14`` (float64) or ``4e-9`` (float32)."""
 
 
-def sin(x: Any) -> Variable:
+def sin(x: Operand) -> Variable:
     """Elementwise sine (radians).
 
     Gradient:
@@ -23,7 +33,7 @@ def sin(x: Any) -> Variable:
     return op("sin", value, contrib_of(x, lambda g: g * np.cos(a)))
 
 
-def cos(x: Any) -> Variable:
+def cos(x: Operand) -> Variable:
     """Elementwise cosine (radians).
 
     Gradient:
@@ -34,7 +44,7 @@ def cos(x: Any) -> Variable:
     return op("cos", value, param_of(x, lambda g, out: _subtract(out, g * np.sin(a), out=out)))
 
 
-def tan(x: Any) -> Variable:
+def tan(x: Operand) -> Variable:
     """Elementwise tangent (radians).
 
     Gradient:
@@ -48,7 +58,7 @@ def tan(x: Any) -> Variable:
     return op("tan", value, contrib_of(x, d_x))
 
 
-def arcsin(x: Any) -> Variable:
+def arcsin(x: Operand) -> Variable:
     """Elementwise inverse sine, defined on ``[-1, 1]`` (nan outside, as numpy).
 
     Gradient:
@@ -64,7 +74,7 @@ def arcsin(x: Any) -> Variable:
     return op("arcsin", value, contrib_of(x, d_x))
 
 
-def arccos(x: Any) -> Variable:
+def arccos(x: Operand) -> Variable:
     """Elementwise inverse cosine, defined on ``[-1, 1]`` (nan outside, as numpy).
 
     Gradient:
@@ -80,7 +90,7 @@ def arccos(x: Any) -> Variable:
     return op("arccos", value, param_of(x, d_x))
 
 
-def arctan(x: Any) -> Variable:
+def arctan(x: Operand) -> Variable:
     """Elementwise inverse tangent.
 
     Gradient:
@@ -91,4 +101,70 @@ def arctan(x: Any) -> Variable:
     return op("arctan", value, contrib_of(x, lambda g: g / (a * a + 1)))
 
 
-__all__ = ["arccos", "arcsin", "arctan", "cos", "sin", "tan"]
+def sinc(x: Operand) -> Variable:
+    """Elementwise normalised sinc, ``sin(pi x) / (pi x)`` and 1 at ``x = 0``, as
+    ``numpy.sinc``.
+
+    Gradient:
+        ``dx = g * pi * (y cos y - sin y) / y**2`` with ``y = pi x``; 0 at ``x = 0``. For
+        ``|y| < 0.1`` (float64; 0.5 in float32) the Taylor series
+        ``pi * (-y/3 + y**3/30 - y**5/840 + y**7/45360)`` is used instead, which avoids
+        the cancellation of the closed form near 0.
+    """
+    a = value_of(x)
+    value = np.sinc(a)
+
+    def d_x(g: np.ndarray) -> Any:
+        y = a * _PI
+        y2 = y * y
+        closed = (y * np.cos(y) - np.sin(y)) / y2
+        series = y * (y2 * (1 / 30 + y2 * (y2 / 45360 - 1 / 840)) - 1 / 3)
+        near = np.abs(y) < _SINC_SERIES.get(y.dtype.itemsize, 0.1)
+        return g * (np.where(near, series, closed) * _PI)
+
+    return op("sinc", value, contrib_of(x, d_x))
+
+
+def deg2rad(x: Operand) -> Variable:
+    """Elementwise conversion from degrees to radians, ``x * pi / 180``, as
+    ``numpy.deg2rad``.
+
+    Gradient:
+        ``dx = g * pi / 180``.
+    """
+    value = np.deg2rad(value_of(x))
+    return op("deg2rad", value, contrib_of(x, lambda g: g * _TO_RADIANS))
+
+
+radians = deg2rad
+"""Alias of :func:`deg2rad`, as :func:`numpy.radians`."""
+
+
+def rad2deg(x: Operand) -> Variable:
+    """Elementwise conversion from radians to degrees, ``x * 180 / pi``, as
+    ``numpy.rad2deg``.
+
+    Gradient:
+        ``dx = g * 180 / pi``.
+    """
+    value = np.rad2deg(value_of(x))
+    return op("rad2deg", value, contrib_of(x, lambda g: g * _TO_DEGREES))
+
+
+degrees = rad2deg
+"""Alias of :func:`rad2deg`, as :func:`numpy.degrees`."""
+
+
+__all__ = [
+    "arccos",
+    "arcsin",
+    "arctan",
+    "cos",
+    "sin",
+    "tan",
+    "sinc",
+    "deg2rad",
+    "radians",
+    "rad2deg",
+    "degrees",
+]

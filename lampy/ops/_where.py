@@ -1,4 +1,5 @@
-"""Elementwise selection: ``where(condition, x, y)``."""
+"""Elementwise selection: ``where(condition, x, y)`` and ``select(condlist, choicelist,
+default)``."""
 
 from __future__ import annotations
 
@@ -6,15 +7,15 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import shape_mismatch
+from lampy._errors import DTypeError, LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, value_of, values_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import param_of, real_result, value_of, values_of
 
 _where = np.where
 
 
-def where(condition: Any, x: Any, y: Any) -> Variable:
+def where(condition: Operand, x: Operand, y: Operand) -> Variable:
     """Elementwise ``x`` where ``condition`` holds, else ``y``, with numpy broadcasting
     of all three (numpy's three-argument ``where``).
 
@@ -49,6 +50,8 @@ def where(condition: Any, x: Any, y: Any) -> Variable:
             detail="condition, x and y must broadcast together: numpy broadcasting needs "
             "each set of trailing dimensions to be equal or 1.",
         ) from None
+    if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
+        real_result("where", value, x, y)
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, _where(np.asarray(c, dtype=bool), g, g.dtype.type(0)))
@@ -59,4 +62,74 @@ def where(condition: Any, x: Any, y: Any) -> Variable:
     return op("where", value, param_of(x, d_x), param_of(y, d_y))
 
 
-__all__ = ["where"]
+def select(condlist: Any, choicelist: Any, default: Any = 0) -> Variable:
+    """Elementwise, the choice of the first condition that holds, else ``default``, as
+    ``numpy.select``; conditions, choices and ``default`` broadcast together.
+
+    Args:
+        condlist: A non-empty sequence of boolean arrays (constants).
+        choicelist: As many choices: Variables, arrays or numbers.
+        default: The value where no condition holds (a Variable, array or number).
+
+    Raises:
+        LampyValueError: if the lists are empty or of different lengths.
+        DTypeError: if a condition is not boolean.
+        ShapeError: if the shapes do not broadcast together.
+
+    Gradient:
+        ``dchoice_i = g`` where condition ``i`` is the first to hold, else 0;
+        ``ddefault = g`` where no condition holds (each summed over its broadcast axes).
+    """
+    conds = [np.asarray(value_of(c)) for c in condlist]
+    choices = list(choicelist)
+    if len(conds) != len(choices):
+        raise LampyValueError(
+            f"select: condlist has {len(conds)} conditions but choicelist has "
+            f"{len(choices)} choices; give one choice per condition."
+        )
+    if not conds:
+        raise LampyValueError("select: condlist is empty; give at least one condition.")
+    for i, c in enumerate(conds):
+        if c.dtype != np.bool_:
+            raise DTypeError(
+                f"select: condition {i} has dtype {c.dtype}, not bool; compare it first "
+                "(for example `mask != 0`)."
+            )
+    values = [value_of(c) for c in choices]
+    try:
+        value = np.select(conds, values, value_of(default))
+    except ValueError:
+        raise ShapeError(
+            "select: the conditions, choices and default do not broadcast together (shapes "
+            + ", ".join(str(np.shape(v)) for v in [*conds, *values, value_of(default)])
+            + ")."
+        ) from None
+    real_result("select", value, choices, default)
+    shape = value.shape
+    taken: list[np.ndarray] = []
+
+    def masks() -> list[np.ndarray]:
+        """Where each choice, then the default, was taken (computed once, on demand)."""
+        if not taken:
+            free = np.ones(shape, bool)
+            for c in conds:
+                taken.append(free & c)
+                free = free & ~c
+            taken.append(free)
+        return taken
+
+    def closure(i: int) -> Any:
+        def d(g: np.ndarray, out: np.ndarray) -> None:
+            accumulate(out, _where(masks()[i], g, g.dtype.type(0)))
+
+        return d
+
+    return op(
+        "select",
+        value,
+        *(param_of(x, closure(i)) for i, x in enumerate(choices)),
+        param_of(default, closure(len(choices))),
+    )
+
+
+__all__ = ["select", "where"]

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError
+from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
 
@@ -27,7 +28,7 @@ class Adadelta(Optimizer):
     State per param: ``"step"``, ``"square_avg"`` (``v``) and ``"acc_delta"`` (``u``).
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Coefficient that scales the update.
         rho: Decay rate of the running averages.
         eps: Added inside both square roots.
@@ -72,8 +73,8 @@ class Adadelta(Optimizer):
         if not state:
             state = self.state[p] = {
                 "step": 0,
-                "square_avg": np.zeros_like(value),
-                "acc_delta": np.zeros_like(value),
+                "square_avg": state_buffer(p.node),
+                "acc_delta": state_buffer(p.node),
             }
         g_buf, tmp, delta = self._scratch(value, 3)
         state["step"] += 1

@@ -28,7 +28,7 @@ class Adagrad(Optimizer):
     later with ``add_param_group`` start at their group's value.
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         lr_decay: Learning rate decay.
         weight_decay: L2 penalty added to the gradient.

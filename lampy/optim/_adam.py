@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
 
@@ -28,7 +29,7 @@ class Adam(Optimizer):
     ``amsgrad``, ``"max_exp_avg_sq"``, all of the param's dtype.
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         betas: Decay rates of the first and second moment averages.
         eps: Added to the denominator (after the bias-corrected square root).
@@ -79,11 +80,11 @@ class Adam(Optimizer):
         if not state:
             state = self.state[p] = {
                 "step": 0,
-                "exp_avg": np.zeros_like(value),
-                "exp_avg_sq": np.zeros_like(value),
+                "exp_avg": state_buffer(p.node),
+                "exp_avg_sq": state_buffer(p.node),
             }
         if amsgrad and "max_exp_avg_sq" not in state:
-            state["max_exp_avg_sq"] = np.zeros_like(value)
+            state["max_exp_avg_sq"] = state_buffer(p.node)
         g_buf, tmp, denom = self._scratch(value, 3)
         state["step"] += 1
         step = state["step"]
@@ -115,13 +116,13 @@ class Adam(Optimizer):
 class AdamW(Adam):
     """AdamW (Loshchilov and Hutter, 2019): Adam with decoupled weight decay.
 
-    As PyTorch's ``torch.optim.AdamW``: the same update as [Adam][lampy.optim.Adam] with
+    As PyTorch's ``torch.optim.AdamW``: the same update as ``lampy.optim.Adam`` with
     ``decoupled_weight_decay=True``: ``p = p * (1 - lr * weight_decay)`` before the Adam
     step, and the decay never enters the moment averages. The default weight decay is
     ``1e-2``.
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         betas: Decay rates of the first and second moment averages.
         eps: Added to the denominator.
@@ -130,7 +131,7 @@ class AdamW(Adam):
         maximize: Maximize the objective instead of minimizing it.
 
     Raises:
-        LampyValueError: as [Adam][lampy.optim.Adam].
+        LampyValueError: as ``lampy.optim.Adam``.
     """
 
     def __init__(

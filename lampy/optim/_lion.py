@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
 
@@ -30,7 +31,7 @@ class Lion(Optimizer):
     State per param: ``"exp_avg"`` (``m``).
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         betas: ``beta1`` interpolates the update direction, ``beta2`` the momentum.
         weight_decay: Decoupled weight decay coefficient.
@@ -68,7 +69,7 @@ class Lion(Optimizer):
         lr, weight_decay = group["lr"], group["weight_decay"]
         state = self.state.get(p)
         if not state:
-            state = self.state[p] = {"exp_avg": np.zeros_like(value)}
+            state = self.state[p] = {"exp_avg": state_buffer(p.node)}
         g_buf, tmp, update = self._scratch(value, 3)
         g = self._direction(grad, value, 0.0, group["maximize"], g_buf)
         exp_avg = state["exp_avg"]

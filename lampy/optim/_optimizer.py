@@ -1,8 +1,8 @@
 """The ``Optimizer`` base class: param groups, per-param state, in-place steps, state dicts.
 
-An optimizer holds lampy param Variables (leaves made by [lampy.param][]) in param
+An optimizer holds lampy param Variables (leaves made by ``lampy.param``) in param
 groups, each a dict of hyper-parameters (``lr``, ``weight_decay``...) that schedulers and
-users may change between steps. [Optimizer.step][] walks the groups, skips params whose
+users may change between steps. ``lampy.optim.Optimizer.step`` walks the groups, skips params whose
 ``.grad`` is None, opens the read-only values with ``lampy.in_place`` and hands
 each param to the subclass's ``_update``, which changes the value **in place** with numpy
 ufuncs writing into preallocated buffers (``out=``): after the first step, a step
@@ -132,7 +132,7 @@ class Optimizer:
     and using ``self._scratch(value, n)`` for temporary arrays.
 
     Args:
-        params: An iterable of params (Variables made by [lampy.param][]), or of dicts
+        params: An iterable of params (Variables made by ``lampy.param``), or of dicts
             defining param groups: each has a ``"params"`` entry and may override any
             default hyper-parameter.
         defaults: The default hyper-parameters of every group.
@@ -217,26 +217,19 @@ class Optimizer:
         """Validate a group's hyper-parameters (subclasses raise ``LampyValueError``)."""
 
     # ------------------------------------------------------------------- steps
-    def zero_grad(self, set_to_none: bool = False) -> None:
-        """Fill the gradient buffer of every param with zeros, in place.
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        """Reset the gradient of every param, as PyTorch's ``zero_grad``.
 
-        Unlike PyTorch (whose default is ``set_to_none=True``), lampy keeps each
-        Variable's gradient buffer for reuse: the buffers are zero-filled
-        ([lampy.Variable.zero_grad][]). A param whose buffer exists is then stepped with a
-        zero gradient (weight decay and momentum still act on it), where PyTorch would
-        skip a param whose grad is None.
-
-        Raises:
-            LampyValueError: ``set_to_none=True`` (lampy cannot drop a gradient buffer).
+        Args:
+            set_to_none: With True (the default, as in PyTorch 2), each ``.grad`` becomes
+                None: the next backward pass takes its gradient as the new buffer, with
+                no zero-filled buffer to add into, and `step` skips params whose grad is
+                None. With False, the buffers are kept and filled with zeros (a param
+                with a zero gradient is still stepped: weight decay and momentum act).
         """
-        if set_to_none:
-            raise LampyValueError(
-                f"{type(self).__name__}.zero_grad: set_to_none=True is not supported: "
-                "lampy keeps gradient buffers and zero-fills them; call zero_grad()."
-            )
         for group in self.param_groups:
             for p in group["params"]:
-                p.zero_grad()
+                p.zero_grad(set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every param that has a gradient, in place, and return the closure's loss.
@@ -338,7 +331,7 @@ class Optimizer:
         return {"state": state, "param_groups": groups}
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        """Load a state from [state_dict][lampy.optim.Optimizer.state_dict], in place.
+        """Load a state from ``lampy.optim.Optimizer.state_dict``, in place.
 
         Saved params are matched to this optimizer's params by position (group by
         group). Arrays are copied and cast to each param's dtype. Hyper-parameters of

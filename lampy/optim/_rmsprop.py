@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
 
@@ -28,7 +29,7 @@ class RMSprop(Optimizer):
     momentum) and ``"grad_avg"`` (centered).
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         alpha: Smoothing constant of the squared-gradient average.
         eps: Added to the denominator (after the square root).
@@ -79,11 +80,11 @@ class RMSprop(Optimizer):
         alpha, momentum = group["alpha"], group["momentum"]
         state = self.state.get(p)
         if not state:
-            state = self.state[p] = {"step": 0, "square_avg": np.zeros_like(value)}
+            state = self.state[p] = {"step": 0, "square_avg": state_buffer(p.node)}
         if momentum > 0 and "momentum_buffer" not in state:
-            state["momentum_buffer"] = np.zeros_like(value)
+            state["momentum_buffer"] = state_buffer(p.node)
         if group["centered"] and "grad_avg" not in state:
-            state["grad_avg"] = np.zeros_like(value)
+            state["grad_avg"] = state_buffer(p.node)
         g_buf, tmp, avg = self._scratch(value, 3)
         state["step"] += 1
         g = self._direction(grad, value, group["weight_decay"], group["maximize"], g_buf)

@@ -4,7 +4,7 @@ per-epoch schedules ``LambdaLR``, ``StepLR``, ``MultiStepLR``, ``ExponentialLR``
 
 A scheduler changes ``group["lr"]`` of its optimizer's param groups. Constructing one
 performs its initial step (``last_epoch`` goes from -1 to 0) and records each group's
-``initial_lr``; each [step][lampy.optim.lr_scheduler.LRScheduler.step] then moves the
+``initial_lr``; each call of ``lampy.optim.lr_scheduler.LRScheduler.step`` moves the
 schedule on by one (call it after ``optimizer.step()``). The chainable schedules compute
 the next lr from the current ``group["lr"]`` as PyTorch does (so several schedulers may
 act on one optimizer), which reproduces PyTorch's sequence of floats.
@@ -62,7 +62,7 @@ class LRScheduler:
         last_epoch: The number of steps taken (0 after construction).
         interval: When a training loop steps it: ``"epoch"`` (once an epoch, the default)
             or ``"step"`` (after every optimizer step, as ``OneCycleLR``).
-            [fit][lampy.train.fit] asks it; a subclass declares its own.
+            ``lampy.train.fit`` asks it; a subclass declares its own.
         takes_metric: Whether ``step`` takes the epoch's monitored number
             (``ReduceLROnPlateau.step(metric)``); False for the others.
 
@@ -162,7 +162,7 @@ class LambdaLR(LRScheduler):
         optimizer: The optimizer.
         lr_lambda: A function of the epoch (an int) giving a factor, or a list of them,
             one per param group.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
 
     Raises:
         LampyValueError: a list of lambdas whose length is not the number of groups.
@@ -214,7 +214,7 @@ class StepLR(LRScheduler):
         optimizer: The optimizer.
         step_size: Period of the decay, in epochs.
         gamma: Multiplicative factor of the decay.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
 
     Raises:
         LampyValueError: ``step_size`` is not a positive integer.
@@ -247,7 +247,7 @@ class MultiStepLR(LRScheduler):
         optimizer: The optimizer.
         milestones: Epoch indices.
         gamma: Multiplicative factor of the decay.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
     """
 
     def __init__(
@@ -279,7 +279,7 @@ class ExponentialLR(LRScheduler):
     Args:
         optimizer: The optimizer.
         gamma: Multiplicative factor of the decay.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
     """
 
     def __init__(self, optimizer: Optimizer, gamma: float, last_epoch: int = -1) -> None:
@@ -307,7 +307,7 @@ class LinearLR(LRScheduler):
         start_factor: Factor at epoch 0, in ``(0, 1]``.
         end_factor: Factor from epoch ``total_iters`` on, in ``[0, 1]``.
         total_iters: Number of epochs of the ramp.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
 
     Raises:
         LampyValueError: a factor out of its range.
@@ -359,7 +359,7 @@ class CosineAnnealingLR(LRScheduler):
         optimizer: The optimizer.
         T_max: Half-period, in epochs.
         eta_min: The smallest lr.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
     """
 
     def __init__(

@@ -26,7 +26,7 @@ class SequentialLR(LRScheduler):
         optimizer: The optimizer all the schedulers act on.
         schedulers: Schedulers already made on ``optimizer`` (not ``ReduceLROnPlateau``).
         milestones: ``len(schedulers) - 1`` increasing epoch indices.
-        last_epoch: See [LRScheduler][lampy.optim.lr_scheduler.LRScheduler].
+        last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
 
     Raises:
         LampyValueError: no schedulers, a scheduler of another optimizer or a

@@ -26,7 +26,7 @@ class SGD(Optimizer):
     State per param (with momentum only): ``"momentum_buffer"``.
 
     Args:
-        params: Params or param groups (see [Optimizer][lampy.optim.Optimizer]).
+        params: Params or param groups (see ``lampy.optim.Optimizer``).
         lr: Learning rate.
         momentum: Momentum factor.
         dampening: Dampening of the momentum.

@@ -51,7 +51,7 @@ def arrays(
     """Finite float arrays with values in ``[min_value, max_value]``.
 
     Args:
-        shape: A shape or a strategy of shapes (default: [shapes][]).
+        shape: A shape or a strategy of shapes (default: ``lampy.testing.strategies.shapes``).
         dtype: A float dtype or a strategy of dtypes.
         min_value: Lower bound of the values.
         max_value: Upper bound of the values.

@@ -8,6 +8,7 @@ from lampy.train._callbacks import BestCheckpoint as BestCheckpoint
 from lampy.train._callbacks import Callback as Callback
 from lampy.train._callbacks import EarlyStopping as EarlyStopping
 from lampy.train._callbacks import MetricsLogger as MetricsLogger
+from lampy.train._callbacks import PeakMemory as PeakMemory
 from lampy.train._checkpoint import load as load
 from lampy.train._checkpoint import save as save
 from lampy.train._evaluate import accuracy as accuracy

@@ -9,18 +9,19 @@ import os
 from pathlib import Path
 from typing import Any
 
-from lampy._errors import LampyValueError
+from lampy._errors import LampyValueError, no_scope
+from lampy.autograd._scope import Scope, current_or_none
 from lampy.distributed import is_main_process
 from lampy.train._checkpoint import save
 from lampy.train._state import TrainState
 
-__all__ = ["BestCheckpoint", "Callback", "EarlyStopping", "MetricsLogger"]
+__all__ = ["BestCheckpoint", "Callback", "EarlyStopping", "MetricsLogger", "PeakMemory"]
 
 
 class Callback:
     """Hooks the fit loop calls; subclass it and override the ones you need.
 
-    Every hook receives the [TrainState][lampy.train.TrainState] (model, optimizer,
+    Every hook receives the ``lampy.train.TrainState`` (model, optimizer,
     epoch, step, history); setting ``state.stop = True`` ends training after the
     current epoch. ``logs`` holds the numbers of the batch (``loss``) or of the epoch
     (``loss``, ``lr``, ``val_loss``, ``val_<metric>``, ``time``...).
@@ -40,6 +41,11 @@ class Callback:
 
     def on_train_end(self, state: TrainState) -> None:
         """After the last epoch (also when stopped early)."""
+
+    def numbers(self, state: TrainState) -> dict[str, float]:
+        """Numbers this callback reports: shown in the progress bar after each batch, and
+        added to the epoch's logs (history, summary line, ``on_epoch_end``) at its end."""
+        return {}
 
 
 class _Monitor:
@@ -105,9 +111,9 @@ class EarlyStopping(Callback):
 class BestCheckpoint(Callback):
     """Save a checkpoint whenever a monitored number reaches a new best.
 
-    The file is written with [lampy.save][] (atomically), with the optimizer's state and
-    the epoch and monitored value as metadata. When `lampy.distributed` is initialized
-    ([lampy.distributed.init][]), only rank 0 writes it (every rank holds the same
+    The file is written with ``lampy.save`` (atomically), with the optimizer's state and
+    the epoch and monitored value as metadata. When ``lampy.distributed`` is initialized
+    (``lampy.distributed.init()``), only rank 0 writes it (every rank holds the same
     weights).
 
     Args:
@@ -148,8 +154,8 @@ class MetricsLogger(Callback):
     """Append each epoch's numbers to a CSV file (``.csv``) or a JSON-lines file (else).
 
     The file is started afresh when training begins; each line is flushed at once, so
-    it can be followed while training runs. When `lampy.distributed` is initialized
-    ([lampy.distributed.init][]), only rank 0 writes it.
+    it can be followed while training runs. When ``lampy.distributed`` is initialized
+    (``lampy.distributed.init()``), only rank 0 writes it.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -173,3 +179,36 @@ class MetricsLogger(Callback):
                 csv.DictWriter(f, self._fields, extrasaction="ignore").writerow(row)
             else:
                 f.write(json.dumps(row) + "\n")
+
+
+class PeakMemory(Callback):
+    """Report the peak memory lampy owned during each epoch, in MiB (``peak_mib``).
+
+    The peak is that of the scope ``fit`` runs in (its ``memory.peak_bytes``, which
+    counts the step scopes inside it: values, gradient buffers, optimizer state; see
+    `lampy.Scope.memory`); it is reset with `lampy.Scope.reset_peak` at the start of each
+    epoch. The number appears in the progress bar, in the epoch's summary line and in
+    the history.
+
+    Args:
+        key: The name of the number in the logs.
+
+    Raises:
+        NoScopeError: at the start of an epoch if no scope is open around ``fit``.
+    """
+
+    def __init__(self, key: str = "peak_mib") -> None:
+        self.key = key
+        self._scope: Scope | None = None
+
+    def on_epoch_begin(self, state: TrainState) -> None:
+        scope = current_or_none()
+        if scope is None:
+            raise no_scope("PeakMemory (a fit callback)")
+        scope.reset_peak()
+        self._scope = scope
+
+    def numbers(self, state: TrainState) -> dict[str, float]:
+        if self._scope is None:
+            return {}
+        return {self.key: self._scope.memory.peak_bytes / 2**20}

@@ -77,7 +77,7 @@ def save(
         optimizer: An optimizer whose ``state_dict()`` is saved too (its step counts,
             moments and param groups), so training can resume exactly.
         **metadata: JSON-serialisable values (epoch, scheduler state, a generator's
-            ``bit_generator.state``...), returned by [load][lampy.load].
+            ``bit_generator.state``...), returned by ``lampy.load``.
 
     Raises:
         LampyTypeError: if the arguments are not a path and a module, a metadata value
@@ -120,12 +120,12 @@ def _tuples(group: dict[str, Any]) -> dict[str, Any]:
 def load(
     path: PathLike | Module, module: Module | PathLike, optimizer: Any = None
 ) -> dict[str, Any]:
-    """Load a checkpoint written by [save][lampy.save] into ``module`` (and ``optimizer``).
+    """Load a checkpoint written by ``lampy.save`` into ``module`` (and ``optimizer``).
 
     ``load(module, path)`` is accepted too, as ``save`` accepts PyTorch's order.
 
     Weights are copied into the module's existing parameter buffers in place (see
-    [Module.load_state_dict][lampy.nn.Module.load_state_dict]); names, shapes and dtypes
+    ``lampy.nn.Module.load_state_dict``); names, shapes and dtypes
     are all checked first, so a checkpoint that does not fit changes nothing. Nothing is
     unpickled: the file holds JSON and raw numbers only.
 

@@ -49,15 +49,15 @@ def evaluate(
     model: Module, batches: Iterable[tuple[Any, ...]], metrics: Mapping[str, Metric]
 ) -> dict[str, float]:
     """Each metric's mean over ``batches`` (weighted by batch size), in eval mode, under
-    [lampy.no_grad][], each batch in its own Scope.
+    ``lampy.no_grad``, each batch in its own Scope.
 
     Args:
-        model: The module; it is evaluated through ``model.eval()`` (dropout off, batch
-            norm on its running statistics).
-        batches: Batches as tuples of arrays (a [lampy.data.Batches][]).
+        model: The module; it is evaluated through ``model.with_training(False)``
+            (dropout off, batch norm on its running statistics).
+        batches: Batches as tuples of arrays (a ``lampy.data.Batches``).
         metrics: Names and functions ``metric(model, batch) -> float``.
     """
-    eval_model = model.eval()
+    eval_model = model.with_training(False)
     totals = dict.fromkeys(metrics, 0.0)
     count = 0
     with no_grad():

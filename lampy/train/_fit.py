@@ -44,7 +44,7 @@ def fit(
     """Train ``model`` for ``epochs`` epochs; return the per-epoch numbers.
 
     Each step runs ``loss_fn(model, batch)`` and its backward pass inside its own
-    [lampy.Scope][], so a step's graph is released before the next starts and memory
+    ``lampy.Scope``, so a step's graph is released before the next starts and memory
     stays flat; only the parameters' gradients outlive it. Every ``grad_accumulation``
     batches (and after an epoch's last batch) the gradients are clipped (if asked),
     the optimizer steps and the gradients are zeroed.
@@ -55,22 +55,22 @@ def fit(
     ``fit`` raises, the weights are those of the last completed step.
 
     Args:
-        model: The module to train; ``fit`` runs it through ``model.train()`` and
-            validates through ``model.eval()`` (both share its parameters).
+        model: The module to train; ``fit`` runs it through ``model.with_training(True)`` and
+            validates through ``model.with_training(False)`` (both share its parameters).
         loss_fn: ``loss_fn(model, batch)`` returns the batch's scalar loss Variable.
-        optimizer: A [lampy.optim.Optimizer][] over the model's parameters.
-        train_batches: Re-iterable batches (a [lampy.data.Batches][]), one pass an epoch.
+        optimizer: A ``lampy.optim.Optimizer`` over the model's parameters.
+        train_batches: Re-iterable batches (a ``lampy.data.Batches``), one pass an epoch.
         epochs: The epoch to stop after (counting from 1; see ``initial_epoch``).
         valid_batches: Batches to compute ``val_loss`` and ``val_<metric>`` on after
             each epoch.
         metrics: Extra numbers for validation: names and ``metric(model, batch)``
-            functions such as [accuracy][lampy.train.accuracy].
-        scheduler: A learning-rate scheduler from ``lampy.optim.lr_scheduler``. It steps
+            functions such as ``lampy.train.accuracy``.
+        scheduler: A learning-rate scheduler from ``lampy.optim.lr_scheduler.LRScheduler``. It steps
             when it declares (its ``interval``): once an epoch after validation for most
             schedules, after every optimizer step for ``OneCycleLR``;
             ``ReduceLROnPlateau`` (``takes_metric``) steps on ``val_loss``, or ``loss``
             without validation.
-        callbacks: [Callback][lampy.train.Callback]s (early stopping, checkpoints,
+        callbacks: ``lampy.train.Callback`` objects (early stopping, checkpoints,
             logging, your own).
         grad_accumulation: Batches whose gradients are summed before each optimizer
             step; each batch's loss is divided by the number of batches in its group
@@ -90,17 +90,16 @@ def fit(
             steps.
         workers: Threads for each backward pass (see `lampy.backward`); None takes
             `lampy.get_num_workers`.
-        distributed: Train data-parallel over the ranks of
-            [lampy.distributed.init][]'s world (see docs/distributed.md):
-            ``train_batches`` must be sharded for this rank
-            (``Batches(..., shard=(rank, world))``); every rank starts from rank 0's
+        distributed: Train data-parallel over the ranks of ``lampy.distributed.init()``'s
+            world (see docs/distributed.md): ``train_batches`` must be sharded for this
+            rank (``Batches(..., shard=(rank, world))``); every rank starts from rank 0's
             weights and optimizer state, gradients are averaged over the ranks
-            ([lampy.distributed.DataParallel][]), the logged numbers are means over every
+            (``lampy.distributed.DataParallel``), the logged numbers are means over every
             rank's samples (so every rank schedules and stops alike), and only rank 0
             shows progress.
 
     Returns:
-        The [History][lampy.train.History] of the epochs run: ``loss`` (mean training
+        The ``lampy.train.History`` of the epochs run: ``loss`` (mean training
         loss), ``lr`` (first group's, at the epoch's end), ``time`` (seconds),
         ``samples_per_s``, and ``val_loss`` / ``val_<metric>`` with validation.
 
@@ -116,7 +115,7 @@ def fit(
     schedule = Schedule(scheduler, scheduler_interval)
     tune_malloc()  # a training loop frees and re-allocates its graph every step
     history = History()
-    train_model = model.train()
+    train_model = model.with_training(True)
     state = TrainState(train_model, optimizer, history)
     dist = None
     if distributed:
@@ -150,6 +149,8 @@ def fit(
             stats = loop.run_epoch(train_batches, epoch, epochs)
             run = evaluate if dist is None else dist.evaluator(evaluate)
             logs = _epoch_logs(stats, model, valid_batches, val_metrics, schedule, optimizer, run)
+            for cb in callbacks:
+                logs.update(cb.numbers(state))
             history.epochs.append({"epoch": epoch, **logs})
             if progress:
                 _print_summary(epoch, epochs, logs)

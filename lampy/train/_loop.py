@@ -3,7 +3,7 @@ and when a learning-rate scheduler steps.
 
 Every failure leaves the weights as the last completed optimizer step left them: the
 checks (a non-finite loss, non-finite gradients, a non-finite gradient norm before
-clipping) all run before ``optimizer.step``, and [fit][lampy.train.fit] zeroes the
+clipping) all run before ``optimizer.step``, and ``lampy.train.fit`` zeroes the
 gradients when it starts and when it raises, so an unfinished step leaves nothing behind.
 """
 
@@ -89,9 +89,14 @@ class Progress:
                 return
             self.bar = tqdm(total=total, desc=desc, leave=False, dynamic_ncols=True)
 
-    def update(self, loss: float, lr: float, rate: float) -> None:
+    def update(
+        self, loss: float, lr: float, rate: float, callbacks: Sequence[Callback], state: TrainState
+    ) -> None:
         if self.bar is not None:
-            self.bar.set_postfix(loss=f"{loss:.4g}", lr=f"{lr:.3g}", samples_s=f"{rate:.0f}")
+            extra = {k: f"{v:.4g}" for cb in callbacks for k, v in cb.numbers(state).items()}
+            self.bar.set_postfix(
+                loss=f"{loss:.4g}", lr=f"{lr:.3g}", samples_s=f"{rate:.0f}", **extra
+            )
             self.bar.update(1)
 
     def close(self) -> None:
@@ -126,7 +131,7 @@ class TrainLoop:
         model: The module in training mode.
         loss_fn: ``loss_fn(model, batch)``, the batch's scalar loss Variable.
         optimizer: The optimizer over the model's parameters.
-        state: The fit's [TrainState][lampy.train.TrainState] (its ``step`` is counted here).
+        state: The fit's ``lampy.train.TrainState`` (its ``step`` is counted here).
         schedule: When the scheduler steps.
         callbacks: Their ``on_batch_end`` runs after each batch.
         grad_accumulation, clip_grad_norm, detect_anomaly, progress, workers: As for
@@ -193,7 +198,13 @@ class TrainLoop:
                     pending = 0
                 elapsed = time.perf_counter() - start
                 mean, count = self._totals(loss_sum, seen)
-                bar.update(mean, first_lr(self.optimizer), count / elapsed if elapsed > 0 else 0.0)
+                bar.update(
+                    mean,
+                    first_lr(self.optimizer),
+                    count / elapsed if elapsed > 0 else 0.0,
+                    self.callbacks,
+                    self.state,
+                )
                 for cb in self.callbacks:
                     cb.on_batch_end(self.state, {"loss": value})
         finally:

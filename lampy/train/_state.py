@@ -41,7 +41,7 @@ class TrainState:
         optimizer: The optimizer.
         epoch: The current epoch, 1-based.
         step: Optimizer steps taken so far.
-        history: The [History][lampy.train.History] so far.
+        history: The ``lampy.train.History`` so far.
         stop: Set it to True to stop after the current epoch.
     """
 

@@ -46,7 +46,7 @@ def test_the_version_counts_in_place_writes() -> None:
         assert model.weight.version == 2
         opt = optim.Adam(model.parameters(), lr=0.1)
         with lampy.Scope():
-            model(np.ones((1, 2))).sum().backward()
+            model(np.ones((1, 2), np.float32)).sum().backward()
         opt.step()
         assert model.weight.version == 3
 
@@ -68,7 +68,7 @@ def test_load_state_dict_between_forward_and_backward_is_caught() -> None:
     """load_state_dict writes in place too: a graph built before it is stale."""
     with lampy.Scope():
         model = nn.Linear.init(3, 1, rng=np.random.default_rng(1))
-        out = model(np.ones((2, 3))).sum()
+        out = model(np.ones((2, 3), np.float32)).sum()
         model.load_state_dict({k: np.zeros_like(v) for k, v in model.state_dict().items()})
         with pytest.raises(lampy.StaleGraphError, match="linear"):
             out.backward()

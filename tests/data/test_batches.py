@@ -175,3 +175,43 @@ def test_split_without_shuffle_takes_the_tail_and_errors() -> None:
         train_test_split(np.arange(3), test_size=3)
     with pytest.raises(LampyValueError, match=r"must lie in \(0, 1\)"):
         train_test_split(np.arange(3), test_size=1.5)
+
+
+class _Squares:
+    """A lazily computed dataset: rows made on demand from an index array."""
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self.asked: list[int] = []
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+        idx = np.asarray(idx)
+        self.asked.append(len(idx))
+        return (idx.astype(np.float64) ** 2)[:, None]
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_batches_over_a_dataset_object_ask_one_batch_at_a_time(shuffle):
+    """Any object with __len__ and index-array __getitem__ is batched lazily."""
+    data = _Squares(10)
+    labels = np.arange(10)
+    b = Batches(data, labels, batch_size=4, shuffle=shuffle, rng=np.random.default_rng(0))
+    got = list(b)
+    assert data.asked == [4, 4, 2]
+    for xb, yb in got:
+        np.testing.assert_array_equal(xb[:, 0], yb.astype(float) ** 2)
+
+
+def test_batches_read_a_memmap_batch_by_batch(tmp_path):
+    """A memory-mapped array stays on disk: each batch is a small in-memory copy."""
+    path = tmp_path / "x.npy"
+    np.save(path, np.arange(1000, dtype=np.float32).reshape(100, 10))
+    x = np.load(path, mmap_mode="r")
+    b = Batches(x, batch_size=16, shuffle=True, rng=np.random.default_rng(0))
+    assert np.shares_memory(b.arrays[0], x)  # the mapping itself, not a loaded copy
+    rows = np.concatenate([xb for (xb,) in b])
+    assert not isinstance(rows, np.memmap)
+    np.testing.assert_array_equal(np.sort(rows[:, 0]), np.arange(0, 1000, 10))

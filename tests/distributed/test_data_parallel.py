@@ -62,6 +62,20 @@ def test_ranks_train_like_one_process_with_the_global_batch(case: str, tmp_path:
         ]
 
 
+@requires_mpi
+@pytest.mark.parametrize("n", [2, 3])
+def test_parameters_unused_on_some_ranks(n: int, tmp_path: Path) -> None:
+    """A parameter that only some ranks' losses use gets, on every rank, the mean with
+    zeros from the others (a new gradient where it had none), so training matches one
+    process on the mean of the ranks' losses; a parameter no rank uses keeps no
+    gradient (weight decay skips it, as in one process)."""
+    reports = run_ok(n, "unused.py", tmp_path)
+    for rep in reports:
+        assert rep["rel_err"] < 1e-6, rep
+        assert rep["digest"] == reports[0]["digest"]
+        assert not any(rep["c_grads"]) and rep["c_unchanged"]
+
+
 def test_plan_buckets_cuts_at_the_cap() -> None:
     """Buckets are consecutive runs of at most cap bytes; a larger parameter stands alone;
     cap 0 gives one parameter per bucket."""

@@ -21,17 +21,6 @@ def test_an_uncaught_error_on_one_rank_aborts_every_rank(tmp_path: Path) -> None
     assert not list(tmp_path.glob("rank*.json"))  # no rank finished
 
 
-def test_a_parameter_without_gradient_on_one_rank_is_an_error(tmp_path: Path) -> None:
-    """A parameter that has a gradient buffer on rank 0 but none on rank 1 is a
-    DistributedError on every rank, naming it, and the job ends."""
-    result = launch(2, "failure.py", "--out", str(tmp_path), "--how", "unused", timeout=60)
-    assert result.returncode != 0
-    for rank, has in ((0, "has one"), (1, "has none")):
-        assert (
-            f"parameter '2.weight' has a gradient on 1 of 2 ranks (rank {rank} {has})"
-        ) in result.stderr
-
-
 def test_a_rank_left_waiting_times_out(tmp_path: Path) -> None:
     """With abort_on_error=False and rank 1 stuck, rank 0 raises DistributedTimeoutError
     after init's timeout (4 s), naming what it waited in and how to fix it."""

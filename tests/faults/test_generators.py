@@ -13,7 +13,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import numpy as np
-import pytest
 
 import lampy
 from lampy import optim

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
 
 import lampy
 from lampy import optim

@@ -205,7 +205,12 @@ def test_attention_zero_sizes() -> None:
             "not both",
         ),
         (((2, 3), (4, 3), (4, 2)), {"dropout_p": 1.5}, LampyValueError, "between 0 and 1"),
-        (((2, 3), (4, 3), (4, 2)), {"dropout_p": 0.5}, LampyValueError, "random generator"),
+        (
+            ((2, 3), (4, 3), (4, 2)),
+            {"dropout_p": 0.5},
+            LampyValueError,
+            "rng is required because dropout_p=0.5",
+        ),
     ],
 )
 def test_attention_errors(

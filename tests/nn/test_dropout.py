@@ -139,7 +139,7 @@ def test_alpha_dropout_keeps_moments_and_gradient() -> None:
     [
         ({"p": 1.5, "rng": np.random.default_rng(0)}, LampyValueError, "between 0 and 1, got 1.5"),
         ({"p": -0.1}, LampyValueError, "between 0 and 1"),
-        ({"p": 0.5}, LampyValueError, "explicit random generator"),
+        ({"p": 0.5}, LampyValueError, "rng is required because training with p=0.5"),
         ({"p": 0.5, "rng": np.random.RandomState(0)}, LampyTypeError, "numpy.random.Generator"),
     ],
 )

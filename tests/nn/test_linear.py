@@ -171,3 +171,34 @@ def test_bilinear_errors(shapes: tuple[tuple[int, ...], ...], match: str) -> Non
     """bilinear names itself and the shapes when inputs and weight do not fit."""
     with lampy.Scope(), pytest.raises(ShapeError, match=match):
         bilinear(*(np.ones(s) for s in shapes))
+
+
+def test_linear_batch_is_copied_only_when_a_closure_keeps_it() -> None:
+    """A writable numpy batch is copied when the weight needs a gradient (d_weight keeps
+    it), so changing the batch after the forward pass does not change the gradient; with
+    a constant weight the batch is read in place (a read-only view, no copy)."""
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(5, 3))
+    w = rng.normal(size=(2, 3))
+    expected = np.ones((5, 2)).T @ x
+    with lampy.Scope():
+        pw = lampy.param(w)
+        y = linear(x, pw)
+        x_before = x.copy()
+        x[...] = 100.0  # the caller reuses its batch buffer before backward
+        y.sum().backward()
+        np.testing.assert_allclose(pw.grad, expected)
+        x[...] = x_before
+    assert x.flags.writeable  # the caller's array keeps its flags
+    with lampy.Scope():
+        px = lampy.param(rng.normal(size=(5, 3)))
+        y = linear(px, w)  # the weight is a writable constant kept by d_input
+        w_before = w.copy()
+        w[...] = 0.0
+        y.sum().backward()
+        np.testing.assert_allclose(px.grad, np.ones((5, 2)) @ w_before)
+        w[...] = w_before
+    with lampy.Scope():
+        y = linear(x, w, np.zeros(2))  # nothing needs a gradient: a constant result
+        assert not y.needs_grad
+        np.testing.assert_allclose(y.value, x @ w.T)

@@ -226,17 +226,17 @@ def test_load_state_dict_not_strict_reports_keys() -> None:
         np.testing.assert_array_equal(net.extra[0].bias.value, [1, 1])  # type: ignore[attr-defined]
 
 
-def test_train_eval_return_copies_sharing_parameters() -> None:
-    """eval() and train() flip every submodule's flag on a copy that shares the state."""
+def test_with_training_returns_copies_sharing_parameters() -> None:
+    """with_training flips every submodule's flag on a copy that shares the state."""
     with lampy.Scope():
         net = _net(_rng())
-        ev = net.eval()
+        ev = net.with_training(False)
         assert net.training and not ev.training
         assert all(not m.training for m in ev.modules())
         assert all(m.training for m in net.modules())
         assert ev.parameters() == net.parameters()
         assert ev.stats.running is net.stats.running
-        back = ev.train()
+        back = ev.with_training(True)
         assert all(m.training for m in back.modules())
 
 

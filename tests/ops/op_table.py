@@ -8,6 +8,8 @@ from __future__ import annotations
 from . import (
     table_binary,
     table_core,
+    table_creation,
+    table_differences,
     table_indexing,
     table_linalg,
     table_products,
@@ -26,6 +28,8 @@ OPS: list[OpSpec] = [
     *table_linalg.OPS,
     *table_shape.OPS,
     *table_indexing.OPS,
+    *table_differences.OPS,
+    *table_creation.OPS,
 ]
 
 BINARY_ELEMENTWISE: list[OpSpec] = [

@@ -26,8 +26,8 @@ from lampy.ops._scatter import (
     scatter_add,
     take_along_axis,
 )
+from lampy.ops._sorting import partition, topk
 from lampy.ops._sorting import sort as lampy_sort
-from lampy.ops._sorting import topk
 from lampy.testing import strategies as ls
 
 from .spec import Inputs, OpSpec
@@ -220,6 +220,24 @@ def sort_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     return build()
 
 
+def partition_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """Distinct values (no ties) with one or several ``kth`` positions (negatives too)
+    along a drawn axis, or along the flattened array."""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        shape = d(ls.shapes(min_dims=1, max_dims=3, min_side=1, max_side=4))
+        ndim = len(shape)
+        axis = d(st.none() | st.integers(-ndim, ndim - 1))
+        n = int(np.prod(shape)) if axis is None else shape[axis]
+        kth: Any = d(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3))
+        if len(kth) == 1 and d(st.booleans()):
+            kth = kth[0]
+        return [_distinct(d, shape, dtype)], {"kth": kth, "axis": axis}
+
+    return build()
+
+
 def topk_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     @st.composite
     def build(d: st.DrawFn) -> Inputs:
@@ -379,5 +397,6 @@ OPS: list[OpSpec] = [
     OpSpec("scatter_add", _scatter_add, _ref_scatter_add, scatter_add_inputs),
     OpSpec("masked_fill", _masked_fill, _ref_masked_fill, masked_fill_inputs),
     OpSpec("sort", lampy_sort, np.sort, sort_inputs),
+    OpSpec("partition", partition, np.partition, partition_inputs),
     OpSpec("topk", _topk_values, _ref_topk, topk_inputs),
 ]

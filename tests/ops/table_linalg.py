@@ -1,5 +1,5 @@
 """Op table of lampy.linalg: inv, pinv, det, slogdet, solve, lstsq, matrix_power,
-multi_dot, cholesky, qr, eigh, eigvalsh, svd and norm.
+multi_dot, cholesky, qr, eig, eigvals, eigh, eigvalsh, svd and norm.
 
 Inputs are built to be well conditioned (singular values and eigenvalues bounded away
 from 0 and from each other), and the decompositions are checked through functions that
@@ -67,6 +67,16 @@ def symmetric(d: st.DrawFn, batch: tuple[int, ...], n: int, signs: bool = True) 
     q = _orthogonal(d, batch, n)
     a = (q * w[..., None, :]) @ np.swapaxes(q, -1, -2)
     return 0.5 * (a + np.swapaxes(a, -1, -2))
+
+
+def real_spectrum(d: st.DrawFn, batch: tuple[int, ...], n: int) -> np.ndarray:
+    """``S diag(w) S^{-1}``: not symmetric, with real eigenvalues at least 0.3 apart and
+    a well-conditioned eigenvector basis ``S``."""
+    w = _separated(d, batch, n, 0.5)
+    signs = d(ls.arrays(w.shape, np.float64, min_value=-1, max_value=1))
+    w = np.where(signs < 0, -w, w)
+    s = conditioned(d, batch, n, n)
+    return (s * w[..., None, :]) @ np.linalg.inv(s)
 
 
 def spd(d: st.DrawFn, batch: tuple[int, ...], n: int) -> np.ndarray:
@@ -294,6 +304,26 @@ def _cholesky(lib: Any) -> Any:
     return lambda a, upper=False: lib.cholesky(_sym(a), upper=upper)
 
 
+def _eig_fn(lib: Any) -> Any:
+    """Eigenpairs in ascending order of eigenvalue (a constant permutation), through
+    ``V * V`` (invariant to each eigenvector's sign, not to its length)."""
+
+    def f(a: Any) -> Any:
+        w, v = lib.eig(a)
+        order = np.argsort(w.value if isinstance(w, lampy.Variable) else w, axis=-1)
+        take = lampy.take_along_axis if isinstance(w, lampy.Variable) else np.take_along_axis
+        w, v = take(w, order, -1), take(v, order[..., None, :], -1)
+        c = _weights(v.shape[-1], v.shape[-1]).astype(a.dtype)
+        return v * v * (w + c)[..., None, :]
+
+    return f
+
+
+def _eigvals(lib: Any) -> Any:
+    sort = lampy.sort if lib is la else np.sort
+    return lambda a: sort(lib.eigvals(a))
+
+
 def _eigvalsh(lib: Any) -> Any:
     return lambda a, UPLO="L": lib.eigvalsh(_sym(a), UPLO=UPLO)
 
@@ -351,6 +381,8 @@ OPS: list[OpSpec] = [
         matrices(symmetric, UPLO=UPLO),
     ),
     OpSpec("linalg.eigvalsh", _eigvalsh(la), _eigvalsh(np_la), matrices(symmetric, UPLO=UPLO)),
+    OpSpec("linalg.eig", _eig_fn(la), _eig_fn(np_la), matrices(real_spectrum)),
+    OpSpec("linalg.eigvals", _eigvals(la), _eigvals(np_la), matrices(real_spectrum)),
     OpSpec(
         "linalg.svd",
         _svd_fn(la.svd),

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from lampy.ops._diagonal import diag, diagonal, trace, tril, triu
 from lampy.ops._einsum import einsum
-from lampy.ops._products import dot, inner, kron, outer, tensordot, vdot
+from lampy.ops._products import cross, dot, inner, kron, outer, tensordot, vdot
 from lampy.testing import strategies as ls
 
 from .spec import Inputs, OpSpec
@@ -32,6 +32,38 @@ def _side() -> st.SearchStrategy[int]:
 
 def _batch(max_dims: int = 2) -> st.SearchStrategy[Shape]:
     return ls.shapes(max_dims=max_dims, max_side=3)
+
+
+def cross_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """3-vectors along drawn axes of ``a`` and ``b`` (whose other axes broadcast), the
+    result's vectors along a drawn ``axisc``, or one ``axis`` for all three. (2-vectors,
+    deprecated by numpy 2, are tested in test_products.py.)"""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        sa, sb = d(ls.broadcastable_shapes(2, max_dims=2, max_side=3))
+        if d(st.booleans()):
+            ax = d(st.integers(-(len(sa) + 1), len(sa)))
+            shape = np.broadcast_shapes(sa, sb)
+            sa = sb = shape
+            ax_a = ax % (len(shape) + 1)
+            a_shape = (*shape[:ax_a], 3, *shape[ax_a:])
+            a = d(ls.arrays(a_shape, dtype, min_value=-3, max_value=3))
+            b = d(ls.arrays(a_shape, dtype, min_value=-3, max_value=3))
+            return [a, b], {"axis": ax}
+        ia = d(st.integers(0, len(sa)))
+        ib = d(st.integers(0, len(sb)))
+        a = d(ls.arrays((*sa[:ia], 3, *sa[ia:]), dtype, min_value=-3, max_value=3))
+        b = d(ls.arrays((*sb[:ib], 3, *sb[ib:]), dtype, min_value=-3, max_value=3))
+        nc = len(np.broadcast_shapes(sa, sb)) + 1
+        kwargs = {
+            "axisa": ia - (len(sa) + 1) * d(st.integers(0, 1)),
+            "axisb": ib - (len(sb) + 1) * d(st.integers(0, 1)),
+            "axisc": d(st.integers(-nc, nc - 1)),
+        }
+        return [a, b], kwargs
+
+    return build()
 
 
 def _pair_inputs(
@@ -233,4 +265,5 @@ OPS: list[OpSpec] = [
     OpSpec("tril", tril, np.tril, triangle_inputs),
     OpSpec("triu", triu, np.triu, triangle_inputs),
     OpSpec("kron", kron, np.kron, _pair_inputs(kron_shapes())),
+    OpSpec("cross", cross, np.cross, cross_inputs),
 ]

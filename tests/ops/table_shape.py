@@ -1,9 +1,10 @@
 """Op table.
 
-Shape ops: ravel, permute_dims, matrix_transpose, swapaxes, moveaxis, squeeze,
-expand_dims, broadcast_to, broadcast_arrays, concatenate, stack, hstack, vstack, split,
-array_split, tile, repeat, flip, roll, pad and atleast_1d/2d/3d (reshape and transpose
-are in ``table_core``).
+Shape ops: ravel, permute_dims, matrix_transpose, swapaxes, moveaxis, rollaxis, squeeze,
+expand_dims, broadcast_to, broadcast_arrays, concatenate, append, stack, hstack, vstack,
+column_stack (also of one array, numpy's sequence of its rows), split, array_split,
+hsplit, vsplit, dsplit, tile, repeat, flip, fliplr, flipud, rot90, roll, pad and
+atleast_1d/2d/3d (reshape and transpose are in ``table_core``).
 
 Ops taking a sequence of arrays are called with the drawn arrays as that sequence; ops
 returning several arrays (split, array_split, broadcast_arrays, atleast_* of several)
@@ -21,15 +22,20 @@ import numpy as np
 from hypothesis import strategies as st
 
 from lampy.ops._join import (
+    append,
     array_split,
     broadcast_arrays,
+    column_stack,
     concatenate,
+    dsplit,
+    hsplit,
     hstack,
     split,
     stack,
+    vsplit,
     vstack,
 )
-from lampy.ops._pad import flip, pad, repeat, roll, tile
+from lampy.ops._pad import flip, fliplr, flipud, pad, repeat, roll, rot90, tile
 from lampy.ops._shape import (
     atleast_1d,
     atleast_2d,
@@ -40,6 +46,7 @@ from lampy.ops._shape import (
     moveaxis,
     permute_dims,
     ravel,
+    rollaxis,
     squeeze,
     swapaxes,
 )
@@ -277,6 +284,60 @@ def _atleast_shapes(d: st.DrawFn) -> tuple[list[Shape], dict[str, Any]]:
     return [d(ls.shapes(max_dims=4, max_side=3)) for _ in range(d(st.integers(1, 3)))], {}
 
 
+def _rollaxis_kwargs(d: st.DrawFn, shape: Shape) -> dict[str, Any]:
+    nd = len(shape)
+    return {"axis": _an_axis(d, nd), "start": d(st.integers(-nd, nd))}
+
+
+def _rot90_kwargs(d: st.DrawFn, shape: Shape) -> dict[str, Any]:
+    return {"k": d(st.integers(-5, 5)), "axes": _axes_in_order(d, len(shape), 2)}
+
+
+def _sections(axis: Callable[[Shape], int]) -> Callable[[st.DrawFn, Shape], dict[str, Any]]:
+    """Equal sections, or split indices, along the axis ``axis(shape)`` names."""
+
+    def make(d: st.DrawFn, shape: Shape) -> dict[str, Any]:
+        n = shape[axis(shape)]
+        if d(st.booleans()):
+            options = [k for k in range(1, max(n, 1) + 2) if n % k == 0]
+            return {"indices_or_sections": d(st.sampled_from(options))}
+        return {"indices_or_sections": d(st.lists(st.integers(-n - 1, n + 1), max_size=3))}
+
+    return make
+
+
+def _column_shapes(d: st.DrawFn) -> tuple[list[Shape], dict[str, Any]]:
+    """0-d, 1-d (columns) and 2-d or 3-d arrays with one number of rows."""
+    rows = d(st.integers(0, 3))
+    shapes: list[Shape] = []
+    for _ in range(d(st.integers(1, 3))):
+        kind = d(st.sampled_from(["column", "matrix", "3d"] if rows != 1 else ["0d", "column"]))
+        if kind == "0d":
+            shapes.append(())
+        elif kind == "column":
+            shapes.append((rows,))
+        elif kind == "matrix":
+            shapes.append((rows, d(st.integers(0, 3))))
+        else:
+            shapes.append((rows, d(st.integers(0, 2)), 2))
+    if any(len(s) == 3 for s in shapes):  # numpy joins 3-d arrays only with 3-d ones
+        shapes = [s if len(s) == 3 else (rows, d(st.integers(0, 2)), 2) for s in shapes]
+    return shapes, {}
+
+
+def _append_shapes(d: st.DrawFn) -> tuple[list[Shape], dict[str, Any]]:
+    if d(st.booleans()):  # axis=None: any shapes, flattened
+        return [d(ls.shapes(max_dims=3, max_side=3)) for _ in range(2)], {"axis": None}
+    base = d(ls.shapes(min_dims=1, max_dims=3, max_side=3))
+    axis = _an_axis(d, len(base))
+    shapes = []
+    for _ in range(2):
+        s = list(base)
+        s[axis] = d(st.integers(0, 3))
+        shapes.append(tuple(s))
+    return shapes, {"axis": axis}
+
+
 def _np_pad(a: np.ndarray, **kwargs: Any) -> np.ndarray:
     return np.pad(a, **kwargs)  # type: ignore[call-overload, no-any-return]
 
@@ -289,6 +350,7 @@ OPS: list[OpSpec] = [
     ),
     OpSpec("swapaxes", swapaxes, np.swapaxes, _one(_swapaxes_kwargs, min_dims=1)),
     OpSpec("moveaxis", moveaxis, np.moveaxis, _one(_moveaxis_kwargs)),
+    OpSpec("rollaxis", rollaxis, np.rollaxis, _one(_rollaxis_kwargs, min_dims=1)),
     OpSpec("squeeze", squeeze, np.squeeze, squeeze_inputs),
     OpSpec("expand_dims", expand_dims, np.expand_dims, _one(_expand_kwargs, max_dims=3)),
     OpSpec("broadcast_to", broadcast_to, np.broadcast_to, broadcast_to_inputs),
@@ -313,6 +375,33 @@ OPS: list[OpSpec] = [
     OpSpec("hstack", lambda *xs: hstack(xs), lambda *xs: np.hstack(xs), _many(_hstack_shapes)),
     OpSpec("vstack", lambda *xs: vstack(xs), lambda *xs: np.vstack(xs), _many(_vstack_shapes)),
     OpSpec(
+        "column_stack",
+        lambda *xs: column_stack(xs),
+        lambda *xs: np.column_stack(xs),
+        _many(_column_shapes),
+    ),
+    OpSpec("append", append, np.append, _many(_append_shapes)),
+    OpSpec("vstack_one_array", vstack, np.vstack, _one(lambda d, s: {}, min_dims=1, min_side=1)),
+    OpSpec("hstack_one_array", hstack, np.hstack, _one(lambda d, s: {}, min_dims=1, min_side=1)),
+    OpSpec(
+        "column_stack_one_array",
+        column_stack,
+        np.column_stack,
+        _one(lambda d, s: {}, min_dims=1, max_dims=2, min_side=1),
+    ),
+    OpSpec(
+        "stack_one_array",
+        stack,
+        np.stack,
+        _one(lambda d, s: {"axis": _an_axis(d, len(s))}, min_dims=1, min_side=1),
+    ),
+    OpSpec(
+        "concatenate_one_array",
+        concatenate,
+        np.concatenate,
+        _one(lambda d, s: {"axis": d(st.none() | st.just(0))}, min_dims=2, min_side=1),
+    ),
+    OpSpec(
         "split",
         _joined(split),
         _joined(np.split),
@@ -324,9 +413,20 @@ OPS: list[OpSpec] = [
         _joined(np.array_split),
         _one(_split_kwargs(equal=False), min_dims=1),
     ),
+    OpSpec(
+        "hsplit",
+        _joined(hsplit),
+        _joined(np.hsplit),
+        _one(_sections(lambda s: 1 if len(s) > 1 else 0), min_dims=1),
+    ),
+    OpSpec("vsplit", _joined(vsplit), _joined(np.vsplit), _one(_sections(lambda s: 0), min_dims=2)),
+    OpSpec("dsplit", _joined(dsplit), _joined(np.dsplit), _one(_sections(lambda s: 2), min_dims=3)),
     OpSpec("tile", tile, np.tile, _one(_tile_kwargs, max_dims=3)),
     OpSpec("repeat", repeat, np.repeat, _one(_repeat_kwargs, max_dims=3)),
     OpSpec("flip", flip, np.flip, _one(_flip_kwargs)),
+    OpSpec("fliplr", fliplr, np.fliplr, _one(lambda d, s: {}, min_dims=2)),
+    OpSpec("flipud", flipud, np.flipud, _one(lambda d, s: {}, min_dims=1)),
+    OpSpec("rot90", rot90, np.rot90, _one(_rot90_kwargs, min_dims=2)),
     OpSpec("roll", roll, np.roll, _one(_roll_kwargs, max_dims=3)),
     OpSpec("pad", pad, _np_pad, pad_inputs),
     OpSpec("atleast_1d", _joined(atleast_1d), _joined(np.atleast_1d), _many(_atleast_shapes)),

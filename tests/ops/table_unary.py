@@ -1,8 +1,9 @@
 """Op table: unary elementwise ops.
 
 positive, abs, sign, sqrt, cbrt, square, reciprocal, exp2, expm1, log2, log10, log1p, the
-trigonometric and hyperbolic functions and their inverses, floor, ceil, round, trunc and
-clip (with constant and with Variable bounds). Inputs stay inside each op's domain and
+trigonometric and hyperbolic functions and their inverses, sinc, fabs, the degree/radian
+conversions, nan_to_num, floor, ceil, round, trunc and clip (with constant and with
+Variable bounds). Inputs stay inside each op's domain and
 away from its kinks and jumps, so finite differences are valid there; the conventions
 at those points are checked exactly in ``test_unary.py``.
 """
@@ -18,10 +19,23 @@ from hypothesis.extra import numpy as hnp
 
 from lampy.ops._exp_log import exp2, expm1, log1p, log2, log10
 from lampy.ops._hyperbolic import arccosh, arcsinh, arctanh, cosh, sinh
-from lampy.ops._magnitude import abs, clip, positive
+from lampy.ops._magnitude import abs, clip, fabs, positive
+from lampy.ops._masking import nan_to_num
 from lampy.ops._powers_roots import cbrt, reciprocal, sqrt, square
 from lampy.ops._rounding import ceil, floor, round, sign, trunc
-from lampy.ops._trig import arccos, arcsin, arctan, cos, sin, tan
+from lampy.ops._trig import (
+    arccos,
+    arcsin,
+    arctan,
+    cos,
+    deg2rad,
+    degrees,
+    rad2deg,
+    radians,
+    sin,
+    sinc,
+    tan,
+)
 from lampy.testing import strategies as ls
 
 from .spec import Inputs, OpSpec, unary
@@ -106,7 +120,31 @@ def clip_keyword_bounds(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     return build()
 
 
+def nan_to_num_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """Finite values mixed with nan, and numbers for the three replacements. (Central
+    differences cannot step from an infinity, so infinite inputs, and numpy's default
+    replacements for them, are tested exactly in test_unary.py.)"""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        shape = d(ls.shapes(max_dims=3, max_side=3))
+        finite = st.floats(-5, 5, width=32 if dtype == np.float32 else 64)
+        a = d(hnp.arrays(dtype, shape, elements=finite | st.just(np.nan)))
+        fill = st.floats(-5, 5, width=32)
+        return [a], {"nan": d(fill), "posinf": d(fill), "neginf": d(fill)}
+
+    return build()
+
+
 OPS: list[OpSpec] = [
+    OpSpec("sinc", sinc, np.sinc, unary(-4, 4)),
+    OpSpec("sinc_near_zero", sinc, np.sinc, unary(-0.05, 0.05)),
+    OpSpec("fabs", fabs, np.fabs, unary(avoid=(0.0,))),
+    OpSpec("deg2rad", deg2rad, np.deg2rad, unary(-400, 400)),
+    OpSpec("radians", radians, np.radians, unary(-400, 400)),
+    OpSpec("rad2deg", rad2deg, np.rad2deg, unary()),
+    OpSpec("degrees", degrees, np.degrees, unary()),
+    OpSpec("nan_to_num", nan_to_num, np.nan_to_num, nan_to_num_inputs),
     OpSpec("positive", positive, np.positive, unary()),
     OpSpec("abs", abs, np.abs, unary(avoid=(0.0,))),
     OpSpec("sign", sign, np.sign, unary(avoid=(0.0,))),

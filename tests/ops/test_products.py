@@ -1,9 +1,10 @@
-"""dot, vdot, inner, outer, tensordot, kron, trace, diagonal, diag, tril and triu beyond
+"""dot, vdot, inner, outer, tensordot, kron, cross, trace, diagonal, diag, tril and triu beyond
 what the op table draws: keyword variants, scalars, constants, reuse, exact conventions
 and errors."""
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -11,8 +12,9 @@ import numpy as np
 import pytest
 
 import lampy
+from lampy._errors import ShapeError
 from lampy.ops._diagonal import diag, diagonal, trace, tril, triu
-from lampy.ops._products import dot, inner, kron, matmul, outer, tensordot, vdot
+from lampy.ops._products import cross, dot, inner, kron, matmul, outer, tensordot, vdot
 from lampy.testing import check_grad
 
 RNG = np.random.default_rng(7)
@@ -130,6 +132,11 @@ def test_kron_of_different_ranks() -> None:
     check_grad(kron, b, a)
 
 
+def _case_id(v: object) -> str:
+    """A test id that is the same in every process (a function's repr holds its address)."""
+    return getattr(v, "__name__", None) or str(v)
+
+
 PRODUCT_ERRORS = [
     (dot, (2, 3), (4,), r"dot: shapes \(2, 3\) and \(4,\)"),
     (dot, (2, 3), (2, 4, 5), r"dot: shapes"),
@@ -143,7 +150,7 @@ PRODUCT_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("fn", "s1", "s2", "message"), PRODUCT_ERRORS, ids=str)
+@pytest.mark.parametrize(("fn", "s1", "s2", "message"), PRODUCT_ERRORS, ids=_case_id)
 def test_product_errors(
     fn: Callable[..., Any], s1: tuple[int, ...], s2: tuple[int, ...], message: str
 ) -> None:
@@ -230,7 +237,7 @@ STRUCTURE_ERRORS = [
 ]
 
 
-@pytest.mark.parametrize(("fn", "shape", "message"), STRUCTURE_ERRORS, ids=str)
+@pytest.mark.parametrize(("fn", "shape", "message"), STRUCTURE_ERRORS, ids=_case_id)
 def test_structure_errors(fn: Callable[..., Any], shape: tuple[int, ...], message: str) -> None:
     """Arrays of the wrong rank or clashing axes raise a ShapeError naming the op."""
     with lampy.Scope(), pytest.raises(lampy.ShapeError, match=message):
@@ -241,3 +248,67 @@ def test_trace_rejects_integer_dtype() -> None:
     """trace with an integer dtype= would truncate and is refused."""
     with lampy.Scope(), pytest.raises(lampy.DTypeError, match=r"trace: dtype=int64 would truncate"):
         trace(lampy.param(np.ones((2, 2))), dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------- cross
+def test_cross_of_3_vectors_is_exact() -> None:
+    """e_x x e_y = e_z; the gradients are b x g and g x a."""
+    with lampy.Scope():
+        a, b = lampy.param([1.0, 0.0, 0.0]), lampy.param([0.0, 1.0, 0.0])
+        c = cross(a, b)
+        np.testing.assert_array_equal(c.value, [0.0, 0.0, 1.0])
+        g = np.array([1.0, 2.0, 3.0])
+        c.backward(g)
+        np.testing.assert_array_equal(a.grad, np.cross(b.value, g))
+        np.testing.assert_array_equal(b.grad, np.cross(g, a.value))
+
+
+@pytest.mark.parametrize(
+    ("sa", "sb", "kwargs"),
+    [
+        ((3,), (4, 3), {}),
+        ((3, 2), (2, 3), {"axisa": 0}),
+        ((3, 4), (4, 3), {"axisa": 0, "axisb": -1, "axisc": 0}),
+        ((2, 3, 4), (1, 3, 4), {"axis": 1}),
+        ((3, 2, 1), (5, 3), {"axisa": 0, "axisc": 1}),
+    ],
+)
+def test_cross_axes_and_broadcasting(sa: tuple[int, ...], sb: tuple[int, ...], kwargs: Any) -> None:
+    """axisa, axisb, axisc and axis place the vectors as numpy does; batch axes
+    broadcast and the gradients are summed back."""
+    a, b = _r(*sa), _r(*sb)
+    with lampy.Scope():
+        np.testing.assert_allclose(
+            cross(lampy.param(a), b, **kwargs).value, np.cross(a, b, **kwargs)
+        )
+    check_grad(lambda x, y: cross(x, y, **kwargs), a, b)
+
+
+def test_cross_of_2_vectors() -> None:
+    """2-vectors (deprecated by numpy 2, which warns) give the z-component (both 2-d) or
+    a 3-vector (with a 3-vector), taking a zero third component; gradients as for 3-d."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        for sa, sb in [((2,), (2,)), ((4, 2), (2,)), ((2,), (3, 3)), ((3,), (2,))]:
+            a, b = _r(*sa), _r(*sb)
+            with lampy.Scope():
+                np.testing.assert_allclose(cross(lampy.param(a), b).value, np.cross(a, b))
+            check_grad(cross, a, b)
+            check_grad(cross, a.astype(np.float32), b.astype(np.float32))
+
+
+def test_cross_errors() -> None:
+    """Vectors of other lengths, bad axes and batch axes that do not broadcast raise
+    ShapeError naming cross."""
+    with lampy.Scope():
+        x = lampy.param(_r(2, 3))
+        with pytest.raises(ShapeError, match=r"cross: the vectors of a .* have 4 components"):
+            cross(_r(4), x)
+        with pytest.raises(ShapeError, match="cross: axisb 2 is out of bounds"):
+            cross(x, x, axisb=2)
+        with pytest.raises(ShapeError, match="cross: axisc 2 is out of bounds"):
+            cross(x, x, axisc=2)
+        with pytest.raises(ShapeError, match="cross: the vectors' other axes"):
+            cross(x, _r(3, 3))
+        with pytest.raises(ShapeError, match="cross: a must hold vectors"):
+            cross(1.0, x)

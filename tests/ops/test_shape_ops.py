@@ -111,8 +111,8 @@ ERRORS: list[tuple[str, Callable[[Any], Any], type[Exception], str]] = [
         r"concatenate: needs at least one",
     ),
     (
-        "concatenate one Variable",
-        lambda x: concatenate(x),
+        "concatenate a number",
+        lambda x: concatenate(3.0),
         LampyTypeError,
         r"concatenate: takes a sequence",
     ),

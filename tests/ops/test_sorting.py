@@ -1,4 +1,5 @@
-"""sort, argsort and topk: conventions at ties and nan, errors, and generated ties."""
+"""sort, argsort, partition and topk: conventions at ties and nan, errors, and generated
+ties."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import lampy
-from lampy._errors import ShapeError
-from lampy.ops._sorting import TopK, argsort, sort, topk
+from lampy._errors import LampyValueError, ShapeError
+from lampy.ops._sorting import TopK, argsort, partition, sort, topk
 from lampy.testing import check_grad
 from lampy.testing import strategies as ls
 
@@ -187,3 +188,49 @@ def test_generated_ties_match_stable_argsort(
         dx = np.zeros(shape)
         np.put_along_axis(dx, expected, g, axis)
         np.testing.assert_array_equal(x.grad, dx)
+
+
+# ----------------------------------------------------------------------------- partition
+@given(
+    a=hnp.arrays(
+        np.float64,
+        ls.shapes(min_dims=1, max_dims=3, min_side=1, max_side=6),
+        elements=st.sampled_from([0.0, 1.0, 2.0, -1.0, np.nan, 0.5]),
+    ),
+    data=st.data(),
+)
+def test_partition_is_numpys_and_routes_g_to_equal_values(
+    a: np.ndarray, data: st.DataObject
+) -> None:
+    """With ties and nan, partition's value is numpy's element for element (numpy's
+    partition and argpartition may order the parts differently), and each output
+    position's gradient lands on an input element of the same value (or nan)."""
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1), label="axis")
+    n = a.size if axis is None else a.shape[axis]
+    kth = data.draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3), label="kth")
+    expected = np.partition(a, kth, axis=axis)
+    with lampy.Scope():
+        x = lampy.param(a)
+        y = partition(x, kth, axis=axis)
+        np.testing.assert_array_equal(y.value, expected)
+        y.backward(np.arange(y.size, dtype=float).reshape(y.shape))
+        landed = x.grad.reshape(-1).astype(int)  # the output position each element took
+    assert sorted(landed.tolist()) == list(range(a.size))  # a permutation
+    np.testing.assert_array_equal(expected.reshape(-1)[landed], a.reshape(-1))
+
+
+def test_partition_kth_and_errors() -> None:
+    """The element at kth is the one a full sort puts there; out-of-range kth and
+    order= raise; without a gradient the result is a constant."""
+    a = np.array([5.0, 1.0, 4.0, 2.0, 3.0])
+    with lampy.Scope():
+        x = lampy.param(a)
+        assert partition(x, 2).value[2] == 3.0
+        assert partition(x, -1).value[-1] == 5.0
+        with pytest.raises(ShapeError, match="partition: kth=5 does not fit axis 0 of length 5"):
+            partition(x, 5)
+        with pytest.raises(LampyValueError, match="partition: order="):
+            partition(x, 1, order="f")  # type: ignore[arg-type]
+        c = partition(a, 1)
+        assert not c.needs_grad
+        check_grad(lambda v: partition(v, [1, 3]), a.astype(np.float32))

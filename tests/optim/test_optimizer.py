@@ -212,7 +212,8 @@ def test_updates_are_in_place() -> None:
 
 
 def test_closure_and_zero_grad() -> None:
-    """step(closure) returns the closure's loss; zero_grad zero-fills the kept buffers."""
+    """step(closure) returns the closure's loss; zero_grad sets grads to None (PyTorch's
+    default), or with set_to_none=False zero-fills the kept buffers."""
     with lampy.Scope():
         w = lampy.param([3.0])
         opt = SGD([w], lr=0.25)
@@ -226,11 +227,14 @@ def test_closure_and_zero_grad() -> None:
         assert opt.step(closure) == 9.0
         np.testing.assert_array_equal(w.value, [1.5])
         grad = w.grad
-        opt.zero_grad()
+        opt.zero_grad(set_to_none=False)
         assert w.grad is grad
         np.testing.assert_array_equal(w.grad, [0.0])
-        with pytest.raises(LampyValueError, match="set_to_none"):
-            opt.zero_grad(set_to_none=True)
+        opt.zero_grad()
+        assert w.grad is None
+        before = w.value.copy()
+        opt.step()  # no gradient: the param is skipped, as in PyTorch
+        np.testing.assert_array_equal(w.value, before)
 
 
 def test_add_param_group() -> None:

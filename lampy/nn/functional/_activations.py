@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._erf import erf
+from lampy.nn.functional._shared import dot_along, sum_along
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -76,12 +77,21 @@ def _sigmoid(a: Any) -> Any:
     return np.reciprocal(e, out=e)
 
 
+def _normal_cdf(a: Any) -> Any:
+    """``Phi(a) = (1 + erf(a / sqrt(2))) / 2`` in ``a``'s dtype, in place on erf's result."""
+    cdf = erf(np.multiply(a, _c(a, _INV_SQRT_2)))
+    if np.ndim(cdf) == 0:
+        return (1 + cdf) * _c(a, 0.5)
+    np.add(cdf, 1, out=cdf)
+    return np.multiply(cdf, _c(a, 0.5), out=cdf)
+
+
 def _softplus(a: Any) -> Any:
     """Overflow-free ``log(1 + exp(a))``."""
     return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
 
 
-def relu(input: Any, inplace: bool = False) -> Variable:
+def relu(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``max(x, 0)``.
 
     Gradient:
@@ -91,10 +101,13 @@ def relu(input: Any, inplace: bool = False) -> Variable:
     """
     a = _float(input)
     value = np.maximum(a, 0)
-    return op("relu", value, contrib_of(input, lambda g: g * ~(a <= 0)))
+    # The closure saves the output, not the input (value <= 0 exactly where a <= 0, and
+    # nan stays nan: its gradient passes, as PyTorch's): the next layer saves that output
+    # anyway, so the input's memory returns at once.
+    return op("relu", value, contrib_of(input, lambda g: g * ~(value <= 0)))
 
 
-def relu6(input: Any, inplace: bool = False) -> Variable:
+def relu6(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``min(max(x, 0), 6)``.
 
     Gradient:
@@ -106,7 +119,7 @@ def relu6(input: Any, inplace: bool = False) -> Variable:
     return op("relu6", value, contrib_of(input, lambda g: g * ~((a <= 0) | (a >= 6))))
 
 
-def leaky_relu(input: Any, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
+def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
     """Elementwise ``x if x > 0 else negative_slope * x``.
 
     Gradient:
@@ -129,7 +142,7 @@ def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: fl
     return op(name, value, contrib_of(input, lambda g: g * np.where(neg, al * sc * isc * e, sc)))
 
 
-def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
+def elu(input: Operand, alpha: float = 1.0, inplace: bool = False) -> Variable:
     """Elementwise ``x if x > 0 else alpha * (exp(x) - 1)``.
 
     Gradient:
@@ -139,7 +152,7 @@ def elu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     return _elu_like("elu", input, alpha, 1.0, 1.0)
 
 
-def selu(input: Any, inplace: bool = False) -> Variable:
+def selu(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``scale * elu(x, alpha)`` with Klambauer et al.'s (2017) constants
     ``alpha = 1.6732632423543772``, ``scale = 1.0507009873554805``.
 
@@ -150,7 +163,7 @@ def selu(input: Any, inplace: bool = False) -> Variable:
     return _elu_like("selu", input, _SELU_ALPHA, _SELU_SCALE, 1.0)
 
 
-def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
+def celu(input: Operand, alpha: float = 1.0, inplace: bool = False) -> Variable:
     """Elementwise ``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``.
 
     Gradient:
@@ -159,7 +172,7 @@ def celu(input: Any, alpha: float = 1.0, inplace: bool = False) -> Variable:
     return _elu_like("celu", input, alpha, 1.0, 1.0 / alpha)
 
 
-def gelu(input: Any, approximate: str = "none") -> Variable:
+def gelu(input: Operand, approximate: str = "none") -> Variable:
     """Elementwise Gaussian error linear unit ``x * Phi(x)``.
 
     With ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``, erf correct to
@@ -175,13 +188,20 @@ def gelu(input: Any, approximate: str = "none") -> Variable:
     """
     if approximate not in ("none", "tanh"):
         raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    a = _float(input)
+    a = np.asarray(_float(input))
     if approximate == "none":
-        cdf = 0.5 * (1 + erf(a * _c(a, _INV_SQRT_2)))
+        cdf = _normal_cdf(a)
         value = a * cdf
 
         def d_x(g: np.ndarray) -> Any:
-            return g * (cdf + a * np.exp(-0.5 * a * a) * _c(a, _INV_SQRT_2PI))
+            # g * (cdf + a * pdf(a)), in place on one new array
+            d = np.multiply(a, a, out=np.empty_like(a))
+            np.multiply(d, _c(a, -0.5), out=d)
+            np.exp(d, out=d)
+            np.multiply(d, a, out=d)
+            np.multiply(d, _c(a, _INV_SQRT_2PI), out=d)
+            np.add(d, cdf, out=d)
+            return np.multiply(d, g, out=d)
 
     else:
         k, c = _c(a, _SQRT_2_OVER_PI), _c(a, 0.044715)
@@ -194,7 +214,7 @@ def gelu(input: Any, approximate: str = "none") -> Variable:
     return op("gelu", value, contrib_of(input, d_x))
 
 
-def sigmoid(input: Any) -> Variable:
+def sigmoid(input: Operand) -> Variable:
     """Elementwise logistic function ``1 / (1 + exp(-x))``, without overflow.
 
     Gradient:
@@ -204,7 +224,7 @@ def sigmoid(input: Any) -> Variable:
     return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value)))
 
 
-def silu(input: Any, inplace: bool = False) -> Variable:
+def silu(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``x * sigmoid(x)`` (swish).
 
     Gradient:
@@ -216,7 +236,7 @@ def silu(input: Any, inplace: bool = False) -> Variable:
     return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s))))
 
 
-def mish(input: Any, inplace: bool = False) -> Variable:
+def mish(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``x * tanh(softplus(x))`` (Misra 2019), softplus without overflow.
 
     Gradient:
@@ -232,7 +252,7 @@ def mish(input: Any, inplace: bool = False) -> Variable:
     return op("mish", value, contrib_of(input, d_x))
 
 
-def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Variable:
+def softplus(input: Operand, beta: float = 1.0, threshold: float = 20.0) -> Variable:
     """Elementwise ``log(1 + exp(beta * x)) / beta``, and ``x`` where
     ``beta * x > threshold`` (PyTorch's linear regime).
 
@@ -248,7 +268,7 @@ def softplus(input: Any, beta: float = 1.0, threshold: float = 20.0) -> Variable
     return op("softplus", value, contrib_of(input, lambda g: g * np.where(lin, 1, _sigmoid(z))))
 
 
-def log_sigmoid(input: Any) -> Variable:
+def log_sigmoid(input: Operand) -> Variable:
     """Elementwise ``log(sigmoid(x)) = min(x, 0) - log1p(exp(-|x|))``, without overflow
     or cancellation.
 
@@ -269,7 +289,7 @@ def log_sigmoid(input: Any) -> Variable:
 
 
 def hardtanh(
-    input: Any, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
+    input: Operand, min_val: float = -1.0, max_val: float = 1.0, inplace: bool = False
 ) -> Variable:
     """Elementwise ``min(max(x, min_val), max_val)``.
 
@@ -288,7 +308,7 @@ def hardtanh(
     return op("hardtanh", value, contrib_of(input, lambda g: g * ~((a <= lo) | (a >= hi))))
 
 
-def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
+def hardsigmoid(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``relu6(x + 3) / 6``.
 
     Gradient:
@@ -306,7 +326,7 @@ def hardsigmoid(input: Any, inplace: bool = False) -> Variable:
     )
 
 
-def hardswish(input: Any, inplace: bool = False) -> Variable:
+def hardswish(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``x * relu6(x + 3) / 6``.
 
     Gradient:
@@ -327,7 +347,7 @@ def hardswish(input: Any, inplace: bool = False) -> Variable:
     return op("hardswish", value, contrib_of(input, d_x))
 
 
-def softsign(input: Any) -> Variable:
+def softsign(input: Operand) -> Variable:
     """Elementwise ``x / (1 + |x|)``.
 
     Gradient:
@@ -349,7 +369,7 @@ def _dim(name: str, dim: Any, ndim: int) -> int:
     return normalize_axis(name, dim, ndim)[0]
 
 
-def softmax(input: Any, dim: int) -> Variable:
+def softmax(input: Operand, dim: int) -> Variable:
     """``exp(x) / sum(exp(x), dim)``, computed after subtracting the max along ``dim``
     (no overflow). A 0-d input accepts ``dim`` 0 or -1 and gives 1.
 
@@ -362,16 +382,19 @@ def softmax(input: Any, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.ones_like(arr)
         return op("softmax", value, contrib_of(input, lambda g: g * 0))
-    e = np.exp(arr - np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
-    value = e / np.sum(e, axis=ax, keepdims=True)
+    # In place on one new array: shift, exp, normalise (three passes, no temporaries).
+    value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
+    np.exp(value, out=value)
+    np.divide(value, sum_along(value, ax), out=value)
 
     def d_x(g: np.ndarray) -> Any:
-        return value * (g - np.sum(g * value, axis=ax, keepdims=True))
+        d = np.subtract(g, dot_along(g, value, ax))
+        return np.multiply(d, value, out=d)
 
     return op("softmax", value, contrib_of(input, d_x))
 
 
-def log_softmax(input: Any, dim: int) -> Variable:
+def log_softmax(input: Operand, dim: int) -> Variable:
     """``x - logsumexp(x, dim)``, computed after subtracting the max along ``dim`` (no
     overflow, no log of 0). A 0-d input accepts ``dim`` 0 or -1 and gives 0.
 
@@ -384,19 +407,21 @@ def log_softmax(input: Any, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.zeros_like(arr)
         return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
-    if arr.size:
-        shifted = arr - np.max(arr, axis=ax, keepdims=True)
-        value = shifted - np.log(np.sum(np.exp(shifted), axis=ax, keepdims=True))
+    if arr.size:  # in place on one new array: shift, then subtract the log of the sums
+        value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True))
+        np.subtract(value, np.log(sum_along(np.exp(value), ax)), out=value)
     else:
         value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        return g - np.exp(value) * np.sum(g, axis=ax, keepdims=True)
+        d = np.exp(value)
+        np.multiply(d, -sum_along(g, ax), out=d)
+        return np.add(d, g, out=d)
 
     return op("log_softmax", value, contrib_of(input, d_x))
 
 
-def glu(input: Any, dim: int = -1) -> Variable:
+def glu(input: Operand, dim: int = -1) -> Variable:
     """Gated linear unit: ``a * sigmoid(b)`` with ``a``, ``b`` the two halves of the input
     along ``dim`` (whose size must be even).
 

@@ -19,7 +19,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._pool import scatter_max, spatial_input
 from lampy.ops._operands import contrib_of
 
@@ -126,7 +126,7 @@ def _adaptive_avg(name: str, input: Any, nd: int, output_size: Any) -> Variable:
     return op(name, value, contrib_of(input, d_x))
 
 
-def adaptive_avg_pool1d(input: Any, output_size: int | Sequence[int]) -> Variable:
+def adaptive_avg_pool1d(input: Operand, output_size: int | Sequence[int]) -> Variable:
     """1-d adaptive average pooling of an ``(N, C, L)`` or ``(C, L)`` input, as PyTorch's.
 
     Output ``i`` is the mean of the window ``[floor(i L / out), ceil((i + 1) L / out))``.
@@ -144,7 +144,7 @@ def adaptive_avg_pool1d(input: Any, output_size: int | Sequence[int]) -> Variabl
     return _adaptive_avg("adaptive_avg_pool1d", input, 1, output_size)
 
 
-def adaptive_avg_pool2d(input: Any, output_size: _OutSize) -> Variable:
+def adaptive_avg_pool2d(input: Operand, output_size: _OutSize) -> Variable:
     """2-d adaptive average pooling of an ``(N, C, H, W)`` or ``(C, H, W)`` input, as
     PyTorch's.
 
@@ -202,14 +202,14 @@ def _adaptive_max(name: str, input: Any, nd: int, output_size: Any, return_indic
 
 @overload
 def adaptive_max_pool1d(
-    input: Any, output_size: int | Sequence[int], return_indices: Literal[False] = False
+    input: Operand, output_size: int | Sequence[int], return_indices: Literal[False] = False
 ) -> Variable: ...
 @overload
 def adaptive_max_pool1d(
-    input: Any, output_size: int | Sequence[int], return_indices: Literal[True]
+    input: Operand, output_size: int | Sequence[int], return_indices: Literal[True]
 ) -> tuple[Variable, np.ndarray]: ...
 def adaptive_max_pool1d(
-    input: Any, output_size: int | Sequence[int], return_indices: bool = False
+    input: Operand, output_size: int | Sequence[int], return_indices: bool = False
 ) -> Any:
     """1-d adaptive max pooling of an ``(N, C, L)`` or ``(C, L)`` input, as PyTorch's.
 
@@ -234,13 +234,13 @@ def adaptive_max_pool1d(
 
 @overload
 def adaptive_max_pool2d(
-    input: Any, output_size: _OutSize, return_indices: Literal[False] = False
+    input: Operand, output_size: _OutSize, return_indices: Literal[False] = False
 ) -> Variable: ...
 @overload
 def adaptive_max_pool2d(
-    input: Any, output_size: _OutSize, return_indices: Literal[True]
+    input: Operand, output_size: _OutSize, return_indices: Literal[True]
 ) -> tuple[Variable, np.ndarray]: ...
-def adaptive_max_pool2d(input: Any, output_size: _OutSize, return_indices: bool = False) -> Any:
+def adaptive_max_pool2d(input: Operand, output_size: _OutSize, return_indices: bool = False) -> Any:
     """2-d adaptive max pooling of an ``(N, C, H, W)`` or ``(C, H, W)`` input, as
     PyTorch's.
 

@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import DTypeError, LampyValueError, ShapeError
+from lampy.autograd._remat import replayable
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
-from lampy.nn.functional._shared import SharedInBackward
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.nn.functional._shared import SharedInBackward, require_rng
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["scaled_dot_product_attention"]
@@ -157,9 +158,9 @@ def _exp_rows(scores: np.ndarray) -> np.ndarray:
 
 
 def scaled_dot_product_attention(
-    query: Any,
-    key: Any,
-    value: Any,
+    query: Operand,
+    key: Operand,
+    value: Operand,
     attn_mask: Any = None,
     dropout_p: float = 0.0,
     is_causal: bool = False,
@@ -198,8 +199,8 @@ def scaled_dot_product_attention(
         LampyValueError: for ``dropout_p`` outside [0, 1], a missing ``rng``, or both
             ``attn_mask`` and ``is_causal``.
 
-    A row whose keys are all masked gives zeros (and zero gradients), as PyTorch 2.13
-    does (its ``_safe_softmax``), not NaN.
+    A row whose keys are all masked gives zeros (and zero gradients), not NaN, as
+    PyTorch has since version 2.5 (its ``_safe_softmax``, pytorch/pytorch#133882).
 
     Gradient:
         With ``P`` the attention weights, ``D`` the dropout mask scaled by
@@ -234,15 +235,8 @@ def scaled_dot_product_attention(
     blocked, bias = _mask_of(attn_mask, is_causal, scores_shape, dtype)
     keep = None
     if 0 < dropout_p < 1:
-        if rng is None:
-            raise LampyValueError(
-                f"{_NAME}: dropout_p={dropout_p} needs an explicit random generator: pass "
-                "rng=numpy.random.default_rng(seed), or dropout_p=0.0 for evaluation."
-            )
-        if not isinstance(rng, np.random.Generator):
-            raise LampyTypeError(
-                f"{_NAME}: rng must be a numpy.random.Generator, got {type(rng).__name__}."
-            )
+        why = f"dropout_p={dropout_p} draws random masks"
+        require_rng(_NAME, rng, why, "dropout_p=0.0 for evaluation")
     s = float(1.0 / math.sqrt(n_e) if scale is None else scale)
     sc = dtype.type(s)
 
@@ -263,7 +257,7 @@ def scaled_dot_product_attention(
         assert rng is not None
         draw = np.float32 if dtype == np.float32 else np.float64
         keep = np.multiply(
-            rng.random(e.shape, dtype=draw) < draw(1.0 - dropout_p),
+            replayable(rng).random(e.shape, dtype=draw) < draw(1.0 - dropout_p),
             dtype.type(1.0 / (1.0 - dropout_p)),
             dtype=dtype,
         )

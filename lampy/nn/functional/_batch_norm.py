@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels, _float
 from lampy.nn.functional._shared import frozen
 from lampy.ops._operands import contrib_of, needs_grad, value_of
@@ -52,11 +52,11 @@ def _counter(name: str, t: Any) -> np.ndarray:
 
 
 def batch_norm(
-    input: Any,
+    input: Operand,
     running_mean: Any,
     running_var: Any,
-    weight: Any = None,
-    bias: Any = None,
+    weight: Operand | None = None,
+    bias: Operand | None = None,
     training: bool = False,
     momentum: float | None = 0.1,
     eps: float = 1e-05,

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._conv_common import (
     Ints,
     as_ints,
@@ -235,9 +235,9 @@ def _conv_transpose(
 
 
 def conv1d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
+    input: Operand,
+    weight: Operand,
+    bias: Operand | None = None,
     stride: int | tuple[int] = 1,
     padding: int | tuple[int] | str = 0,
     dilation: int | tuple[int] = 1,
@@ -275,9 +275,9 @@ def conv1d(
 
 
 def conv2d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
+    input: Operand,
+    weight: Operand,
+    bias: Operand | None = None,
     stride: int | tuple[int, int] = 1,
     padding: int | tuple[int, int] | str = 0,
     dilation: int | tuple[int, int] = 1,
@@ -316,9 +316,9 @@ def conv2d(
 
 
 def conv_transpose1d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
+    input: Operand,
+    weight: Operand,
+    bias: Operand | None = None,
     stride: int | tuple[int] = 1,
     padding: int | tuple[int] = 0,
     output_padding: int | tuple[int] = 0,
@@ -364,9 +364,9 @@ def conv_transpose1d(
 
 
 def conv_transpose2d(
-    input: Any,
-    weight: Any,
-    bias: Any = None,
+    input: Operand,
+    weight: Operand,
+    bias: Operand | None = None,
     stride: int | tuple[int, int] = 1,
     padding: int | tuple[int, int] = 0,
     output_padding: int | tuple[int, int] = 0,

@@ -18,7 +18,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._losses import _check_reduction, _reduced
 from lampy.nn.functional._normalization import vector_norm, vector_norm_grad
 from lampy.ops._operands import contrib_of, value_of
@@ -93,7 +93,7 @@ def _cosine_grad(a: np.ndarray, b: np.ndarray, cos: Any, n1: Any, d1: Any, d2: A
     return (b / (d1 * d2) - a * radial) * c
 
 
-def cosine_similarity(x1: Any, x2: Any, dim: int = 1, eps: float = 1e-8) -> Variable:
+def cosine_similarity(x1: Operand, x2: Operand, dim: int = 1, eps: float = 1e-8) -> Variable:
     """Cosine similarity along ``dim`` of the broadcast of ``x1`` and ``x2``, as
     ``torch.nn.functional.cosine_similarity``:
     ``sum(x1 * x2) / (max(||x1||, eps) * max(||x2||, eps))``.
@@ -134,7 +134,7 @@ def _distance(
 
 
 def pairwise_distance(
-    x1: Any, x2: Any, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
+    x1: Operand, x2: Operand, p: float = 2.0, eps: float = 1e-6, keepdim: bool = False
 ) -> Variable:
     """The p-norm of ``x1 - x2 + eps`` along the last dimension of their broadcast, as
     ``torch.nn.functional.pairwise_distance`` (``p`` may be 0, negative or ``inf``).
@@ -172,9 +172,9 @@ def _expand(c: Any, axis: int) -> Any:
 
 
 def cosine_embedding_loss(
-    input1: Any,
-    input2: Any,
-    target: Any,
+    input1: Operand,
+    input2: Operand,
+    target: Operand,
     margin: float = 0,
     reduction: str = "mean",
 ) -> Variable:
@@ -227,9 +227,9 @@ def cosine_embedding_loss(
 
 
 def margin_ranking_loss(
-    input1: Any,
-    input2: Any,
-    target: Any,
+    input1: Operand,
+    input2: Operand,
+    target: Operand,
     margin: float = 0,
     reduction: str = "mean",
 ) -> Variable:
@@ -268,9 +268,9 @@ def margin_ranking_loss(
 
 
 def triplet_margin_loss(
-    anchor: Any,
-    positive: Any,
-    negative: Any,
+    anchor: Operand,
+    positive: Operand,
+    negative: Operand,
     margin: float = 1.0,
     p: float = 2,
     eps: float = 1e-06,
@@ -334,7 +334,7 @@ def triplet_margin_loss(
 
 
 def hinge_embedding_loss(
-    input: Any, target: Any, margin: float = 1.0, reduction: str = "mean"
+    input: Operand, target: Operand, margin: float = 1.0, reduction: str = "mean"
 ) -> Variable:
     """``x`` where ``target == 1`` and ``max(0, margin - x)`` where ``target == -1``
     (both terms for other targets), elementwise with broadcasting, as
@@ -356,7 +356,7 @@ def hinge_embedding_loss(
     return _reduced(name, loss, reduction, loss.size, pairs)
 
 
-def soft_margin_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
     """``log(1 + exp(-target * input))``, elementwise with broadcasting, computed stably,
     as ``torch.nn.functional.soft_margin_loss``.
 

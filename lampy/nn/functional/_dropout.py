@@ -19,8 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd._remat import replayable
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.nn.functional._shared import require_rng
 from lampy.ops._operands import contrib_of, value_of
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d"]
@@ -54,24 +56,15 @@ def _float_or_trivial(
     return a, None
 
 
-def _check_rng(name: str, rng: Any, p: float) -> np.random.Generator:
-    if rng is None:
-        raise LampyValueError(
-            f"{name}: training with p={p} needs an explicit random generator: pass "
-            "rng=numpy.random.default_rng(seed) (lampy has no global random state), or "
-            "training=False for evaluation."
-        )
-    if not isinstance(rng, np.random.Generator):
-        raise LampyTypeError(
-            f"{name}: rng must be a numpy.random.Generator (numpy.random.default_rng(seed)), "
-            f"got {type(rng).__name__}."
-        )
-    return rng
+def _rng(name: str, rng: Any, p: float) -> np.random.Generator:
+    why = f"training with p={p} draws random masks"
+    return require_rng(name, rng, why, "training=False for evaluation")
 
 
 def _keep(rng: np.random.Generator, shape: tuple[int, ...], p: float, dtype: Any) -> np.ndarray:
     """A boolean mask that is True with probability ``1 - p``, drawn from ``rng``."""
     draw_dtype = np.float32 if dtype == np.float32 else np.float64
+    rng = replayable(rng)  # the same draws again when lampy.remat recomputes
     keep: np.ndarray = rng.random(shape, dtype=draw_dtype) < draw_dtype(1.0 - p)
     return keep
 
@@ -85,16 +78,14 @@ def _masked(
     a, trivial = _float_or_trivial(name, input, p, training)
     if trivial is not None:
         return trivial
-    keep = _keep(
-        _check_rng(name, rng, p), a.shape if mask_shape is None else mask_shape, p, a.dtype
-    )
+    keep = _keep(_rng(name, rng, p), a.shape if mask_shape is None else mask_shape, p, a.dtype)
     mask = np.multiply(keep, a.dtype.type(1.0 / (1.0 - p)), dtype=a.dtype)  # 0 or 1/(1-p)
     value = a * mask
     return op(name, value, contrib_of(input, lambda g: g * mask))
 
 
 def dropout(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -151,7 +142,7 @@ def _channel_dropout(
 
 
 def dropout1d(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -170,7 +161,7 @@ def dropout1d(
 
 
 def dropout2d(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -192,7 +183,7 @@ def dropout2d(
 
 
 def dropout3d(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = True,
     inplace: bool = False,
@@ -210,7 +201,7 @@ def dropout3d(
 
 
 def alpha_dropout(
-    input: Any,
+    input: Operand,
     p: float = 0.5,
     training: bool = False,
     inplace: bool = False,
@@ -232,7 +223,7 @@ def alpha_dropout(
     a_in, trivial = _float_or_trivial(name, input, p, training)
     if trivial is not None:
         return trivial
-    keep = _keep(_check_rng(name, rng, p), a_in.shape, p, a_in.dtype)
+    keep = _keep(_rng(name, rng, p), a_in.shape, p, a_in.dtype)
     al = _SELU_ALPHA_PRIME
     a = 1.0 / np.sqrt((al * al * p + 1) * (1 - p))
     t = a_in.dtype.type

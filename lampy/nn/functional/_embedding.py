@@ -10,12 +10,11 @@ one-dimensional ``add.at`` on flat element indices (several times faster than
 from __future__ import annotations
 
 import math
-from typing import Any
 
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, shape_mismatch
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, value_of
 
 __all__ = ["embedding"]
@@ -69,8 +68,8 @@ def _norm_grad(rows: np.ndarray, norms: np.ndarray, p: float) -> np.ndarray:
 
 
 def embedding(
-    input: Any,
-    weight: Any,
+    input: Operand,
+    weight: Operand,
     padding_idx: int | None = None,
     max_norm: float | None = None,
     norm_type: float = 2.0,

@@ -1,5 +1,11 @@
 """The error function on numpy arrays (numpy has none), for ``gelu``.
 
+With SciPy installed (the ``lampy[fast]`` extra), ``scipy.special.erf`` computes it, in
+every dtype: Cephes' erf evaluated in double precision and rounded once to the input's
+dtype (within 0.5 float32 ulp; within 3 ulp of the C library in float64), several
+times faster than ``math.erf`` in float64 and as fast as the numpy path below in
+float32. Without SciPy, lampy's own numpy code computes it:
+
 float64 goes through the C library's ``erf`` (``math.erf``, correctly rounded to about
 1 ulp, about 50 ns an element). float32 and float16 take a vectorised path about five
 times faster, accurate to 1 float32 ulp (checked against ``math.erf`` on millions of
@@ -16,12 +22,15 @@ evaluated in float64 on cache-sized chunks and rounded once to the input's dtype
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
 import numpy as np
 
-__all__ = ["erf"]
+from lampy.autograd._variable import Operand
+
+__all__ = ["erf", "erf_numpy"]
 
 _erf_obj = np.frompyfunc(math.erf, 1, 1)
 _NR_ERFC = (
@@ -71,21 +80,46 @@ def _erf_chunk(x: np.ndarray, out: np.ndarray, t: np.ndarray, p: np.ndarray, z: 
 
 
 def _erf_fast(a: np.ndarray) -> np.ndarray:
-    flat = np.ascontiguousarray(a).reshape(-1)
+    """erf of a float32 or float16 array: each chunk is evaluated in float64 scratch
+    arrays of ``_CHUNK`` elements and written, rounded once, into the result in ``a``'s
+    dtype (no array of ``a``'s size in float64)."""
+    flat = a.reshape(-1)
     n = flat.size
-    res = np.empty(n, np.float64)
+    res = np.empty(n, a.dtype)
     size = min(_CHUNK, n)
-    x, t, p, z = (np.empty(size) for _ in range(4))
+    x, t, p, z, e = (np.empty(size) for _ in range(5))
     with np.errstate(over="ignore", invalid="ignore"):  # far tails: Taylor terms unused
         for s in range(0, n, _CHUNK):
             m = min(_CHUNK, n - s)
             x[:m] = flat[s : s + m]
-            _erf_chunk(x[:m], res[s : s + m], t[:m], p[:m], z[:m])
-    return res.astype(a.dtype).reshape(a.shape)
+            _erf_chunk(x[:m], e[:m], t[:m], p[:m], z[:m])
+            res[s : s + m] = e[:m]
+    return res.reshape(a.shape)
 
 
-def erf(a: Any) -> Any:
+@functools.cache
+def _scipy_erf() -> Any:
+    """``scipy.special.erf``, or None when SciPy is not installed (imported on first use:
+    SciPy takes a while to import and most programs never call erf)."""
+    try:
+        from scipy.special import erf as scipy_erf
+    except ImportError:
+        return None
+    return scipy_erf
+
+
+def erf(a: Operand) -> Any:
     """Elementwise erf of a float array, in its dtype (see the module docstring)."""
+    scipy_erf = _scipy_erf()
+    if scipy_erf is None:
+        return erf_numpy(a)
+    arr = np.asarray(a)
+    r = scipy_erf(arr, out=np.empty_like(arr))  # float16 stays float16
+    return r if arr.ndim else r[()]
+
+
+def erf_numpy(a: Operand) -> Any:
+    """Elementwise erf of a float array, in its dtype, without SciPy (numpy only)."""
     arr = np.asarray(a)
     if arr.dtype.itemsize <= 4:
         r = _erf_fast(arr)

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._conv_common import (
     Ints,
     Pads,
@@ -62,7 +62,7 @@ def _fold(
 
 
 def unfold(
-    input: Any,
+    input: Operand,
     kernel_size: int | tuple[int, int],
     dilation: int | tuple[int, int] = 1,
     padding: int | tuple[int, int] = 0,
@@ -107,7 +107,7 @@ def unfold(
 
 
 def fold(
-    input: Any,
+    input: Operand,
     output_size: int | tuple[int, int],
     kernel_size: int | tuple[int, int],
     dilation: int | tuple[int, int] = 1,

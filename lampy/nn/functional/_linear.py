@@ -14,18 +14,21 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["bilinear", "linear"]
 
 _matmul = np.matmul
 
 
-def _as_array(x: Any) -> np.ndarray:
-    return np.asarray(value_of(x))
+def _as_array(x: Any, saved: bool = True) -> np.ndarray:
+    """``x``'s value as an array; ``saved=False`` when no closure keeps it (no copy of a
+    writable caller's array, see ``value_of``)."""
+    return np.asarray(value_of(x, saved))
 
 
 def _float_like(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -42,7 +45,7 @@ def _check_bias(name: str, b: np.ndarray, n_out: int, w: np.ndarray) -> None:
         )
 
 
-def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
+def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Variable:
     """Affine map ``y = x @ W.T + b`` over the last axis of ``x``.
 
     Shapes: ``input`` (*, in_features) with any number of leading dimensions (none
@@ -77,8 +80,10 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
         ...     print(y.value)
         [3. 4.]
     """
-    w = _as_array(weight)
-    a = _float_like(_as_array(input), w)
+    # Only d_weight keeps the input and only d_input keeps the weight: a numpy batch
+    # passed to a layer whose weight needs no gradient is read without a copy.
+    w = _as_array(weight, saved=needs_grad(input))
+    a = _float_like(_as_array(input, saved=needs_grad(weight)), w)
     name = "linear"
     if w.ndim not in (1, 2):
         raise shape_mismatch(
@@ -99,17 +104,21 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     n_rows = math.prod(lead)
     x2 = a.reshape(n_rows, n_in)
     dtype = np.result_type(a.dtype, w.dtype)
-    value = np.empty((*lead, n_out) if w.ndim == 2 else lead, dtype=dtype)
+    value = _memory.empty(name, (*lead, n_out) if w.ndim == 2 else lead, dtype)
     y2 = value.reshape(n_rows, n_out)
     _matmul(x2, w2.T, out=y2)
     b = None
     if bias is not None:
-        b = _as_array(bias)
+        b = _as_array(bias, saved=False)  # closures keep only its shape
         _check_bias(name, b, n_out, w)
         np.add(y2, b, out=y2)
 
+    in_shape = a.shape  # the closures save the input only through x2 (what d_weight needs)
+
+    # Each gradient is one matrix product into a new array, which the engine takes as
+    # the gradient buffer (fresh=True): no zero-filled buffer, no copy.
     def d_input(g: np.ndarray) -> Any:
-        return _matmul(g.reshape(n_rows, n_out), w2).reshape(a.shape)
+        return _matmul(g.reshape(n_rows, n_out), w2).reshape(in_shape)
 
     def d_weight(g: np.ndarray) -> Any:
         return _matmul(g.reshape(n_rows, n_out).T, x2).reshape(w.shape)
@@ -121,13 +130,15 @@ def linear(input: Any, weight: Any, bias: Any = None) -> Variable:
     return op(
         name,
         value,
-        contrib_of(input, d_input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, d_bias),
+        contrib_of(input, d_input, fresh=True),
+        contrib_of(weight, d_weight, fresh=True),
+        contrib_of(bias, d_bias, fresh=True),
     )
 
 
-def bilinear(input1: Any, input2: Any, weight: Any, bias: Any = None) -> Variable:
+def bilinear(
+    input1: Operand, input2: Operand, weight: Operand, bias: Operand | None = None
+) -> Variable:
     """Bilinear map ``y_k = x1^T W_k x2 + b_k`` over the last axes of ``x1`` and ``x2``.
 
     Shapes: ``input1`` (*, in1_features) and ``input2`` (*, in2_features) with the same

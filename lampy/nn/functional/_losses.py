@@ -18,7 +18,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.nn.functional._shared import sum_along
 from lampy.ops._magnitude import sign_or_zero
 from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
 
@@ -112,7 +113,7 @@ def _pointwise(
     return _reduced(name, loss, reduction, loss.size, pairs)
 
 
-def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+def mse_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
     """Squared error ``(input - target)**2``, reduced; input and target broadcast.
 
     Gradient:
@@ -124,7 +125,7 @@ def mse_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
     return _pointwise("mse_loss", input, target, reduction, diff * diff, lambda c: diff * (2 * c))
 
 
-def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
+def l1_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
     """Absolute error ``|input - target|``, reduced; input and target broadcast.
 
     Gradient:
@@ -138,7 +139,9 @@ def l1_loss(input: Any, target: Any, reduction: str = "mean") -> Variable:
     )
 
 
-def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float = 1.0) -> Variable:
+def smooth_l1_loss(
+    input: Operand, target: Operand, reduction: str = "mean", beta: float = 1.0
+) -> Variable:
     """Smooth L1: ``0.5 d**2 / beta`` where ``|d| < beta``, else ``|d| - 0.5 beta``,
     with ``d = input - target``; ``beta = 0`` is the L1 loss, as in PyTorch.
 
@@ -161,7 +164,9 @@ def smooth_l1_loss(input: Any, target: Any, reduction: str = "mean", beta: float
     return _pointwise("smooth_l1_loss", input, target, reduction, loss, _times(d_input))
 
 
-def huber_loss(input: Any, target: Any, reduction: str = "mean", delta: float = 1.0) -> Variable:
+def huber_loss(
+    input: Operand, target: Operand, reduction: str = "mean", delta: float = 1.0
+) -> Variable:
     """Huber loss: ``0.5 d**2`` where ``|d| < delta``, else ``delta (|d| - 0.5 delta)``,
     with ``d = input - target``.
 
@@ -211,9 +216,9 @@ def _class_targets(
 
 
 def nll_loss(
-    input: Any,
-    target: Any,
-    weight: Any = None,
+    input: Operand,
+    target: Operand,
+    weight: Operand | None = None,
     ignore_index: int = -100,
     reduction: str = "mean",
 ) -> Variable:
@@ -228,7 +233,7 @@ def nll_loss(
     """
     _check_reduction("nll_loss", reduction)
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))
+    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
     picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0]
@@ -251,9 +256,9 @@ def _log_softmax_last(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def cross_entropy(
-    input: Any,
-    target: Any,
-    weight: Any = None,
+    input: Operand,
+    target: Operand,
+    weight: Operand | None = None,
     ignore_index: int = -100,
     reduction: str = "mean",
     label_smoothing: float = 0.0,
@@ -277,7 +282,7 @@ def cross_entropy(
     if not 0.0 <= label_smoothing <= 1.0:
         raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))
+    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
     ls = label_smoothing
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
@@ -304,12 +309,22 @@ def cross_entropy(
         return _reduced(name, loss, reduction, n, pairs, a)
     x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
-    logp, p = _log_softmax_last(x)
+    # log p = z - log(sum(exp(z))) with z = x - max(x); only its values at the targets
+    # (and, with label smoothing, its weighted sum over classes) enter the loss, so z
+    # becomes p in place: three passes over the logits and no other array of their size.
+    p = np.subtract(x, x.max(axis=-1, keepdims=True)) if x.size else x.copy()
+    picked = np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
+    w_sum_z = p @ w if ls else None  # sum_c w_c z_c
+    np.exp(p, out=p)
+    sums = sum_along(p, p.ndim - 1)
+    np.divide(p, sums, out=p)
+    log_s = np.log(sums[..., 0])
+    picked -= log_s  # log p at the targets
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
-    picked = np.take_along_axis(logp, safe_t[..., None], -1)[..., 0]
     loss = -(1 - ls) * wt * picked if ls else -(wt * picked)
     if ls:
-        smooth = -(logp * w).sum(axis=-1) * kept
+        assert w_sum_z is not None
+        smooth = -(w_sum_z - log_s * w.sum()) * kept  # -sum_c w_c log p_c
         loss = (loss + (ls / n_classes) * smooth).astype(a.dtype)
 
     def d_smoothed() -> Any:
@@ -346,7 +361,7 @@ def _weight_of(name: str, weight: Any, a: np.ndarray) -> np.ndarray | None:
 
 
 def binary_cross_entropy(
-    input: Any, target: Any, weight: Any = None, reduction: str = "mean"
+    input: Operand, target: Operand, weight: Operand | None = None, reduction: str = "mean"
 ) -> Variable:
     """Binary cross-entropy of probabilities ``input`` in [0, 1]:
     ``-weight (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch.
@@ -390,9 +405,9 @@ def _softplus(x: np.ndarray) -> Any:
 
 
 def binary_cross_entropy_with_logits(
-    input: Any,
-    target: Any,
-    weight: Any = None,
+    input: Operand,
+    target: Operand,
+    weight: Operand | None = None,
     reduction: str = "mean",
     pos_weight: Any = None,
 ) -> Variable:
@@ -431,7 +446,9 @@ def binary_cross_entropy_with_logits(
     )
 
 
-def kl_div(input: Any, target: Any, reduction: str = "mean", log_target: bool = False) -> Variable:
+def kl_div(
+    input: Operand, target: Operand, reduction: str = "mean", log_target: bool = False
+) -> Variable:
     """Kullback-Leibler divergence with log-probabilities ``input``: elementwise
     ``t (log(t) - x)`` (``0`` where ``t == 0``), or ``exp(t) (t - x)`` with
     ``log_target``. "mean" averages over all elements, "batchmean" divides the sum by

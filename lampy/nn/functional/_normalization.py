@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
-from lampy.nn.functional._shared import frozen
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.nn.functional._shared import dot_along, frozen
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -64,7 +64,7 @@ def _standardize_rows(x2: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarra
         mu = x2 @ np.ones(d, x2.dtype) if m else np.zeros(0, x2.dtype)
         mu *= inv_d
         xhat = x2 - mu[:, None]
-        var = np.einsum("ij,ij->i", xhat, xhat)
+        var = dot_along(xhat, xhat, 1)[:, 0]
         var *= inv_d
         var += eps
         rstd = np.sqrt(var, out=var)
@@ -79,14 +79,15 @@ def _rows_backward(dxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, fresh:
     m, d = xhat.shape
     inv_d = 1.0 / d if d else 0.0
     mean_g = dxhat @ np.ones(d, dxhat.dtype) if m else np.zeros(0, dxhat.dtype)
-    mean_gx = np.einsum("ij,ij->i", dxhat, xhat)
+    mean_gx = dot_along(dxhat, xhat, 1)[:, 0]
     mean_g *= inv_d
     mean_gx *= inv_d
-    mean_g *= rstd
+    # dx = rstd * (dxhat - mean_g) - xhat * (rstd * mean_gx): four passes, one new array
+    # (none when dxhat is a temporary).
     mean_gx *= rstd
-    corr = xhat * mean_gx[:, None]
-    corr += mean_g[:, None]
-    dx = np.multiply(dxhat, rstd[:, None], out=dxhat if fresh else None)
+    dx = np.subtract(dxhat, mean_g[:, None], out=dxhat if fresh else None)
+    dx *= rstd[:, None]
+    corr = np.multiply(xhat, mean_gx[:, None])
     dx -= corr
     return dx
 
@@ -117,10 +118,10 @@ def _trailing(name: str, normalized_shape: Any, a: np.ndarray) -> tuple[int, ...
 
 
 def layer_norm(
-    input: Any,
+    input: Operand,
     normalized_shape: Any,
-    weight: Any = None,
-    bias: Any = None,
+    weight: Operand | None = None,
+    bias: Operand | None = None,
     eps: float = 1e-05,
 ) -> Variable:
     """Layer normalisation over the trailing ``normalized_shape`` dimensions, as
@@ -184,10 +185,10 @@ def _channels(name: str, a: np.ndarray) -> tuple[int, int, int]:
 
 
 def group_norm(
-    input: Any,
+    input: Operand,
     num_groups: int,
-    weight: Any = None,
-    bias: Any = None,
+    weight: Operand | None = None,
+    bias: Operand | None = None,
     eps: float = 1e-05,
 ) -> Variable:
     """Group normalisation, as ``torch.nn.functional.group_norm``: the C channels of an
@@ -252,9 +253,9 @@ def group_norm(
 
 
 def rms_norm(
-    input: Any,
+    input: Operand,
     normalized_shape: Any,
-    weight: Any = None,
+    weight: Operand | None = None,
     eps: float | None = None,
 ) -> Variable:
     """Root-mean-square normalisation over the trailing ``normalized_shape`` dimensions,
@@ -358,7 +359,7 @@ def vector_norm_grad(a: np.ndarray, norm: np.ndarray, p: float, axis: int, c: An
         return (scaled * scale).astype(a.dtype, copy=False)
 
 
-def normalize(input: Any, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
+def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
     """``input / max(||input||_p, eps)`` along ``dim``, as
     ``torch.nn.functional.normalize``.
 

@@ -25,7 +25,7 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 
 __all__ = ["avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d"]
@@ -34,7 +34,7 @@ _Size = int | Sequence[int]
 _Taps = tuple[tuple[Any, ...], tuple[Any, ...]]
 
 
-def spatial_input(name: str, input: Any, nd: int) -> np.ndarray:
+def spatial_input(name: str, input: Operand, nd: int) -> np.ndarray:
     """The value of ``input`` as a float array of ``nd + 1`` or ``nd + 2`` dimensions
     whose channel and spatial axes are not empty (the batch may be)."""
     x = np.asarray(value_of(input))
@@ -255,7 +255,7 @@ def scatter_max(g: np.ndarray, flat: np.ndarray, shape: tuple[int, ...], nd: int
 
 @overload
 def max_pool1d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -265,7 +265,7 @@ def max_pool1d(
 ) -> Variable: ...
 @overload
 def max_pool1d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -275,7 +275,7 @@ def max_pool1d(
     return_indices: Literal[True],
 ) -> tuple[Variable, np.ndarray]: ...
 def max_pool1d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -321,7 +321,7 @@ def max_pool1d(
 
 @overload
 def max_pool2d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -331,7 +331,7 @@ def max_pool2d(
 ) -> Variable: ...
 @overload
 def max_pool2d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -341,7 +341,7 @@ def max_pool2d(
     return_indices: Literal[True],
 ) -> tuple[Variable, np.ndarray]: ...
 def max_pool2d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -446,7 +446,7 @@ def _avg_pool(
 
 
 def avg_pool1d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,
@@ -484,7 +484,7 @@ def avg_pool1d(
 
 
 def avg_pool2d(
-    input: Any,
+    input: Operand,
     kernel_size: _Size,
     stride: _Size | None = None,
     padding: _Size = 0,

@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._adaptive_pool import adaptive_avg_pool1d, adaptive_avg_pool2d
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._pad import pad as np_pad
@@ -86,7 +86,7 @@ def _crop_pad(input: Any, x: np.ndarray, pairs: list[tuple[int, int]], value: An
 
 
 def pad(
-    input: Any, pad: Sequence[int], mode: str = "constant", value: float | None = None
+    input: Operand, pad: Sequence[int], mode: str = "constant", value: float | None = None
 ) -> Variable:
     """Pad (or, with negative pads, crop) the trailing axes of ``input``, as PyTorch's
     ``torch.nn.functional.pad``.
@@ -288,7 +288,7 @@ def _resample(
 
 
 def interpolate(
-    input: Any,
+    input: Operand,
     size: int | Sequence[int] | None = None,
     scale_factor: float | Sequence[float] | None = None,
     mode: str = "nearest",

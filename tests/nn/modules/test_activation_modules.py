@@ -86,7 +86,7 @@ def test_activation_matches_numpy(name: str, args: tuple[Any, ...], ref: Any, te
         assert y32.dtype == np.float32
         np.testing.assert_allclose(y32.value, ref(X), rtol=1e-5, atol=1e-6)
     check_grad(m, X)
-    assert m.eval().training is False and repr(m.eval()) == text
+    assert m.with_training(False).training is False and repr(m.with_training(False)) == text
 
 
 def test_every_activation_has_a_module() -> None:

@@ -353,7 +353,7 @@ def test_dropout_train_and_eval() -> None:
         m = MultiheadAttention.init(8, 2, dropout=0.5, batch_first=True, rng=rng)
         x = rng.normal(size=(2, 6, 8)).astype(np.float32)
         _, w = m(x, x, x, average_attn_weights=False)
-        _, w_eval = m.eval()(x, x, x, average_attn_weights=False)
+        _, w_eval = m.with_training(False)(x, x, x, average_attn_weights=False)
         assert w is not None and w_eval is not None
         kept = w.value != 0
         assert 0.3 < kept.mean() < 0.7
@@ -361,7 +361,7 @@ def test_dropout_train_and_eval() -> None:
         o1, _ = m(x, x, x, need_weights=False)
         o2, _ = m(x, x, x, need_weights=False)
         assert not np.allclose(o1.value, o2.value)
-        ev = m.eval()
+        ev = m.with_training(False)
         assert not ev.training and m.training
         e1, ew = ev(x, x, x)
         e2, _ = ev(x, x, x, need_weights=False)

@@ -264,8 +264,8 @@ def test_dropout_train_and_eval() -> None:
         kept = y != 0
         assert abs(kept.mean() - 0.75) < 0.02
         np.testing.assert_allclose(y[kept], 1 / 0.75, rtol=1e-6)
-        np.testing.assert_array_equal(m.eval()(x).value, x)
-        assert not m.eval().training and m.training
+        np.testing.assert_array_equal(m.with_training(False)(x).value, x)
+        assert not m.with_training(False).training and m.training
         assert repr(m) == "Dropout(p=0.25)" and m.state_dict() == {}
         np.testing.assert_array_equal(Dropout.init(0.0)(x).value, x)
 
@@ -291,7 +291,7 @@ def test_residual_adds_the_input() -> None:
         np.testing.assert_allclose(m(x).value, x + lin(x).value, rtol=1e-12)
         check_grad(m, x)
         with pytest.raises(ShapeError, match="keep its input's shape"):
-            Residual.init(Linear.init(4, 2, rng=_rng()))(x)
+            Residual.init(Linear.init(4, 2, dtype=np.float64, rng=_rng()))(x)
     with pytest.raises(LampyTypeError, match="Module"):
         Residual.init(np.tanh)  # type: ignore[arg-type]
 
@@ -332,7 +332,7 @@ def test_mlp_forward_and_modes() -> None:
     x = _rng(1).normal(size=(5, 4))
     with lampy.Scope():
         m = MLP.init(4, [6, 2], activation_layer=Tanh, dropout=0.5, dtype=np.float64, rng=_rng())
-        e = m.eval()
+        e = m.with_training(False)
         l0, l2 = e[0], e[3]
         ref = np.tanh(x @ l0.weight.value.T + l0.bias.value) @ l2.weight.value.T + l2.bias.value
         np.testing.assert_allclose(e(x).value, ref, rtol=1e-12)
@@ -351,15 +351,14 @@ def test_shape_and_dtype_of_inputs_are_read_without_copying() -> None:
     value_of would, to freeze it), and give the same answers for every kind of input."""
     import tracemalloc
 
-    from lampy.nn._linear import dtype_of, shape_of
-    from lampy.nn._recurrent import _dtype_of
+    from lampy.nn._helpers import check_dtype, dtype_of, shape_of
 
     big = np.zeros(1_000_000)  # 8 MB, writable
     tracemalloc.start()
     try:
         assert shape_of(big) == (1_000_000,)
         assert dtype_of(big) == np.float64
-        _dtype_of("RNN", "the input", big, np.dtype(np.float64))
+        check_dtype("RNN", np.dtype(np.float64), ("the input", big))
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()

@@ -211,7 +211,9 @@ def test_conv_errors() -> None:
         with pytest.raises(ShapeError, match="smaller than"):
             m(np.ones((1, 3, 2, 5)))
         with pytest.raises(ShapeError, match="too large for 'reflect'"):
-            Conv1d.init(1, 1, 3, padding=3, padding_mode="reflect", rng=_rng())(np.ones((1, 1, 3)))
+            Conv1d.init(1, 1, 3, padding=3, padding_mode="reflect", rng=_rng())(
+                np.ones((1, 1, 3), np.float32)
+            )
         with pytest.raises(LampyValueError, match="groups=2 must divide"):
             Conv2d.init(3, 4, 3, groups=2, rng=_rng())
         with pytest.raises(LampyValueError, match="stride 1"):

@@ -451,7 +451,7 @@ def test_dropout_between_layers_only_in_training() -> None:
     x = _rng(7).normal(size=(5, 3, 4)).astype(np.float32)
     with lampy.Scope():
         m = GRU.init(4, 6, num_layers=2, dropout=0.5, rng=_rng(8))
-        ev = m.eval()
+        ev = m.with_training(False)
         plain = GRU.init(4, 6, num_layers=2, rng=_rng(8))
         np.testing.assert_array_equal(ev(x)[0].value, plain(x)[0].value)
         np.testing.assert_array_equal(ev(x)[0].value, ev(x)[0].value)
@@ -459,8 +459,10 @@ def test_dropout_between_layers_only_in_training() -> None:
         assert not np.array_equal(a, b)
         assert not np.array_equal(a, ev(x)[0].value)
         one_layer = GRU.init(4, 6, rng=_rng(8))
-        np.testing.assert_array_equal(one_layer(x)[0].value, one_layer.eval()(x)[0].value)
-        assert m.eval().weights["weight_ih_l0"] is m.weights["weight_ih_l0"]
+        np.testing.assert_array_equal(
+            one_layer(x)[0].value, one_layer.with_training(False)(x)[0].value
+        )
+        assert m.with_training(False).weights["weight_ih_l0"] is m.weights["weight_ih_l0"]
 
 
 def test_dropout_with_one_layer_warns() -> None:

@@ -226,7 +226,7 @@ def test_decoder_stack_shapes() -> None:
         )
         tgt = np.zeros((2, 4, 8), np.float32)
         mem = np.ones((2, 6, 8), np.float32)
-        out = dec.eval()(tgt, mem, generate_square_subsequent_mask(4))
+        out = dec.with_training(False)(tgt, mem, generate_square_subsequent_mask(4))
         assert out.shape == (2, 4, 8)
 
 
@@ -365,10 +365,10 @@ def test_state_dict_round_trip() -> None:
     with lampy.Scope():
         a = TransformerEncoder.init(
             TransformerEncoderLayer.init(8, 2, 16, rng=np.random.default_rng(29)), 2
-        ).eval()
+        ).with_training(False)
         b = TransformerEncoder.init(
             TransformerEncoderLayer.init(8, 2, 16, rng=np.random.default_rng(30)), 2
-        ).eval()
+        ).with_training(False)
         x = np.random.default_rng(31).normal(size=(5, 2, 8)).astype(np.float32)
         assert not np.allclose(a(x).value, b(x).value)
         b.load_state_dict({k: v.copy() for k, v in a.state_dict().items()})
@@ -390,7 +390,7 @@ def test_eval_disables_dropout() -> None:
         plain.load_state_dict(layer.state_dict())
         x = rng.normal(size=(4, 2, 8)).astype(np.float32)
         assert not np.allclose(layer(x).value, layer(x).value)
-        ev = layer.eval()
+        ev = layer.with_training(False)
         assert not ev.self_attn.training and not ev.dropout1.training
         np.testing.assert_array_equal(ev(x).value, ev(x).value)
         np.testing.assert_allclose(ev(x).value, plain(x).value, rtol=1e-6, atol=1e-6)

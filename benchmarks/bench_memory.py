@@ -1,0 +1,206 @@
+"""Memory of a training step: lampy against PyTorch, and recomputation (remat).
+
+Two measurements of an MLP of ``L`` hidden Linear+ReLU layers (width 512, batch 256,
+float32) followed by a Linear to 10 outputs and a mean-square loss:
+
+1. **Activation memory per layer.** The peak memory of one training step (forward and
+   backward, the parameters' gradient buffers already allocated by a warm-up step)
+   above the memory before it, at ``L = 8`` and ``L = 32``; the slope between the two
+   is the memory a layer adds. lampy against PyTorch, same process layout.
+2. **Recomputation.** ``L = 64``: the step's peak and time, plain and with
+   ``lampy.nn.remat_sequential`` (sqrt(64) = 8 segments), against PyTorch plain and
+   with ``torch.utils.checkpoint.checkpoint_sequential`` (8 segments).
+
+How peak memory is measured: each configuration runs in a fresh subprocess with
+``MALLOC_MMAP_THRESHOLD_=65536``, so every array of 64 KiB or more gets its own mapping
+and returns to the kernel when freed: the resident set size then follows the live
+arrays (to a page) for numpy and for PyTorch alike. The child resets the peak RSS
+(``/proc/self/clear_refs``), runs the step and reads ``VmHWM`` from
+``/proc/self/status``. Linux only. For lampy the step scope's own count
+(``scope.memory.peak_bytes``: values and gradient buffers it owns) is printed too.
+
+PyTorch is optional: ``pip install torch`` (a CPU build is enough); without it the torch
+columns are skipped. One BLAS thread everywhere.
+
+    python benchmarks/bench_memory.py [--steps N] [--quick]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+WIDTH, BATCH, OUT = 512, 256, 10
+MIB = 2**20
+
+_CHILD_ENV = {
+    "MALLOC_MMAP_THRESHOLD_": "65536",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "LAMPY_TUNE_MALLOC": "0",
+}
+
+
+def _status(field: str) -> int:
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1]) * 1024
+    raise RuntimeError(f"no {field} in /proc/self/status")
+
+
+def _reset_peak() -> None:
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")
+
+
+def _measure(step: object, steps: int) -> dict[str, float]:
+    """Warm up, then the RSS peak of one step above the RSS before it, then the time."""
+    import time
+
+    step()  # type: ignore[operator]  # warm-up: allocates the parameters' gradients
+    before = _status("VmRSS")
+    _reset_peak()
+    extra = step()  # type: ignore[operator]
+    peak = _status("VmHWM") - before
+    times = []
+    for _ in range(steps):
+        t = time.perf_counter()
+        step()  # type: ignore[operator]
+        times.append(time.perf_counter() - t)
+    times.sort()
+    return {"peak": peak, "time": times[len(times) // 2] if times else 0.0, **(extra or {})}
+
+
+def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dict[str, float]:
+    import numpy as np
+
+    import lampy
+    from lampy import nn
+
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
+    with lampy.Scope():
+        mods: list[nn.Module] = []
+        for _ in range(layers):
+            mods += [nn.Linear.init(WIDTH, WIDTH, rng=rng, dtype=np.float32), nn.ReLU.init()]
+        mods.append(nn.Linear.init(WIDTH, OUT, rng=rng, dtype=np.float32))
+        model = nn.Sequential.init(*mods)
+        segments = round(layers**0.5)
+
+        def step() -> dict[str, float]:
+            with lampy.Scope() as s:
+                remat = mode == "remat"
+                y = nn.remat_sequential(mods, x, segments=segments) if remat else model(x)
+                loss = (y * y).mean()
+                del y
+                loss.backward(atomic=atomic)
+                return {"owned_peak": s.memory.peak_bytes}
+
+        return _measure(step, steps)
+
+
+def child_torch(layers: int, mode: str, steps: int) -> dict[str, float]:
+    import torch
+    from torch.utils.checkpoint import checkpoint_sequential
+
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    mods: list[torch.nn.Module] = []
+    for _ in range(layers):
+        mods += [torch.nn.Linear(WIDTH, WIDTH), torch.nn.ReLU()]
+    mods.append(torch.nn.Linear(WIDTH, OUT))
+    model = torch.nn.Sequential(*mods)
+    x = torch.randn(BATCH, WIDTH)
+    segments = round(layers**0.5)
+
+    def step() -> None:
+        if mode == "remat":
+            y = checkpoint_sequential(model, segments, x, use_reentrant=False)
+        else:
+            y = model(x)
+        loss = (y * y).mean()
+        del y
+        loss.backward()
+        model.zero_grad(set_to_none=False)
+
+    return _measure(step, steps)
+
+
+def run(framework: str, layers: int, mode: str, steps: int) -> dict[str, float] | None:
+    """One configuration in a fresh subprocess; None if the framework is missing."""
+    env = {**os.environ, **_CHILD_ENV}
+    here = os.path.dirname(os.path.abspath(__file__))
+    code = (
+        f"import json, sys; sys.path.insert(0, {here!r}); import bench_memory as b; "
+        f"print(json.dumps(b.child_{framework}({layers}, {mode!r}, {steps})))"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    if proc.returncode != 0:
+        if "No module named 'torch'" in proc.stderr:
+            return None
+        raise RuntimeError(f"{framework} {layers} {mode} failed:\n{proc.stderr}")
+    result: dict[str, float] = json.loads(proc.stdout.strip().splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--steps", type=int, default=5, help="timed steps per configuration")
+    ap.add_argument("--quick", action="store_true", help="fewer layers (a smoke run)")
+    args = ap.parse_args()
+    if not os.path.exists("/proc/self/clear_refs"):
+        sys.exit("bench_memory.py needs Linux (/proc/self/clear_refs and VmHWM).")
+    small, large, deep = (2, 6, 16) if args.quick else (8, 32, 64)
+
+    print(f"MLP width {WIDTH}, batch {BATCH}, float32; peak RSS of one training step")
+    print(
+        "\n1. activation memory per layer (slope of the step's peak between "
+        f"L={small} and L={large})"
+    )
+    print(f"{'':10s} {'L=' + str(small):>12s} {'L=' + str(large):>12s} {'per layer':>12s}")
+    per_layer: dict[str, float] = {}
+    for fw in ("lampy", "torch"):
+        a = run(fw, small, "plain", 0)
+        b = run(fw, large, "plain", 0)
+        if a is None or b is None:
+            print(f"{fw:10s} skipped: not installed")
+            continue
+        per_layer[fw] = (b["peak"] - a["peak"]) / (large - small)
+        print(
+            f"{fw:10s} {a['peak'] / MIB:9.2f} MiB {b['peak'] / MIB:9.2f} MiB "
+            f"{per_layer[fw] / MIB:8.3f} MiB"
+        )
+        if fw == "lampy":
+            owned = (b["owned_peak"] - a["owned_peak"]) / (large - small)
+            print(
+                f"{'':10s} (lampy's own count, scope.memory.peak_bytes: {owned / MIB:.3f} MiB "
+                "per layer)"
+            )
+    if len(per_layer) == 2:
+        print(f"lampy / torch per layer: {per_layer['lampy'] / per_layer['torch']:.2f}")
+
+    segs = round(deep**0.5)
+    print(f"\n2. recomputation, L={deep}, {segs} segments (median of {args.steps} steps)")
+    print(f"{'':22s} {'peak':>12s} {'vs plain':>9s} {'step time':>10s} {'vs plain':>9s}")
+    for fw, label in (("lampy", "remat_sequential"), ("torch", "checkpoint_sequential")):
+        plain = run(fw, deep, "plain", args.steps)
+        remat = run(fw, deep, "remat", args.steps)
+        if plain is None or remat is None:
+            print(f"{fw} skipped: not installed")
+            continue
+        for name, r in ((f"{fw} plain", plain), (f"{fw} {label}", remat)):
+            print(
+                f"{name:22s} {r['peak'] / MIB:8.1f} MiB {r['peak'] / plain['peak']:8.2f}x "
+                f"{r['time'] * 1e3:7.1f} ms {r['time'] / plain['time']:8.2f}x"
+            )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,293 @@
+"""Recomputation (activation checkpointing): ``lampy.remat(fn)``.
+
+``remat(fn)(*args)`` runs ``fn`` in an inner scope and keeps only what backward needs
+to run it again: the arguments' values and the outputs. Everything ``fn`` made inside
+is released when it returns. The result is one op, ``remat(<fn name>)``, whose params
+are the Variables the computation depends on: the arguments that need a gradient, and
+the params ``fn`` uses without receiving them as arguments (a module's weights). Its
+backward closures run ``fn`` again in a fresh scope on the saved values, backpropagate
+through that graph into pass-local buffers (nothing is added to any ``.grad`` there),
+hand the gradients to the enclosing pass, and release the graph.
+
+Random draws replay: ops that draw (dropout) take their generator through
+`replayable`, which records the generator's state before each draw during the first run
+and, during the recomputation, hands them a copy restored to that state. The draws are
+the same and the caller's generator is not advanced a second time.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from contextvars import ContextVar
+from typing import Any, TypeVar
+
+import numpy as np
+
+from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
+from lampy.autograd._backprop import _propagate
+from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._node import Node
+from lampy.autograd._scope import Scope, current_or_none
+from lampy.autograd._shared import SharedInBackward
+from lampy.autograd._unbroadcast import Contribution
+from lampy.autograd._variable import Variable, const, op, param
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = ["remat", "replayable"]
+
+
+class _Draws:
+    """The generator states of one remat call's draws: recorded, then replayed in order."""
+
+    __slots__ = ("parent", "pos", "replaying", "states")
+
+    def __init__(self, parent: _Draws | None, states: list[dict[str, Any]] | None = None) -> None:
+        self.parent = parent
+        self.replaying = states is not None
+        self.states: list[dict[str, Any]] = [] if states is None else states
+        self.pos = 0
+
+    def take(self, rng: np.random.Generator) -> np.random.Generator:
+        if self.replaying:
+            if self.pos >= len(self.states):
+                raise LampyError(
+                    "lampy.remat: the recomputation draws more random numbers than the first "
+                    "run did; fn must make the same calls each time it runs (no Python-level "
+                    "randomness or state that changes between runs)."
+                )
+            state = self.states[self.pos]
+            self.pos += 1
+            restored = np.random.Generator(type(rng.bit_generator)())
+            restored.bit_generator.state = state
+            return restored
+        gen = rng if self.parent is None else self.parent.take(rng)
+        self.states.append(dict(gen.bit_generator.state))
+        return gen
+
+
+_DRAWS: ContextVar[_Draws | None] = ContextVar("lampy_remat_draws", default=None)
+
+
+def replayable(rng: np.random.Generator) -> np.random.Generator:
+    """The generator an op should draw from: ``rng`` itself, except inside `lampy.remat`.
+
+    Ops that draw random numbers (dropout) call this before each draw. Inside a remat's
+    first run it records ``rng``'s state; inside its recomputation it returns a copy of
+    the generator restored to the recorded state, so the draws repeat exactly.
+    """
+    draws = _DRAWS.get()
+    return rng if draws is None else draws.take(rng)
+
+
+def _map(obj: Any, fn: Callable[[Variable], Any]) -> Any:
+    """``obj`` with every Variable in nested tuples, lists and dicts replaced by ``fn(v)``."""
+    if type(obj) is Variable:
+        return fn(obj)
+    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
+        return tuple(_map(o, fn) for o in obj)
+    if isinstance(obj, list):
+        return [_map(o, fn) for o in obj]
+    if isinstance(obj, dict):
+        return {k: _map(o, fn) for k, o in obj.items()}
+    return obj
+
+
+def _outputs(name: str, out: Any) -> tuple[list[Variable], bool]:
+    """The Variables ``fn`` returned, and whether it returned a single one."""
+    if type(out) is Variable:
+        return [out], True
+    if isinstance(out, tuple | list) and out and all(type(o) is Variable for o in out):
+        return list(out), False
+    raise LampyTypeError(
+        f"lampy.remat({name}): fn must return a Variable or a tuple or list of Variables, "
+        f"got {type(out).__name__}. Return the Variables and compute other results outside "
+        "the rematerialised function."
+    )
+
+
+def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) -> list[Node]:
+    """The nodes outside ``inner`` that the outputs depend on and that need gradients.
+
+    Each is an argument's node or a leaf ``fn`` uses directly (a module's param); an op
+    result made outside ``fn`` and used without being passed is an error, because the
+    recomputation would have to backpropagate through the graph outside it.
+    """
+    found: dict[Node, None] = {}
+    seen: set[Node] = set()
+    stack = [o.node for o in outs]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        if node.scope is not inner:
+            if node.needs_grad:
+                if node.op is not None and node not in args:
+                    raise LampyError(
+                        f"lampy.remat({name}): fn uses a Variable made outside it by "
+                        f"{node.describe()} without receiving it as an argument. Pass it "
+                        "to fn as an argument, so the recomputation can start from it."
+                    )
+                found[node] = None
+            continue
+        node_op = node.op
+        if node_op is not None:
+            stack.extend(inp for inp, _ in node_op.params)
+    return list(found)
+
+
+def remat(fn: F) -> F:
+    """Recompute ``fn`` in backward instead of keeping its intermediate values.
+
+    ``lampy.remat(fn)(*args)`` returns what ``fn(*args)`` returns, but only the
+    arguments' values and the outputs stay in memory: the values ``fn`` makes inside
+    are released as soon as it returns. Backprop through the result runs ``fn`` again
+    on the same argument values, backpropagates through that fresh graph, and releases
+    it. The gradients equal those without remat (bitwise for deterministic ops);
+    dropout and other random ops inside ``fn`` replay the same draws. Memory for
+    compute: each backward through the result costs one more forward run of ``fn``.
+
+    This is JAX's ``jax.checkpoint``/``remat`` and PyTorch's
+    ``torch.utils.checkpoint.checkpoint`` (``lampy.checkpoint`` is taken by weight files).
+    See `lampy.nn.remat_sequential` to rematerialise a stack of layers in segments.
+
+    Args:
+        fn: A function of Variables (and other arguments) returning a Variable or a tuple
+            or list of Variables. Variables may be nested in tuples, lists and dicts of
+            the arguments. It may use params it does not receive (a module's weights),
+            but not other Variables computed outside it: pass those as arguments. It
+            must make the same ops each time it runs.
+
+    Returns:
+        A function with ``fn``'s signature. Under `lampy.no_grad` it just calls ``fn``.
+
+    Raises:
+        LampyTypeError: if ``fn`` is not callable or returns something other than
+            Variables.
+        ReleasedError: if an argument (or a Variable ``fn`` uses) was released.
+        LampyError: if ``fn`` uses an op result made outside it without receiving it.
+
+    Examples:
+        >>> import numpy as np, lampy
+        >>> def block(x):
+        ...     return lampy.tanh(lampy.tanh(x) * 2.0)
+        >>> with lampy.Scope():
+        ...     x = lampy.param(np.array([0.1, 0.2]))
+        ...     lampy.remat(block)(x).sum().backward()
+        ...     print(np.round(x.grad, 4))
+        [1.9035 1.6511]
+    """
+    if not callable(fn):
+        raise LampyTypeError(
+            f"lampy.remat: fn must be callable (a function or a module), got {type(fn).__name__}."
+        )
+
+    @functools.wraps(fn)
+    def rematerialised(*args: Any, **kwargs: Any) -> Any:
+        return _call(fn, args, kwargs)
+
+    return rematerialised  # type: ignore[return-value]
+
+
+def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    name = getattr(fn, "__name__", type(fn).__name__)
+    if current_or_none() is None:
+        raise no_scope(f"lampy.remat({name})")
+    if not GRAD_ENABLED.get():
+        return fn(*args, **kwargs)
+    # The arguments' nodes and values: the values are what the recomputation starts from.
+    arg_nodes: dict[Node, np.ndarray] = {}
+
+    def note(v: Variable) -> Variable:
+        node = v.node
+        if node.scope is None:
+            raise ReleasedError(
+                f"lampy.remat({name}): an argument (made by {node.describe()}) was released: "
+                "its scope has exited. Pass Variables of an open scope."
+            )
+        arg_nodes[node] = v.value
+        return v
+
+    _map((args, kwargs), note)
+    draws = _Draws(_DRAWS.get())
+    token = _DRAWS.set(draws)
+    try:
+        with Scope() as inner:
+            try:
+                returned = fn(*args, **kwargs)
+                outs, single = _outputs(name, returned)
+                as_list = isinstance(returned, list)
+            except ReleasedError as e:
+                raise ReleasedError(
+                    f"lampy.remat({name}): fn uses a released Variable (one of a scope "
+                    f"that has exited): {e}"
+                ) from e
+            external = _external(name, outs, inner, set(arg_nodes))
+            results: list[tuple[np.ndarray | Variable, bool]] = []
+            for o in outs:
+                if o.node.scope is not inner:  # an argument or a captured Variable, as is
+                    results.append((o, False))
+                else:
+                    v = o.value
+                    results.append((v if v.base is None else v.copy(), o.needs_grad))
+    finally:
+        _DRAWS.reset(token)
+    states = draws.states
+    values = tuple(arg_nodes.items())
+
+    def recompute(k: int, g: np.ndarray) -> dict[Node, np.ndarray]:
+        """Run fn again and backpropagate ``g`` from its output ``k``: the gradients of
+        the external nodes, in pass-local arrays."""
+        replay = _Draws(None, list(states))
+        token = _DRAWS.set(replay)
+        gtoken = GRAD_ENABLED.set(True)
+        try:
+            with Scope():
+                fresh: dict[Node, Node] = {}
+                made: dict[Node, Variable] = {}
+                for node, value in values:
+                    v = param(value, copy=False) if node.needs_grad else const(value, copy=False)
+                    made[node] = v
+                    fresh[node] = v.node
+                new_args, new_kwargs = _map((args, kwargs), lambda v: made[v.node])
+                outs2, _ = _outputs(name, fn(*new_args, **new_kwargs))
+                root = outs2[k]
+                targets = {fresh.get(n, n) for n in external}
+                sink: dict[Node, np.ndarray] = {}
+                if root.needs_grad:
+                    for _ in _propagate([root], [g], (), targets, sink=sink):
+                        pass
+                return {n: sink[fresh.get(n, n)] for n in external if fresh.get(n, n) in sink}
+        finally:
+            GRAD_ENABLED.reset(gtoken)
+            _DRAWS.reset(token)
+
+    final: list[Variable] = []
+    for k, (res, needs) in enumerate(results):
+        if type(res) is Variable:
+            final.append(res)
+            continue
+        assert isinstance(res, np.ndarray)
+        if not needs or not external:
+            final.append(op(f"remat({name})", res))
+            continue
+        shared = SharedInBackward(functools.partial(recompute, k), users=len(external))
+        params = [(n, _closure(shared, n)) for n in external]
+        final.append(op(f"remat({name})", res, *params))
+    if single:
+        return final[0]
+    return final if as_list else tuple(final)
+
+
+def _closure(shared: SharedInBackward, node: Node) -> Contribution:
+    """The closure of one external node: its gradient from the shared recomputation,
+    taken out of the shared dict, so each array is held once (the engine may keep it as
+    the node's buffer: it is a new array of the recomputation's pass)."""
+
+    def d_input(g: np.ndarray) -> Any:
+        d = shared(g).pop(node, None)
+        return np.zeros(node.shape, node.dtype) if d is None else d
+
+    return Contribution(d_input, fresh=True)

@@ -1,0 +1,147 @@
+"""Making arrays from values: linspace and full, with numpy's names and signatures.
+
+Both are differentiable in the values they are made from (``start`` and ``stop``, the
+fill value), which may be Variables; the shape arguments are plain integers.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyValueError, ShapeError, drops_gradient
+from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._variable import Variable, op
+from lampy.ops._operands import contrib_of, needs_grad, real_result, value_of
+
+_matmul = np.matmul
+
+
+def _check_dtype(name: str, dtype: Any, *operands: Any) -> None:
+    """Refuse a non-float ``dtype=`` for a result that needs a gradient."""
+    if dtype is None or np.dtype(dtype).kind == "f" or not GRAD_ENABLED.get():
+        return
+    if any(needs_grad(x) for x in operands):
+        raise drops_gradient(name, np.dtype(dtype))
+
+
+def linspace(
+    start: Any,
+    stop: Any,
+    num: int = 50,
+    endpoint: bool = True,
+    retstep: bool = False,
+    dtype: Any = None,
+    axis: int = 0,
+) -> Any:
+    """``num`` evenly spaced samples from ``start`` to ``stop``, as ``numpy.linspace``.
+
+    ``start`` and ``stop`` may be arrays (or Variables) that broadcast together: the
+    samples then run along a new axis at position ``axis`` of the result.
+
+    Args:
+        start: The first sample.
+        stop: The last sample (with ``endpoint``), else the end of the interval.
+        num: The number of samples, ``>= 0``.
+        endpoint: Whether ``stop`` is the last sample.
+        retstep: Also return the spacing between samples.
+        dtype: The result's dtype (numpy's default: float).
+        axis: Where the samples' axis goes in the result (when ``start``/``stop`` are
+            arrays).
+
+    Returns:
+        The samples, or ``(samples, step)`` with ``retstep``; ``step`` is a Variable too
+        (nan, and constant, when ``num == 1`` and ``endpoint``, as in numpy).
+
+    Raises:
+        LampyValueError: if ``num`` is negative.
+        ShapeError: if ``start`` and ``stop`` do not broadcast, or ``axis`` is out of range.
+        DTypeError: if ``dtype`` is not a float dtype while ``start`` or ``stop`` needs a
+            gradient (the result would be a constant).
+
+    Gradient:
+        With ``t_i = i / div`` (``div = num - 1`` with ``endpoint``, else ``num``; ``t = 0``
+        when ``div == 0``): ``dstart = sum_i g_i (1 - t_i)``, ``dstop = sum_i g_i t_i``
+        along the samples' axis (summed over broadcast axes). For the step
+        ``(stop - start) / div``: ``dstart = -g / div``, ``dstop = g / div``.
+    """
+    s, e = value_of(start), value_of(stop)
+    n = operator.index(num)
+    if n < 0:
+        raise LampyValueError(f"linspace: num must be >= 0, got {num}.")
+    _check_dtype("linspace", dtype, start, stop)
+    try:
+        shape = np.broadcast_shapes(np.shape(s), np.shape(e))
+    except ValueError:
+        raise ShapeError(
+            f"linspace: start of shape {np.shape(s)} and stop of shape {np.shape(e)} do not "
+            "broadcast together."
+        ) from None
+    nd = len(shape) + 1
+    if not -nd <= operator.index(axis) < nd:
+        raise ShapeError(
+            f"linspace: axis {axis} is out of bounds for a result of {nd} dimensions (start "
+            f"and stop broadcast to {shape})."
+        )
+    ax = operator.index(axis) % nd
+    value, step = np.linspace(s, e, n, endpoint, retstep=True, dtype=dtype, axis=ax)
+    real_result("linspace", value, start, stop)
+    div = n - 1 if endpoint else n
+
+    def weights(g: np.ndarray) -> np.ndarray:
+        t = np.arange(n, dtype=g.dtype)
+        return t / div if div > 0 else np.zeros_like(t)
+
+    def d_start(g: np.ndarray) -> Any:
+        return _matmul(np.moveaxis(g, ax, -1), 1 - weights(g))
+
+    def d_stop(g: np.ndarray) -> Any:
+        return _matmul(np.moveaxis(g, ax, -1), weights(g))
+
+    samples = op("linspace", value, contrib_of(start, d_start), contrib_of(stop, d_stop))
+    if not retstep:
+        return samples
+    step_value = np.asarray(step)
+    if div <= 0:  # numpy's step is nan: a constant
+        return samples, op("linspace", step_value)
+    return samples, op(
+        "linspace",
+        step_value,
+        contrib_of(start, lambda g: g / -div),
+        contrib_of(stop, lambda g: g / div),
+    )
+
+
+def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Variable:
+    """An array of ``shape`` filled with ``fill_value``, as ``numpy.full``.
+
+    Args:
+        shape: An int or a tuple of ints.
+        fill_value: A number, or an array (or Variable) broadcastable to ``shape``.
+        dtype: The result's dtype (None: ``fill_value``'s).
+        order: ``'C'`` or ``'F'`` memory layout.
+
+    Raises:
+        ShapeError: if ``fill_value`` does not broadcast to ``shape``.
+        DTypeError: if ``dtype`` is not a float dtype while ``fill_value`` needs a
+            gradient.
+
+    Gradient:
+        ``dfill_value = g`` summed over the axes broadcasting added or stretched (all of
+        them for a scalar fill value).
+    """
+    v = value_of(fill_value)
+    _check_dtype("full", dtype, fill_value)
+    try:
+        value = np.full(shape, v, dtype=dtype, order=order)  # type: ignore[call-overload]
+    except ValueError as e:
+        raise ShapeError(
+            f"full: fill_value of shape {np.shape(v)} does not broadcast to shape {shape}: {e}"
+        ) from None
+    real_result("full", value, fill_value)
+    return op("full", value, contrib_of(fill_value, lambda g: g, fresh=False))
+
+
+__all__ = ["full", "linspace"]
