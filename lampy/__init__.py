@@ -5,6 +5,7 @@ re-exported from ``lampy.ops`` under numpy's names.
 """
 
 from lampy import data as data
+from lampy import distributed as distributed
 from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
@@ -18,6 +19,7 @@ from lampy._errors import LampyError as LampyError
 from lampy._errors import LampyTypeError as LampyTypeError
 from lampy._errors import LampyValueError as LampyValueError
 from lampy._errors import MemoryBudgetError as MemoryBudgetError
+from lampy._errors import MissingExtraError as MissingExtraError
 from lampy._errors import NoScopeError as NoScopeError
 from lampy._errors import ReleasedError as ReleasedError
 from lampy._errors import ShapeError as ShapeError

@@ -70,6 +70,11 @@ class ImmutableModuleError(LampyError, FrozenInstanceError):
         self.msg = message
 
 
+class MissingExtraError(LampyError, ImportError):
+    """An optional capability needs a package that is not installed; the message names the
+    ``pip install "lampy[extra]"`` line that brings it."""
+
+
 def describe(value: Any) -> str:
     """Short description of an operand for messages: ``float32[3, 4]`` or ``float``."""
     shape = getattr(value, "shape", None)
@@ -107,6 +112,15 @@ def shape_mismatch(op: str, *operands: Any, detail: str = "") -> ShapeError:
     shapes = " and ".join(str(tuple(getattr(o, "shape", ()))) for o in operands)
     extra = f" {detail}" if detail else ""
     return ShapeError(f"{op}: shapes {shapes} do not fit together.{extra}")
+
+
+def missing_extra(what: str, extra: str, missing: str) -> MissingExtraError:
+    """The error for ``what`` needing the ``lampy[extra]`` extra, whose ``missing``
+    package could not be imported."""
+    return MissingExtraError(
+        f"{what} needs the optional package {missing}, which is not installed. Install "
+        f'lampy\'s {extra!r} extra: pip install "lampy[{extra}]"'
+    )
 
 
 def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.distributed.mpi import ENV as MPI_ENV
+from tests.distributed.mpi import HAVE_MPI4PY, MPIRUN, mpirun_command
+
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.py"))
 
 # Arguments that keep a run to a few seconds; an example not listed runs with its
@@ -20,7 +23,12 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "sequence_transformer.py": ["--epochs", "1", "--steps-per-epoch", "10", "--test", "200"],
     "regression.py": ["--linear-epochs", "20", "--mlp-epochs", "5"],
     "memory_bounded.py": ["--steps", "3", "--plot", "{tmp}/memory.png", "--data-mb", "16"],
+    "distributed_digits.py": ["--epochs", "1", "--checkpoint", "{tmp}/best.safetensors"],
 }
+
+# Examples that train on several processes: launched with `mpirun -n <ranks>`, skipped
+# without the mpi extra.
+MPI_RANKS: dict[str, int] = {"distributed_digits.py": 2}
 
 
 def test_examples_exist() -> None:
@@ -32,13 +40,20 @@ def test_examples_exist() -> None:
 def test_smoke_args_name_examples() -> None:
     """Every entry of SMOKE_ARGS names an existing example (a renamed one is not skipped)."""
     assert set(SMOKE_ARGS) <= {p.name for p in EXAMPLES}
+    assert set(MPI_RANKS) <= {p.name for p in EXAMPLES}
 
 
 def _run(path: Path, args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     # One BLAS thread: these models are tiny, and threads only slow them down.
     env = {**os.environ, "PYTHONWARNINGS": "error", "OPENBLAS_NUM_THREADS": "1"}
+    command = [sys.executable, str(path), *args]
+    if path.name in MPI_RANKS:
+        if MPIRUN is None or not HAVE_MPI4PY:
+            pytest.skip(f'{path.name} runs under mpirun: needs pip install -e ".[dev,mpi]"')
+        command = mpirun_command(MPI_RANKS[path.name]) + command
+        env.update(MPI_ENV)
     return subprocess.run(
-        [sys.executable, str(path), *args],
+        command,
         capture_output=True,
         text=True,
         timeout=300,
@@ -58,7 +73,7 @@ def test_example_runs(path: Path, tmp_path: Path) -> None:
     assert result.stdout.strip(), "the example printed nothing"
     assert "Warning" not in result.stderr, result.stderr
     for a in args:
-        if a.endswith(".png"):
+        if a.endswith((".png", ".safetensors")):
             assert Path(a).is_file(), f"{path.name} did not write {a}"
 
 

@@ -84,14 +84,31 @@ class Batches:
     file offline, or read it in order. Any other object with ``__len__`` and a
     ``__getitem__`` taking an integer index array (a lazily decoded dataset) works too.
 
+    With ``shard=(rank, world)``, for data-parallel training, each of ``world`` processes
+    takes its own part of every batch: the epoch's order (the same on every rank, drawn
+    from an ``rng`` seeded the same on every rank) is cut into global batches of
+    ``batch_size * world`` samples, and rank ``r`` takes the samples at positions
+    ``r, r + world, r + 2 * world...`` of each. So ``batch_size`` is the per-rank batch,
+    every rank gets the same number of batches of the same sizes, and the ranks' batches
+    together are exactly the batch one process would get with ``batch_size * world``.
+    The last global batch, when the samples do not fill it:
+
+    * ``drop_last=True``: is left out (every batch has ``batch_size`` samples);
+    * ``drop_last=False``: is padded, to a multiple of ``world`` samples, with samples
+      from the start of the epoch's order, so each rank's last batch has
+      ``ceil(m / world)`` samples for ``m`` samples left; fewer than ``world`` samples
+      are then seen twice in that epoch (the rule of PyTorch's ``DistributedSampler``).
+
     Args:
         *arrays: Arrays (or dataset objects, see above) with the same length along
             their first dimension (samples).
-        batch_size: Samples per batch (the last batch may be smaller).
+        batch_size: Samples per batch (per rank with ``shard``; the last batch may be
+            smaller).
         shuffle: Whether to visit the samples in a new random order each epoch.
         rng: The ``numpy.random.Generator`` the orders are drawn from; required with
-            ``shuffle=True``.
-        drop_last: Whether to leave out a last batch smaller than ``batch_size``.
+            ``shuffle=True``. With ``shard``, seed it the same on every rank.
+        drop_last: Whether to leave out a last batch smaller than ``batch_size`` (with
+            ``shard``: a last global batch smaller than ``batch_size * world``).
         prefetch: Batches a background thread gathers ahead of the loop (0: none, each
             batch is gathered when the loop asks for it). Useful when gathering is slow
             (reading a memmap from disk, decoding): it overlaps with the training step.
@@ -100,11 +117,14 @@ class Batches:
             batch it concerns. The thread stops when the epoch ends, when the loop raises,
             and when the iterator is closed (``it.close()``; a ``for`` loop left with
             ``break`` closes it when the iterator is collected).
+        shard: ``(rank, world)``: this process's rank and the number of processes, as
+            given by ``lampy.distributed.rank()`` and ``lampy.distributed.world_size()``.
+            None (the default) is ``(0, 1)``: every batch whole.
 
     Raises:
         ShapeError: if the arrays' lengths differ.
-        LampyValueError: for a batch size below 1, a negative ``prefetch``, or ``shuffle``
-            without ``rng``.
+        LampyValueError: for a batch size below 1, a negative ``prefetch``, ``shuffle``
+            without ``rng``, or a ``shard`` whose rank is not in ``[0, world)``.
 
     Examples:
         >>> x, y = np.zeros((100, 3), np.float32), np.arange(100)
@@ -123,6 +143,7 @@ class Batches:
         rng: np.random.Generator | None = None,
         drop_last: bool = False,
         prefetch: int = 0,
+        shard: tuple[int, int] | None = None,
     ) -> None:
         self.arrays = _aligned("Batches", arrays)
         if isinstance(prefetch, bool) or not isinstance(prefetch, int | np.integer):
@@ -150,6 +171,7 @@ class Batches:
         self.shuffle = shuffle
         self.rng = rng
         self.drop_last = drop_last
+        self.shard = _shard(shard)
 
     @property
     def num_samples(self) -> int:
@@ -157,9 +179,9 @@ class Batches:
         return len(self.arrays[0])
 
     def __len__(self) -> int:
-        """Batches per epoch."""
-        n, b = self.num_samples, self.batch_size
-        return n // b if self.drop_last else math.ceil(n / b)
+        """Batches per epoch (on each rank, with ``shard``)."""
+        n, g = self.num_samples, self.batch_size * self.shard[1]
+        return n // g if self.drop_last else math.ceil(n / g)
 
     def __iter__(self) -> Iterator[tuple[np.ndarray, ...]]:
         # The order is drawn here, in the caller's thread, when the epoch starts.
@@ -174,11 +196,19 @@ class Batches:
 
     def _gather(self, order: np.ndarray | None) -> Iterator[tuple[np.ndarray, ...]]:
         n, b = self.num_samples, self.batch_size
-        stop = len(self) * b
+        rank, world = self.shard
+        stop = len(self) * b * world
         mappings = [_read_only_mapping(a) for a in self.arrays]
         mapped = [m for m in mappings if m is not None]
-        for start in range(0, stop, b):
-            if order is not None:
+        for start in range(0, stop, b * world):
+            if world > 1:  # positions rank, rank + world... of the global batch at start
+                end = start + b * world
+                if end > n:  # the last global batch, padded to a multiple of world samples
+                    end = start + math.ceil((n - start) / world) * world
+                positions = np.arange(start + rank, end, world) % n
+                idx = positions if order is None else order[positions]
+                batch = tuple(a[idx] for a in self.arrays)
+            elif order is not None:
                 idx = order[start : start + b]
                 batch = tuple(a[idx] for a in self.arrays)
             else:
@@ -193,10 +223,34 @@ class Batches:
 
     def __repr__(self) -> str:
         shapes = ", ".join(str(getattr(a, "shape", len(a))) for a in self.arrays)
+        shard = "" if self.shard == (0, 1) else f", shard={self.shard}"
         return (
             f"Batches({shapes}, batch_size={self.batch_size}, shuffle={self.shuffle}, "
-            f"drop_last={self.drop_last}, prefetch={self.prefetch}; {len(self)} batches)"
+            f"drop_last={self.drop_last}, prefetch={self.prefetch}{shard}; {len(self)} batches)"
         )
+
+
+def _shard(shard: Any) -> tuple[int, int]:
+    """``shard`` checked and as a pair of ints; None is ``(0, 1)``."""
+    if shard is None:
+        return (0, 1)
+    ok = (
+        isinstance(shard, tuple | list)
+        and len(shard) == 2
+        and all(isinstance(v, int | np.integer) and not isinstance(v, bool) for v in shard)
+    )
+    if not ok:
+        raise LampyTypeError(
+            f"Batches: shard must be a pair of ints (rank, world), got {shard!r}; pass "
+            "shard=(lampy.distributed.rank(), lampy.distributed.world_size())."
+        )
+    rank, world = int(shard[0]), int(shard[1])
+    if world < 1 or not 0 <= rank < world:
+        raise LampyValueError(
+            f"Batches: shard=(rank, world) needs world >= 1 and 0 <= rank < world, got "
+            f"{(rank, world)}."
+        )
+    return (rank, world)
 
 
 def _rows(a: np.ndarray, start: int, stop: int, mapped: bool) -> np.ndarray:

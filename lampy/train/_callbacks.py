@@ -11,6 +11,7 @@ from typing import Any
 
 from lampy._errors import LampyValueError, no_scope
 from lampy.autograd._scope import Scope, current_or_none
+from lampy.distributed import is_main_process
 from lampy.train._checkpoint import save
 from lampy.train._state import TrainState
 
@@ -111,7 +112,9 @@ class BestCheckpoint(Callback):
     """Save a checkpoint whenever a monitored number reaches a new best.
 
     The file is written with ``lampy.save`` (atomically), with the optimizer's state and
-    the epoch and monitored value as metadata.
+    the epoch and monitored value as metadata. When ``lampy.distributed`` is initialized
+    (``lampy.distributed.init()``), only rank 0 writes it (every rank holds the same
+    weights).
 
     Args:
         path: The checkpoint file to (over)write.
@@ -143,14 +146,16 @@ class BestCheckpoint(Callback):
             self.best_epoch = state.epoch
             opt = state.optimizer if self.save_optimizer else None
             meta = {self._m.monitor: value, "epoch": state.epoch}
-            save(self.path, state.model, opt, **meta)
+            if is_main_process():  # one writer when training on several processes
+                save(self.path, state.model, opt, **meta)
 
 
 class MetricsLogger(Callback):
     """Append each epoch's numbers to a CSV file (``.csv``) or a JSON-lines file (else).
 
     The file is started afresh when training begins; each line is flushed at once, so
-    it can be followed while training runs.
+    it can be followed while training runs. When ``lampy.distributed`` is initialized
+    (``lampy.distributed.init()``), only rank 0 writes it.
     """
 
     def __init__(self, path: str | os.PathLike[str]) -> None:
@@ -158,10 +163,13 @@ class MetricsLogger(Callback):
         self._fields: list[str] | None = None
 
     def on_train_begin(self, state: TrainState) -> None:
-        self.path.write_text("")
+        if is_main_process():
+            self.path.write_text("")
         self._fields = None
 
     def on_epoch_end(self, state: TrainState, logs: dict[str, float]) -> None:
+        if not is_main_process():  # one writer when training on several processes
+            return
         row: dict[str, Any] = {"epoch": state.epoch, **logs}
         with self.path.open("a", newline="") as f:
             if self.path.suffix == ".csv":

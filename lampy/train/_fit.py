@@ -39,6 +39,7 @@ def fit(
     initial_epoch: int = 0,
     scheduler_interval: str | None = None,
     workers: int | str | None = None,
+    distributed: bool = False,
 ) -> History:
     """Train ``model`` for ``epochs`` epochs; return the per-epoch numbers.
 
@@ -90,6 +91,13 @@ def fit(
             steps.
         workers: Threads for each backward pass (see `lampy.backward`); None takes
             `lampy.get_num_workers`.
+        distributed: Train data-parallel over the ranks of ``lampy.distributed.init()``'s
+            world (see docs/distributed.md): ``train_batches`` must be sharded for this
+            rank (``Batches(..., shard=(rank, world))``); every rank starts from rank 0's
+            weights and optimizer state, gradients are averaged over the ranks
+            (``lampy.distributed.DataParallel``), the logged numbers are means over every
+            rank's samples (so every rank schedules and stops alike), and only rank 0
+            shows progress.
 
     Returns:
         The ``lampy.train.History`` of the epochs run: ``loss`` (mean training
@@ -110,6 +118,12 @@ def fit(
     history = History()
     train_model = model.with_training(True)
     state = TrainState(train_model, optimizer, history)
+    dist = None
+    if distributed:
+        from lampy.distributed._training import DistributedFit
+
+        dist = DistributedFit(train_model, optimizer, train_batches)
+    progress = progress and (dist is None or dist.is_main)
     loop = TrainLoop(
         train_model,
         loss_fn,
@@ -122,6 +136,7 @@ def fit(
         detect_anomaly=detect_anomaly,
         progress=progress,
         workers=workers,
+        dist=dist,
     )
     val_metrics: dict[str, Metric] = {"loss": loss_fn, **(metrics or {})}
     loop.zero_grad()
@@ -133,7 +148,8 @@ def fit(
             for cb in callbacks:
                 cb.on_epoch_begin(state)
             stats = loop.run_epoch(train_batches, epoch, epochs)
-            logs = _epoch_logs(stats, model, valid_batches, val_metrics, schedule, optimizer)
+            run = evaluate if dist is None else dist.evaluator(evaluate)
+            logs = _epoch_logs(stats, model, valid_batches, val_metrics, schedule, optimizer, run)
             for cb in callbacks:
                 logs.update(cb.numbers(state))
             history.epochs.append({"epoch": epoch, **logs})
@@ -158,12 +174,13 @@ def _epoch_logs(
     val_metrics: Mapping[str, Metric],
     schedule: Schedule,
     optimizer: Any,
+    run: Callable[..., dict[str, float]],
 ) -> dict[str, float]:
-    """The epoch's numbers: training loss, validation, then the lr after the epoch's
-    scheduler step, and timing."""
+    """The epoch's numbers: training loss, validation (by ``run``: ``evaluate``, or its
+    reduction over the ranks), then the lr after the epoch's scheduler step, and timing."""
     logs: dict[str, float] = {"loss": stats.loss}
     if valid_batches is not None:
-        for name, v in evaluate(model, valid_batches, val_metrics).items():
+        for name, v in run(model, valid_batches, val_metrics).items():
             logs[f"val_{name}"] = v
     schedule.after_epoch(logs)
     logs["lr"] = first_lr(optimizer)

@@ -13,7 +13,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Sequence, Sized
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -27,6 +27,9 @@ from lampy.train._anomaly import NonFiniteError, find_nonfinite
 from lampy.train._callbacks import Callback
 from lampy.train._evaluate import batch_size, scalar
 from lampy.train._state import TrainState
+
+if TYPE_CHECKING:
+    from lampy.distributed._training import DistributedFit
 
 __all__ = ["EpochStats", "Schedule", "TrainLoop"]
 
@@ -133,6 +136,8 @@ class TrainLoop:
         callbacks: Their ``on_batch_end`` runs after each batch.
         grad_accumulation, clip_grad_norm, detect_anomaly, progress, workers: As for
             ``fit``.
+        dist: With ``fit(..., distributed=True)``, what averages the gradients over the
+            ranks (once per accumulation group) and reduces the epoch's numbers.
     """
 
     def __init__(
@@ -149,6 +154,7 @@ class TrainLoop:
         detect_anomaly: bool,
         progress: bool,
         workers: int | str | None = None,
+        dist: DistributedFit | None = None,
     ) -> None:
         self.model = model
         self.params = model.parameters()
@@ -162,6 +168,7 @@ class TrainLoop:
         self.detect_anomaly = detect_anomaly
         self.progress = progress
         self.workers = workers
+        self.dist = dist
 
     def zero_grad(self) -> None:
         """Zero the gradients of the model's params and of the optimizer's."""
@@ -183,17 +190,18 @@ class TrainLoop:
                     if total is not None:
                         group = min(group, total - i)
                 where = f"epoch {epoch}, batch {i + 1} (after {self.state.step} optimizer steps)"
-                value = self._train_step(batch, group, where)
+                value = self._train_step(batch, group, where, sync=pending + 1 == group)
                 n = batch_size(batch)
                 loss_sum, seen, pending = loss_sum + value * n, seen + n, pending + 1
                 if pending == group:
                     self._optimizer_step(where)
                     pending = 0
                 elapsed = time.perf_counter() - start
+                mean, count = self._totals(loss_sum, seen)
                 bar.update(
-                    loss_sum / seen,
+                    mean,
                     first_lr(self.optimizer),
-                    seen / elapsed if elapsed > 0 else 0.0,
+                    count / elapsed if elapsed > 0 else 0.0,
                     self.callbacks,
                     self.state,
                 )
@@ -204,10 +212,20 @@ class TrainLoop:
         if not where:
             raise LampyValueError("fit: train_batches gave no batches in this epoch.")
         if pending:  # batches without a len(): step on the leftover accumulation
+            if self.dist is not None:
+                self.dist.sync()
             self._optimizer_step(where)
-        return EpochStats(loss_sum / seen, seen, time.perf_counter() - start)
+        return EpochStats(*self._totals(loss_sum, seen), time.perf_counter() - start)
 
-    def _train_step(self, batch: tuple[Any, ...], divisor: int, where: str) -> float:
+    def _totals(self, loss_sum: float, seen: int) -> tuple[float, int]:
+        """The mean loss and the number of samples so far (over every rank)."""
+        if self.dist is None:
+            return loss_sum / seen, seen
+        return self.dist.totals(loss_sum, seen)
+
+    def _train_step(
+        self, batch: tuple[Any, ...], divisor: int, where: str, sync: bool = True
+    ) -> float:
         """Forward and backward of one batch in its own scope; the loss as a float."""
         with Scope(keep_values=self.detect_anomaly):  # anomaly detection reads every value
             loss = self.loss_fn(self.model, batch)
@@ -218,7 +236,11 @@ class TrainLoop:
             value = scalar("fit: loss_fn", loss)
             if not math.isfinite(value):
                 raise self._nonfinite_loss(value, loss, where)
-            (loss if divisor == 1 else loss / divisor).backward(workers=self.workers)
+            scaled = loss if divisor == 1 else loss / divisor
+            if self.dist is None:
+                scaled.backward(workers=self.workers)
+            else:  # averaged over the ranks once per group, with the group's last batch
+                self.dist.backward(scaled, sync, self.workers)
         if self.detect_anomaly:
             bad = [
                 name

@@ -76,6 +76,72 @@ def test_batches_errors() -> None:
         Batches(batch_size=1)
 
 
+@given(
+    n=st.integers(0, 50),
+    batch_size=st.integers(1, 6),
+    world=st.integers(1, 4),
+    shuffle=st.booleans(),
+    drop_last=st.booleans(),
+    seed=st.integers(0, 2**16),
+)
+def test_shards_together_make_the_global_batches(
+    n: int, batch_size: int, world: int, shuffle: bool, drop_last: bool, seed: int
+) -> None:
+    """With shard=(rank, world) every rank gets as many batches, of equal sizes, and the
+    ranks' k-th batches together are one process's k-th batch of batch_size * world
+    samples; a last global batch that falls short is dropped or padded by wrapping to the
+    start of the epoch's order (to ceil(m / world) samples per rank)."""
+    x = np.arange(n * 2).reshape(n, 2)
+    y = np.arange(n)
+
+    def make(shard: tuple[int, int] | None, size: int) -> Batches:
+        rng = np.random.default_rng(seed) if shuffle else None
+        return Batches(
+            x, y, batch_size=size, shuffle=shuffle, rng=rng, drop_last=drop_last, shard=shard
+        )
+
+    whole = [yb for _, yb in make(None, batch_size * world)]
+    ranks = [[(xb, yb) for xb, yb in make((r, world), batch_size)] for r in range(world)]
+    for r, batches in enumerate(ranks):
+        assert len(batches) == len(whole) == len(make((r, world), batch_size))
+    for k, global_batch in enumerate(whole):
+        parts = [ranks[r][k][1] for r in range(world)]
+        for xb, yb in (ranks[r][k] for r in range(world)):
+            np.testing.assert_array_equal(xb[:, 0] // 2, yb)  # aligned
+            assert len(yb) == len(parts[0])  # equal sizes on every rank
+        if len(global_batch) == batch_size * world:
+            assert all(len(p) == batch_size for p in parts)
+            interleaved = np.stack(parts, axis=1).ravel()  # rank r takes positions r::world
+            np.testing.assert_array_equal(interleaved, global_batch)
+        else:  # the padded tail of an epoch (drop_last=False)
+            assert not drop_last and k == len(whole) - 1
+            m = len(global_batch)
+            assert len(parts[0]) == math.ceil(m / world)
+            interleaved = np.stack(parts, axis=1).ravel()
+            np.testing.assert_array_equal(interleaved[:m], global_batch)
+            first = np.concatenate(whole)  # the epoch's order, to wrap around to
+            np.testing.assert_array_equal(interleaved[m:], np.resize(first, len(interleaved) - m))
+
+
+def test_shard_of_one_is_the_plain_batches_and_errors() -> None:
+    """shard=(0, 1) changes nothing (batches are still views when not shuffled); a bad
+    shard is a clear error."""
+    x = np.arange(10.0)
+    plain, sharded = Batches(x, batch_size=4), Batches(x, batch_size=4, shard=(0, 1))
+    for (a,), (b,) in zip(plain, sharded, strict=True):
+        np.testing.assert_array_equal(a, b)
+        assert np.shares_memory(b, x)
+    assert "shard" not in repr(sharded) and "shard=(1, 2)" in repr(
+        Batches(x, batch_size=4, shard=(1, 2))
+    )
+    with pytest.raises(LampyValueError, match=r"0 <= rank < world, got \(2, 2\)"):
+        Batches(x, batch_size=2, shard=(2, 2))
+    with pytest.raises(LampyValueError, match="world >= 1"):
+        Batches(x, batch_size=2, shard=(0, 0))
+    with pytest.raises(LampyTypeError, match="pair of ints"):
+        Batches(x, batch_size=2, shard=3)  # type: ignore[arg-type]
+
+
 @given(n=st.integers(2, 60), frac=st.floats(0.05, 0.95), seed=st.integers(0, 2**16))
 def test_split_partitions_the_samples(n: int, frac: float, seed: int) -> None:
     """Train and test are disjoint, cover every sample, keep alignment; the seed repeats."""

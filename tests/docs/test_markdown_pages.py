@@ -195,7 +195,7 @@ def test_ci_runs_exactly_the_readme_test_command() -> None:
     """.ci/run runs the README's install-and-test command, character for character, so
     the command a newcomer pastes is the one CI proves."""
     readme = [b.code.strip() for b in blocks((ROOT / "README.md").read_text()) if b.lang == "bash"]
-    test_commands = [c for c in readme if "'.[dev]'" in c and "pytest" in c]
+    test_commands = [c for c in readme if "pip install -e '.[dev" in c and "pytest" in c]
     assert len(test_commands) == 1, test_commands
     ci_lines = (ROOT / ".ci" / "run").read_text().splitlines()
     assert test_commands[0] in ci_lines
