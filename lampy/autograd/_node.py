@@ -21,7 +21,7 @@ class Node:
     that no closure saved and no Python object can reach through a Variable any more is
     returned at once, while the graph keeps what backprop needs: op, shape, dtype.
 
-    Only the engine (``lampy/autograd``) writes these fields, each through one place:
+    Only the engine (the autograd package) writes these fields, each through one place:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
