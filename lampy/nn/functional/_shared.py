@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._shared import SharedInBackward
 
-__all__ = ["SharedInBackward", "dot_along", "frozen", "sum_along"]
+__all__ = ["SharedInBackward", "dot_along", "frozen", "require_rng", "sum_along"]
 
 _vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
 
