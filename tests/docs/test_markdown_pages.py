@@ -4,6 +4,7 @@ prints what the page shows (conventions in tests/docs/markdown.py)."""
 from __future__ import annotations
 
 import doctest
+import importlib.util
 import json
 import os
 import subprocess
@@ -18,6 +19,9 @@ ROOT = Path(__file__).resolve().parents[2]
 RUNNER = Path(__file__).with_name("page_runner.py")
 PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 RUN_PAGES = [p for p in PAGES if steps(p)]
+
+# Pages whose code needs an optional extra: skipped, with the install line, without it.
+PAGES_NEEDING = {"docs/distributed.md": ("mpi4py", 'pip install -e ".[dev,mpi]"')}
 
 # Excerpts (```python notest) are shown but not run; keep them rare.
 MAX_EXCERPTS = 4
@@ -80,6 +84,9 @@ def test_page_runs_and_prints_what_it_shows(page: Path, tmp_path: Path) -> None:
     a warning, and each prints the output shown after it."""
     plan = steps(page)
     rel = str(page.relative_to(ROOT))
+    needs = PAGES_NEEDING.get(rel)
+    if needs is not None and importlib.util.find_spec(needs[0]) is None:
+        pytest.skip(f"{rel} needs {needs[0]}: {needs[1]}")
     result = run_page(page, plan, tmp_path)
     error = result["error"]
     assert error is None, f"{rel}: the block at line {error['line']} failed:\n{error['traceback']}"
