@@ -23,12 +23,15 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import BackwardError
 from lampy.autograd._node import Node
-from lampy.autograd._pass import Pass, closure_error, commit
+from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
 from lampy.autograd._unbroadcast import Contribution, accumulate
 from lampy.autograd._variable import Backward
 from lampy.autograd._workers import pool
+
+_own_grad = _memory.own_grad
 
 # A task: (plan position, -param index, node name, param index, input, closure, g, seq)
 Task = tuple[int, int, str, int, Node, Backward, np.ndarray, int]
@@ -148,16 +151,14 @@ class _Scheduler:
         buf = self.bufs.get(inp)
         if len(item) == 3:
             fn, g, d = item
-            if buf is None:
-                self.bufs[inp] = fn.own(d, g, inp.shape, inp.dtype, False)
+            if buf is None:  # as the serial first_buffer, without adopting g itself
+                self.bufs[inp] = _own_grad(fn.own(d, g, inp.shape, inp.dtype, False), inp)
             else:
                 accumulate(buf, d)
         else:
             fn, g = item
             if buf is None:
-                buf = np.zeros(inp.shape, inp.dtype)
-                fn(g, buf)
-                self.bufs[inp] = buf
+                self.bufs[inp] = first_buffer(fn, g, inp, False)
             else:
                 fn(g, buf)
 
