@@ -184,7 +184,8 @@ class Ledger:
         self.limits: tuple[Ledger, ...] = ()
 
     def stats(self) -> MemoryStats:
-        return MemoryStats(self.live, self.peak, self.arrays, self.budget)
+        live = self.live
+        return MemoryStats(live, max(self.peak, live), self.arrays, self.budget)
 
 
 open_budgets = 0
@@ -218,6 +219,8 @@ def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
         keep_bytes += b
         keep_arrays += a
     _add(ledger.parent, keep_bytes - ledger.live, keep_arrays - ledger.arrays)
+    if ledger.live > ledger.peak:
+        ledger.peak = ledger.live
     ledger.live = ledger.arrays = 0
     if ledger.budget is not None:
         open_budgets -= 1
@@ -235,30 +238,30 @@ def _node_bytes(node: Node) -> tuple[int, int]:
 
 
 def _add(ledger: Ledger | None, n: int, arrays: int) -> None:
-    """Add ``n`` bytes (``arrays`` arrays) to ``ledger`` and every ledger above it."""
+    """Add ``n`` bytes (``arrays`` arrays) to ``ledger`` and every ledger above it.
+
+    ``peak`` is brought up to date only before a decrease: ``live`` grows between two
+    decreases, so its largest value is the one just before a decrease (or now, which
+    ``Ledger.stats`` takes into account). Charges, once per op, skip the comparison.
+    """
     while ledger is not None:
-        live = ledger.live + n
-        ledger.live = live
-        ledger.arrays += arrays
-        if live > ledger.peak:
+        live = ledger.live
+        if n < 0 and live > ledger.peak:
             ledger.peak = live
+        ledger.live = live + n
+        ledger.arrays += arrays
         ledger = ledger.parent
 
 
 def charge_value(ledger: Ledger, node: Node) -> None:
     """Charge a newly registered node's value; past a budget, refund it and raise."""
     v = node.value
-    if v is None or v.base is not None:
-        node.charged = 0
-    else:
+    if v is not None and v.base is None:
         n = node.charged = v.nbytes
         led: Ledger | None = ledger
-        while led is not None:  # _add, inlined: this runs once per op
-            live = led.live + n
-            led.live = live
+        while led is not None:  # _add, inlined: this runs once per op (no decrease)
+            led.live += n
             led.arrays += 1
-            if live > led.peak:
-                led.peak = live
             led = led.parent
         if ledger.limits:
             for limited in ledger.limits:
@@ -266,6 +269,8 @@ def charge_value(ledger: Ledger, node: Node) -> None:
                     _add(ledger, -n, -1)
                     node.charged = 0
                     raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
+    else:
+        node.charged = 0
     if PROFILE is not None:
         PROFILE.value(node)
 
@@ -294,19 +299,19 @@ def drop_value(node: Node, ledger: Ledger) -> None:
     The value stays charged when something still holds it (a backward closure saved
     it, or the caller kept the array): it is then refunded when the scope exits.
     """
-    n = node.charged
-    if not n:
-        node.value = None
-        return
     v = node.value
     node.value = None
-    if v is not None:
+    n = node.charged
+    if n and v is not None:
         r = _ref(v)
         del v
         if r() is None:
             led: Ledger | None = ledger
-            while led is not None:  # _add, inlined: this runs once per op result
-                led.live -= n
+            while led is not None:  # _add(ledger, -n, -1), inlined: once per op result
+                live = led.live
+                if live > led.peak:
+                    led.peak = live
+                led.live = live - n
                 led.arrays -= 1
                 led = led.parent
 
