@@ -78,5 +78,5 @@ def remat_sequential(
     bounds = [round(i * n / k) for i in range(k + 1)]
     for i in range(k):
         group = mods[bounds[i] : bounds[i + 1]]
-        x = remat(_segment(group))(x) if i < k - 1 else _segment(group)(x)
+        x = remat(_segment(group))(x) if k > 1 else _segment(group)(x)
     return x
