@@ -50,6 +50,7 @@ def _propagate(
     """
     n_workers = 1 if sink is not None else resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
+    del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
         run = run_concurrent(p, n_workers, stream)
     else:

@@ -306,7 +306,8 @@ class _Recompute:
                     back[v.node] = node
                 new_args, new_kwargs = _map((self.args, self.kwargs), lambda v: made.get(v.node, v))
                 outs, _ = _outputs(name, self.fn(*new_args, **new_kwargs))
-                root = outs[k]
+                roots = [outs[k]]
+                del outs  # the output's value goes once the pass has read it, unless saved
                 wanted = self.external
                 targets = None if outer is None else outer.targets
                 if targets is not None:  # the leaves the enclosing pass asks for
@@ -321,9 +322,11 @@ class _Recompute:
                             return
                     grads[n] = d
 
-                if root.needs_grad:
+                if roots[0].needs_grad:
                     inner_targets = {made[n].node if n in made else n for n in wanted}
-                    for _ in _propagate([root], [g], (), inner_targets, sink=sink):
+                    passing = _propagate(roots, [g], (), inner_targets, sink=sink)
+                    del roots
+                    for _ in passing:
                         pass
                 return grads
         finally:

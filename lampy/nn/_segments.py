@@ -6,8 +6,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._remat import remat
+from lampy.autograd._variable import const
 
 __all__ = ["remat_sequential"]
 
@@ -75,6 +78,10 @@ def remat_sequential(
             f"remat_sequential: segments must be an int of at least 1, got {segments!r}."
         )
     k = min(k, n)
+    if k > 1 and type(x) is np.ndarray:
+        # Read by every run of the first segment without a copy (a numpy input is
+        # otherwise copied by the first op in each run, as a saved input).
+        x = const(x, copy=False)
     bounds = [round(i * n / k) for i in range(k + 1)]
     for i in range(k):
         group = mods[bounds[i] : bounds[i + 1]]
