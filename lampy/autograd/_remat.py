@@ -3,11 +3,24 @@
 ``remat(fn)(*args)`` runs ``fn`` in an inner scope and keeps only what backward needs
 to run it again: the arguments' values and the outputs. Everything ``fn`` made inside
 is released when it returns. The result is one op, ``remat(<fn name>)``, whose params
-are the Variables the computation depends on: the arguments that need a gradient, and
-the params ``fn`` uses without receiving them as arguments (a module's weights). Its
-backward closures run ``fn`` again in a fresh scope on the saved values, backpropagate
-through that graph into pass-local buffers (nothing is added to any ``.grad`` there),
-hand the gradients to the enclosing pass, and release the graph.
+are the Variables the computation depends on: the params ``fn`` uses without receiving
+them (a module's weights), then the arguments that need a gradient.
+
+Backward. The first closure of the op that the pass calls (an argument's, whose
+gradient comes last) runs ``fn`` again in a fresh scope on the saved values (params
+as they are, op results as new leaves) and backpropagates the op's output gradient
+through that graph, in an inner pass that hands each leaf's gradient on as soon as it
+is final (``_propagate(..., sink=...)``). A param's gradient goes straight to the
+enclosing pass (``Pass.hand_over``): when this op's edge is the param's last one, it
+is added into its ``.grad`` at once (``atomic=False``, ``backward_iter``) or kept for
+the end of an atomic pass, and the enclosing loop skips the edge. So a segment's param
+gradients are never all held at once: one at a time, as in a plain pass. The other
+gradients (an argument's, a param used elsewhere too) wait, as new arrays the enclosing
+pass takes as they are, for their closures. When the inner pass ends, its scope exits:
+the recomputed graph is released before the enclosing pass goes on, so at most one
+segment's values are recomputed at a time. Memory at the peak of a
+``remat_sequential`` step: the segment boundaries, one recomputed segment, and one
+layer's backward (its output's and input's gradients and its weight's gradient).
 
 Random draws replay: ops that draw (dropout) take their generator through
 ``lampy.autograd.replayable``, which records the generator's state before each draw
@@ -150,6 +163,10 @@ def remat(fn: F) -> F:
     it. The gradients equal those without remat (bitwise for deterministic ops);
     dropout and other random ops inside ``fn`` replay the same draws. Memory for
     compute: each backward through the result costs one more forward run of ``fn``.
+    The params' gradients reach the pass one at a time, as the recomputation finds
+    them, so with ``backward(atomic=False)`` or ``lampy.backward_iter`` (which add each
+    into ``.grad`` at once) they are not held together (an atomic pass keeps every
+    gradient until its end anyway).
 
     This is JAX's ``jax.checkpoint``/``remat`` and PyTorch's
     ``torch.utils.checkpoint.checkpoint`` (in lampy a "checkpoint" is a weight file, see
@@ -161,7 +178,9 @@ def remat(fn: F) -> F:
             or list of Variables. Variables may be nested in tuples, lists and dicts of
             the arguments. It may use params it does not receive (a module's weights),
             but not other Variables computed outside it: pass those as arguments. It
-            must make the same ops each time it runs.
+            must make the same ops each time it runs. Arguments that are not
+            Variables (a numpy batch) are handed to it again as they are: do not
+            change them in place before backward.
 
     Returns:
         A function with ``fn``'s signature. Under ``lampy.no_grad`` it just calls ``fn``.

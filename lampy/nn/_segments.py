@@ -30,12 +30,22 @@ def remat_sequential(
     """Apply ``modules`` one after the other to ``x``, keeping only segment boundaries.
 
     The modules are split into ``segments`` consecutive groups of (nearly) equal length.
-    Every group but the last runs under `lampy.remat`: only its input and output stay
-    in memory, and backward runs it again. The last group runs as usual (its values
-    are needed first in backward anyway), as ``torch.utils.checkpoint.checkpoint_sequential``
-    does. With ``n`` modules and ``k = sqrt(n)`` segments the activations held are about
+    Each group runs under `lampy.remat`: only its input and output stay in memory, and
+    backward runs it again, one group at a time, releasing its values before the next.
+    With ``n`` modules and ``k = sqrt(n)`` segments the activations held are about
     ``2 sqrt(n)`` layers' instead of ``n`` (Chen, Xu, Zhang and Guestrin 2016, "Training
     deep nets with sublinear memory cost"), for one more forward pass in backward.
+
+    Unlike ``torch.utils.checkpoint.checkpoint_sequential``, the last group is
+    rematerialised too: PyTorch frees a plain group's saved values during backward,
+    while a lampy graph keeps its values until its scope exits (it can be
+    backpropagated again), so a plain last group would stay in memory through the
+    whole backward. Recomputing it costs one group's forward run.
+
+    The params' gradients reach ``.grad`` one at a time with ``backward(atomic=False)``
+    or ``lampy.backward_iter``; the default atomic pass keeps all of them to its end.
+    A numpy ``x`` is read in place by each run of the first group (no copy is kept):
+    do not change it before backward.
 
     Args:
         modules: The modules (any callables taking and returning one Variable), e.g. a
