@@ -335,11 +335,17 @@ class _Recompute:
 
                 def sink(node: Node, d: np.ndarray) -> None:
                     n = back.get(node, node)
-                    if n is not first and n.op is None and outer is not None:
-                        if outer.hand_over(n, d):
-                            del grads[n]
-                            return
-                    grads[n] = d
+                    # A param's gradient goes straight to the enclosing pass if it can
+                    # take it; the others wait for their closures.
+                    if (
+                        n is not first
+                        and n.op is None
+                        and outer is not None
+                        and outer.hand_over(n, d)
+                    ):
+                        del grads[n]
+                    else:
+                        grads[n] = d
 
                 if roots[0].needs_grad:
                     inner_targets = {made[n].node if n in made else n for n in wanted}

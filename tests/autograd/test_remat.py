@@ -296,4 +296,3 @@ def test_remat_sequential_peak_memory_is_segments_plus_one_segment(segments):
     # The values the step scope owns: the boundaries, one segment, one Linear output
     # on its way to the ReLU.
     assert peaks[segments][1] <= act * (segments + hidden // segments + 1) + 64
-
