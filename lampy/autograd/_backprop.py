@@ -51,17 +51,14 @@ def _propagate(
     n_workers = 1 if sink is not None else resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
     del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
+    run: Generator[Node, None, None]
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
         run = run_concurrent(p, n_workers, stream)
     else:
         p.serve(stream, sink)
         run = _run_serial(p, p.stream)
-    yield from _running(p, run)
-
-
-def _running(p: Pass, run: Generator[Node, None, None]) -> Iterator[Node]:
-    """``run``'s nodes, with ``p`` as the running pass (``_pass.RUNNING``) while it runs,
-    and the leaves ``Pass.hand_over`` finished meanwhile yielded before the next node."""
+    # p is the running pass (_pass.RUNNING) while its loop runs, not while the caller
+    # handles what it yields; leaves Pass.hand_over finished are yielded before the next.
     handed = p.handed
     try:
         while True:
