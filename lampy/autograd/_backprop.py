@@ -245,7 +245,9 @@ def backward_iter(
 
     Params are yielded in the order their gradients become final. Stopping the
     iteration early leaves the remaining gradients unchanged; if a closure raises,
-    the gradients already yielded keep this pass's contribution and no other changes.
+    the gradients already yielded keep this pass's contribution and no other changes
+    (but for params whose gradients a ``lampy.remat`` recomputation finished and added
+    just before: they are yielded right after the remat op, at the next yield).
     """
     for leaf in _propagate(
         _as_roots(root), None if grad is None else [grad], (), stream=True, workers=workers
