@@ -16,8 +16,20 @@ How peak memory is measured: each configuration runs in a fresh subprocess with
 and returns to the kernel when freed: the resident set size then follows the live
 arrays (to a page) for numpy and for PyTorch alike. The child resets the peak RSS
 (``/proc/self/clear_refs``), runs the step and reads ``VmHWM`` from
-``/proc/self/status``. Linux only. For lampy the step scope's own count
-(``scope.memory.peak_bytes``: values and gradient buffers it owns) is printed too.
+``/proc/self/status``. Linux only. The compared quantity is that RSS peak, for both
+frameworks: every array either one allocates in the step (activations, temporaries,
+gradient buffers), nothing allocated before it (parameters, their ``.grad``, the input
+batch). For lampy the step scope's own count (``scope.memory.peak_bytes``: the values
+it owns, without the backward pass's gradient buffers) is printed too, as a cross-check.
+
+Both steps add each parameter's gradient into its existing ``.grad`` as soon as it is
+final: PyTorch's ``AccumulateGrad`` does, and lampy does with
+``backward(atomic=False)`` (its default, atomic pass keeps every gradient of the pass
+until its end, so that a pass that raises changes no ``.grad``).
+
+How time is measured: the plain and the rematerialised step take turns in one process
+(same environment), and each one's median is taken, so that a load that changes on a
+shared machine weighs on both alike; the ratio is what to read.
 
 PyTorch is optional: ``pip install torch`` (a CPU build is enough); without it the torch
 columns are skipped. One BLAS thread everywhere.
@@ -32,6 +44,8 @@ import json
 import os
 import subprocess
 import sys
+import time
+from collections.abc import Callable
 
 WIDTH, BATCH, OUT = 512, 256, 10
 MIB = 2**20
@@ -58,25 +72,32 @@ def _reset_peak() -> None:
         f.write("5")
 
 
-def _measure(step: object, steps: int) -> dict[str, float]:
-    """Warm up, then the RSS peak of one step above the RSS before it, then the time."""
-    import time
-
-    step()  # type: ignore[operator]  # warm-up: allocates the parameters' gradients
+def _measure(step: Callable[[], dict[str, float] | None]) -> dict[str, float]:
+    """Warm up, then the RSS peak of one step above the RSS before it."""
+    step()  # warm-up: allocates the parameters' gradients
     before = _status("VmRSS")
     _reset_peak()
-    extra = step()  # type: ignore[operator]
+    extra = step()
     peak = _status("VmHWM") - before
-    times = []
-    for _ in range(steps):
-        t = time.perf_counter()
-        step()  # type: ignore[operator]
-        times.append(time.perf_counter() - t)
-    times.sort()
-    return {"peak": peak, "time": times[len(times) // 2] if times else 0.0, **(extra or {})}
+    return {"peak": peak, **(extra or {})}
+
+
+def _interleaved(steps: dict[str, Callable[[], object]], n: int) -> dict[str, float]:
+    """The median time of each kind of step, the kinds taking turns (n steps each), so
+    that a changing load on a shared machine weighs on all of them alike."""
+    for step in steps.values():
+        step()  # warm-up
+    times: dict[str, list[float]] = {name: [] for name in steps}
+    for _ in range(n):
+        for name, step in steps.items():
+            t = time.perf_counter()
+            step()
+            times[name].append(time.perf_counter() - t)
+    return {name: sorted(ts)[len(ts) // 2] for name, ts in times.items()}
 
 
 def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dict[str, float]:
+    """``mode`` "plain" or "remat": the step's peak; "time": both steps' times."""
     import numpy as np
 
     import lampy
@@ -92,19 +113,21 @@ def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dic
         model = nn.Sequential.init(*mods)
         segments = round(layers**0.5)
 
-        def step() -> dict[str, float]:
+        def step(remat: bool) -> dict[str, float]:
             with lampy.Scope() as s:
-                remat = mode == "remat"
                 y = nn.remat_sequential(mods, x, segments=segments) if remat else model(x)
                 loss = (y * y).mean()
                 del y
                 loss.backward(atomic=atomic)
                 return {"owned_peak": s.memory.peak_bytes}
 
-        return _measure(step, steps)
+        if mode == "time":
+            return _interleaved({"plain": lambda: step(False), "remat": lambda: step(True)}, steps)
+        return _measure(lambda: step(mode == "remat"))
 
 
 def child_torch(layers: int, mode: str, steps: int) -> dict[str, float]:
+    """``mode`` "plain" or "remat": the step's peak; "time": both steps' times."""
     import torch
     from torch.utils.checkpoint import checkpoint_sequential
 
@@ -118,17 +141,16 @@ def child_torch(layers: int, mode: str, steps: int) -> dict[str, float]:
     x = torch.randn(BATCH, WIDTH)
     segments = round(layers**0.5)
 
-    def step() -> None:
-        if mode == "remat":
-            y = checkpoint_sequential(model, segments, x, use_reentrant=False)
-        else:
-            y = model(x)
+    def step(remat: bool) -> None:
+        y = checkpoint_sequential(model, segments, x, use_reentrant=False) if remat else model(x)
         loss = (y * y).mean()
         del y
         loss.backward()
         model.zero_grad(set_to_none=False)
 
-    return _measure(step, steps)
+    if mode == "time":
+        return _interleaved({"plain": lambda: step(False), "remat": lambda: step(True)}, steps)
+    return _measure(lambda: step(mode == "remat"))
 
 
 def run(framework: str, layers: int, mode: str, steps: int) -> dict[str, float] | None:
@@ -152,7 +174,9 @@ def run(framework: str, layers: int, mode: str, steps: int) -> dict[str, float] 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=5, help="timed steps per configuration")
+    ap.add_argument(
+        "--steps", type=int, default=5, help="timed steps of each kind (plain and remat take turns)"
+    )
     ap.add_argument("--quick", action="store_true", help="fewer layers (a smoke run)")
     args = ap.parse_args()
     if not os.path.exists("/proc/self/clear_refs"):
@@ -187,18 +211,23 @@ def main() -> None:
         print(f"lampy / torch per layer: {per_layer['lampy'] / per_layer['torch']:.2f}")
 
     segs = round(deep**0.5)
-    print(f"\n2. recomputation, L={deep}, {segs} segments (median of {args.steps} steps)")
+    print(
+        f"\n2. recomputation, L={deep}, {segs} segments (peaks: one step each in a fresh "
+        f"process; times: median of {args.steps} steps each, plain and remat taking turns "
+        "in one process)"
+    )
     print(f"{'':22s} {'peak':>12s} {'vs plain':>9s} {'step time':>10s} {'vs plain':>9s}")
     for fw, label in (("lampy", "remat_sequential"), ("torch", "checkpoint_sequential")):
-        plain = run(fw, deep, "plain", args.steps)
-        remat = run(fw, deep, "remat", args.steps)
-        if plain is None or remat is None:
+        plain = run(fw, deep, "plain", 0)
+        remat = run(fw, deep, "remat", 0)
+        times = run(fw, deep, "time", args.steps)
+        if plain is None or remat is None or times is None:
             print(f"{fw} skipped: not installed")
             continue
-        for name, r in ((f"{fw} plain", plain), (f"{fw} {label}", remat)):
+        for name, r, t in ((f"{fw} plain", plain, "plain"), (f"{fw} {label}", remat, "remat")):
             print(
                 f"{name:22s} {r['peak'] / MIB:8.1f} MiB {r['peak'] / plain['peak']:8.2f}x "
-                f"{r['time'] * 1e3:7.1f} ms {r['time'] / plain['time']:8.2f}x"
+                f"{times[t] * 1e3:7.1f} ms {times[t] / times['plain']:8.2f}x"
             )
 
 

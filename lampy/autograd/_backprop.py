@@ -9,7 +9,7 @@ leaves are added into their ``.grad`` by ``commit``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -26,6 +26,7 @@ from lampy.autograd._workers import resolve_workers
 
 _ndarray = np.ndarray
 _own_grad = _memory.own_grad
+_RUNNING = _pass.RUNNING
 
 
 def _propagate(
@@ -36,27 +37,48 @@ def _propagate(
     *,
     stream: bool = False,
     workers: int | str | None = None,
-    sink: dict[Node, np.ndarray] | None = None,
+    sink: Callable[[Node, np.ndarray], None] | None = None,
 ) -> Iterator[Node]:
     """Run backprop, yielding each leaf node once its gradient is final.
 
     With ``stream`` a leaf's gradient is added into its ``.grad`` as soon as it is
     final (before it is yielded); otherwise every ``.grad`` changes at the very end, so
     a pass that raises changes none. With ``targets``, only those leaves receive
-    gradients. With ``sink`` (serial, not streaming) the final gradients are put there
-    instead of into ``.grad`` (``lampy.remat`` hands them to the enclosing pass).
+    gradients. With ``sink`` (serial) each leaf's final gradient is handed to
+    ``sink(node, g)`` as soon as it is final, instead of being added into ``.grad``
+    (``lampy.remat`` hands them on to the enclosing pass).
     """
     n_workers = 1 if sink is not None else resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
+    del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
+    run: Generator[Node, None, None]
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
-        yield from run_concurrent(p, n_workers, stream)
-        return
-    yield from _run_serial(p, stream, sink)
+        run = run_concurrent(p, n_workers, stream)
+    else:
+        p.serve(stream, sink)
+        run = _run_serial(p, p.stream)
+    # p is the running pass (_pass.RUNNING) while its loop runs, not while the caller
+    # handles what it yields; leaves Pass.hand_over finished are yielded before the next.
+    handed = p.handed
+    try:
+        while True:
+            token = _RUNNING.set(p)
+            try:
+                node = next(run, None)
+            finally:
+                _RUNNING.reset(token)
+            if handed:
+                finished = handed[:]
+                handed.clear()
+                yield from finished
+            if node is None:
+                return
+            yield node
+    finally:
+        run.close()  # a pass stopped early (backward_iter closed) stops its loop now
 
 
-def _run_serial(
-    p: Pass, stream: bool, sink: dict[Node, np.ndarray] | None = None
-) -> Iterator[Node]:
+def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
     """Visit every node once, in order, serving its params last to first.
 
     Inputs are served last to first so that the first input (usually the full-size
@@ -65,7 +87,8 @@ def _run_serial(
     bufs = p.initial_buffers()
     pending = p.plan.pending
     keep, targets, borrowed = p.keep, p.targets, p.borrowed
-    done: list[tuple[Node, np.ndarray]] = []  # final gradients, committed at the end
+    done = p.done  # final gradients, committed at the end
+    deliver = p.deliver
     ready: list[Node] = []
     for root in dict.fromkeys(p.roots):  # a root that is itself a leaf is final at once
         if root.op is None and root in bufs and root not in pending:
@@ -96,6 +119,9 @@ def _run_serial(
                             pending[inp] = left
                             if left == 0:
                                 ready.append(inp)
+                            elif left < 0:  # finished ahead of the loop (Pass.hand_over)
+                                i -= 1
+                                continue
                         buf = get(inp)
                         if buf is not None:
                             fn(g, buf)
@@ -125,7 +151,7 @@ def _run_serial(
             for leaf in ready:
                 g = pop(leaf)
                 if stream:
-                    commit(leaf, g)
+                    deliver(leaf, g)
                 else:
                     done.append((leaf, g))
             if stream:
@@ -133,9 +159,6 @@ def _run_serial(
             ready.clear()
             continue
         break
-    if sink is not None:
-        sink.update(done)
-        return
     for node, g in done:
         commit(node, g)
     if not stream:
@@ -222,7 +245,9 @@ def backward_iter(
 
     Params are yielded in the order their gradients become final. Stopping the
     iteration early leaves the remaining gradients unchanged; if a closure raises,
-    the gradients already yielded keep this pass's contribution and no other changes.
+    the gradients already yielded keep this pass's contribution and no other changes
+    (but for params whose gradients a ``lampy.remat`` recomputation finished and added
+    just before: they are yielded right after the remat op, at the next yield).
     """
     for leaf in _propagate(
         _as_roots(root), None if grad is None else [grad], (), stream=True, workers=workers

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import heapq
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator
 from concurrent.futures import Future
 from typing import Any
 
@@ -185,7 +185,7 @@ class _Scheduler:
                 self.cond.notify_all()
 
 
-def run_concurrent(p: Pass, n_workers: int, stream: bool) -> Iterator[Node]:
+def run_concurrent(p: Pass, n_workers: int, stream: bool) -> Generator[Node, None, None]:
     """Run pass ``p`` on the caller's thread and ``n_workers - 1`` pool threads."""
     s = _Scheduler(p, stream)
     executor = pool(n_workers - 1)

@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import math
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -198,9 +199,35 @@ def closure_error(op_name: str, i: int, inp: Node, e: Exception) -> BackwardErro
 
 
 class Pass:
-    """The arguments of one backward pass, checked before anything else happens."""
+    """The arguments of one backward pass, checked before anything else happens, and the
+    state the serial loop shares with ``hand_over``.
 
-    __slots__ = ("borrowed", "keep", "plan", "roots", "seeds", "targets")
+    Attributes:
+        bufs: The pass's gradient buffers (``initial_buffers`` makes them).
+        done: Final gradients kept for the end of the pass: ``(node, g)``.
+        handed: Leaves ``hand_over`` finished in a streaming pass, not yielded yet.
+        deliver: What a streaming pass does with a leaf's final gradient: ``commit`` (add
+            it into ``.grad``) or the caller's ``sink``.
+        stream: Whether final leaf gradients are delivered as soon as they are final.
+        thread: The thread running the serial loop; 0 for a concurrent pass, which
+            takes nothing through ``hand_over``.
+    """
+
+    __slots__ = (
+        "__weakref__",
+        "borrowed",
+        "bufs",
+        "deliver",
+        "done",
+        "handed",
+        "keep",
+        "plan",
+        "roots",
+        "seeds",
+        "stream",
+        "targets",
+        "thread",
+    )
 
     def __init__(
         self,
@@ -232,6 +259,58 @@ class Pass:
         self.targets = targets
         self.borrowed = self.roots[0] if borrow else None
         self.plan = _plan(self.roots, targets, measure)
+        self.bufs: dict[Node, np.ndarray] = {}
+        self.done: list[tuple[Node, np.ndarray]] = []
+        self.handed: list[Node] = []
+        self.deliver: Callable[[Node, np.ndarray], None] = commit
+        self.stream = False
+        self.thread = 0
+
+    def serve(self, stream: bool, sink: Callable[[Node, np.ndarray], None] | None) -> None:
+        """Mark this pass as run by the serial loop in the calling thread."""
+        self.stream = stream or sink is not None
+        self.deliver = commit if sink is None else sink
+        self.thread = threading.get_ident()
+
+    def hand_over(self, leaf: Node, g: np.ndarray) -> bool:
+        """Finish ``leaf``'s gradient with ``g`` now, ahead of the loop, if ``g`` is all of it.
+
+        For a closure that works out the gradients of several leaves at once
+        (``lampy.remat``'s recomputation) before the loop serves their edges: rather
+        than holding them all until then, it hands each over as soon as it is final. It
+        is taken when the edge from the closure's op is the leaf's last edge not served
+        yet and no contribution came before (``g`` is then the leaf's whole gradient in
+        this pass, as the loop would have made it): ``g`` is delivered (streaming) or
+        kept for the end, exactly as the loop would, and the edge counts as served, so
+        the loop skips it. A streaming pass yields the leaf the next time the loop
+        yields, after the op; so if a closure raises before that, the leaf's ``.grad``
+        keeps this pass's gradient without the leaf having been yielded. A leaf outside
+        the pass's ``targets`` is dropped (the loop skips its edge too).
+
+        Call it only from a closure the pass is running, and never for an edge the loop
+        has served already (the closure's own).
+
+        Returns:
+            Whether ``g`` was taken (or dropped). False (nothing changed) when the leaf
+            has other edges left or a contribution already, or the pass is concurrent,
+            or the caller runs in another thread: the closure then returns ``g`` when
+            the loop serves the edge.
+        """
+        if self.thread != threading.get_ident():
+            return False
+        targets = self.targets
+        if targets is not None and leaf not in targets:
+            return True
+        pending = self.plan.pending
+        if pending.get(leaf) != 1 or leaf in self.bufs:
+            return False
+        pending[leaf] = 0  # the loop sees -1 when it reaches the edge and skips it
+        if self.stream:
+            self.deliver(leaf, g)
+            self.handed.append(leaf)
+        else:
+            self.done.append((leaf, g))
+        return True
 
     def initial_buffers(self) -> dict[Node, np.ndarray]:
         """The pass's gradient buffers, holding the seeds (summed for a repeated root)."""
@@ -244,4 +323,11 @@ class Pass:
             else:
                 bufs[root] = seed
         self.seeds = []
+        self.bufs = bufs
         return bufs
+
+
+RUNNING: ContextVar[Pass | None] = ContextVar("lampy_running_pass", default=None)
+"""The pass whose loop is running in this context (set by ``_propagate`` while it
+advances the loop, not while the caller handles what it yields): the pass that calls
+the closures running now, for ``Pass.hand_over``."""

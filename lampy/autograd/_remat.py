@@ -3,11 +3,24 @@
 ``remat(fn)(*args)`` runs ``fn`` in an inner scope and keeps only what backward needs
 to run it again: the arguments' values and the outputs. Everything ``fn`` made inside
 is released when it returns. The result is one op, ``remat(<fn name>)``, whose params
-are the Variables the computation depends on: the arguments that need a gradient, and
-the params ``fn`` uses without receiving them as arguments (a module's weights). Its
-backward closures run ``fn`` again in a fresh scope on the saved values, backpropagate
-through that graph into pass-local buffers (nothing is added to any ``.grad`` there),
-hand the gradients to the enclosing pass, and release the graph.
+are the Variables the computation depends on: the params ``fn`` uses without receiving
+them (a module's weights), then the arguments that need a gradient.
+
+Backward. The first closure of the op that the pass calls (an argument's, whose
+gradient comes last) runs ``fn`` again in a fresh scope on the saved values (params
+as they are, op results as new leaves) and backpropagates the op's output gradient
+through that graph, in an inner pass that hands each leaf's gradient on as soon as it
+is final (``_propagate(..., sink=...)``). A param's gradient goes straight to the
+enclosing pass (``Pass.hand_over``): when this op's edge is the param's last one, it
+is added into its ``.grad`` at once (``atomic=False``, ``backward_iter``) or kept for
+the end of an atomic pass, and the enclosing loop skips the edge. So a segment's param
+gradients are never all held at once: one at a time, as in a plain pass. The other
+gradients (an argument's, a param used elsewhere too) wait, as new arrays the enclosing
+pass takes as they are, for their closures. When the inner pass ends, its scope exits:
+the recomputed graph is released before the enclosing pass goes on, so at most one
+segment's values are recomputed at a time. Memory at the peak of a
+``remat_sequential`` step: the segment boundaries, one recomputed segment, and one
+layer's backward (its output's and input's gradients and its weight's gradient).
 
 Random draws replay: ops that draw (dropout) take their generator through
 ``lampy.autograd.replayable``, which records the generator's state before each draw
@@ -18,6 +31,8 @@ state. The draws are the same and the caller's generator is not advanced a secon
 from __future__ import annotations
 
 import functools
+import threading
+import weakref
 from collections.abc import Callable
 from contextvars import ContextVar
 from typing import Any, TypeVar
@@ -28,8 +43,8 @@ from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node
+from lampy.autograd._pass import RUNNING, Pass
 from lampy.autograd._scope import Scope, current_or_none
-from lampy.autograd._shared import SharedInBackward
 from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable, const, op, param
 
@@ -148,6 +163,10 @@ def remat(fn: F) -> F:
     it. The gradients equal those without remat (bitwise for deterministic ops);
     dropout and other random ops inside ``fn`` replay the same draws. Memory for
     compute: each backward through the result costs one more forward run of ``fn``.
+    The params' gradients reach the pass one at a time, as the recomputation finds
+    them, so with ``backward(atomic=False)`` or ``lampy.backward_iter`` (which add each
+    into ``.grad`` at once) they are not held together (an atomic pass keeps every
+    gradient until its end anyway).
 
     This is JAX's ``jax.checkpoint``/``remat`` and PyTorch's
     ``torch.utils.checkpoint.checkpoint`` (in lampy a "checkpoint" is a weight file, see
@@ -159,7 +178,9 @@ def remat(fn: F) -> F:
             or list of Variables. Variables may be nested in tuples, lists and dicts of
             the arguments. It may use params it does not receive (a module's weights),
             but not other Variables computed outside it: pass those as arguments. It
-            must make the same ops each time it runs.
+            must make the same ops each time it runs. Arguments that are not
+            Variables (a numpy batch) are handed to it again as they are: do not
+            change them in place before backward.
 
     Returns:
         A function with ``fn``'s signature. Under ``lampy.no_grad`` it just calls ``fn``.
@@ -235,36 +256,10 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
                     results.append((v if v.base is None else v.copy(), o.needs_grad))
     finally:
         _DRAWS.reset(token)
-    states = draws.states
-    values = tuple(arg_nodes.items())
-
-    def recompute(k: int, g: np.ndarray) -> dict[Node, np.ndarray]:
-        """Run fn again and backpropagate ``g`` from its output ``k``: the gradients of
-        the external nodes, in pass-local arrays."""
-        replay = _Draws(None, list(states))
-        token = _DRAWS.set(replay)
-        gtoken = GRAD_ENABLED.set(True)
-        try:
-            with Scope():
-                fresh: dict[Node, Node] = {}
-                made: dict[Node, Variable] = {}
-                for node, value in values:
-                    v = param(value, copy=False) if node.needs_grad else const(value, copy=False)
-                    made[node] = v
-                    fresh[node] = v.node
-                new_args, new_kwargs = _map((args, kwargs), lambda v: made[v.node])
-                outs2, _ = _outputs(name, fn(*new_args, **new_kwargs))
-                root = outs2[k]
-                targets = {fresh.get(n, n) for n in external}
-                sink: dict[Node, np.ndarray] = {}
-                if root.needs_grad:
-                    for _ in _propagate([root], [g], (), targets, sink=sink):
-                        pass
-                return {n: sink[fresh.get(n, n)] for n in external if fresh.get(n, n) in sink}
-        finally:
-            GRAD_ENABLED.reset(gtoken)
-            _DRAWS.reset(token)
-
+    # The op's params: the arguments last, so the loop serves one of them first and its
+    # closure runs the recomputation (an argument's gradient is final last in it).
+    external.sort(key=lambda n: n in arg_nodes)
+    run = _Recompute(fn, name, args, kwargs, tuple(arg_nodes.items()), external, draws.states)
     final: list[Variable] = []
     for k, (res, needs) in enumerate(results):
         if type(res) is Variable:
@@ -274,7 +269,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         if not needs or not external:
             final.append(op(f"remat({name})", res))
             continue
-        shared = SharedInBackward(functools.partial(recompute, k), users=len(external))
+        shared = _Shared(functools.partial(run, k))
         params = [(n, _closure(shared, n)) for n in external]
         final.append(op(f"remat({name})", res, *params))
     if single:
@@ -282,13 +277,137 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
     return final if as_list else tuple(final)
 
 
-def _closure(shared: SharedInBackward, node: Node) -> Contribution:
+class _Recompute:
+    """What backward needs to run ``fn`` again, and the run itself."""
+
+    __slots__ = ("args", "external", "fn", "kwargs", "name", "states", "values")
+
+    def __init__(
+        self,
+        fn: Callable[..., Any],
+        name: str,
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        values: tuple[tuple[Node, np.ndarray], ...],
+        external: list[Node],
+        states: list[dict[str, Any]],
+    ) -> None:
+        self.fn, self.name, self.args, self.kwargs = fn, name, args, kwargs
+        self.values, self.external, self.states = values, external, states
+
+    def __call__(
+        self, k: int, g: np.ndarray, first: Node, outer: Pass | None
+    ) -> dict[Node, np.ndarray | None]:
+        """Run fn again, backpropagate ``g`` from its output ``k``, and release the graph.
+
+        Each external node's gradient is handed straight to the enclosing pass
+        ``outer`` as soon as it is final there (``Pass.hand_over``: a param used only
+        here is added into its ``.grad`` at once, or kept for the end of an atomic
+        pass), so a segment's param gradients are never all held at once. The others
+        are returned (None: no gradient reached the node), ``first``'s always: its
+        closure runs this, and the loop has already served its edge.
+        """
+        name = self.name
+        replay = _Draws(None, list(self.states))
+        token = _DRAWS.set(replay)
+        gtoken = GRAD_ENABLED.set(True)
+        try:
+            with Scope():
+                # Arguments that are op results start the recomputation as new leaves
+                # holding their saved values; params are used as they are.
+                made: dict[Node, Variable] = {}
+                back: dict[Node, Node] = {}
+                for node, value in self.values:
+                    if node.op is None and node.needs_grad:
+                        continue
+                    v = param(value, copy=False) if node.needs_grad else const(value, copy=False)
+                    made[node] = v
+                    back[v.node] = node
+                new_args, new_kwargs = _map((self.args, self.kwargs), lambda v: made.get(v.node, v))
+                outs, _ = _outputs(name, self.fn(*new_args, **new_kwargs))
+                roots = [outs[k]]
+                del outs  # the output's value goes once the pass has read it, unless saved
+                wanted = self.external
+                targets = None if outer is None else outer.targets
+                if targets is not None:  # the leaves the enclosing pass asks for
+                    wanted = [n for n in wanted if n.op is not None or n in targets]
+                grads: dict[Node, np.ndarray | None] = dict.fromkeys(wanted)
+
+                def sink(node: Node, d: np.ndarray) -> None:
+                    n = back.get(node, node)
+                    # A param's gradient goes straight to the enclosing pass if it can
+                    # take it; the others wait for their closures.
+                    if (
+                        n is not first
+                        and n.op is None
+                        and outer is not None
+                        and outer.hand_over(n, d)
+                    ):
+                        del grads[n]
+                    else:
+                        grads[n] = d
+
+                if roots[0].needs_grad:
+                    inner_targets = {made[n].node if n in made else n for n in wanted}
+                    passing = _propagate(roots, [g], (), inner_targets, sink=sink)
+                    del roots
+                    for _ in passing:
+                        pass
+                return grads
+        finally:
+            GRAD_ENABLED.reset(gtoken)
+            _DRAWS.reset(token)
+
+
+class _Shared:
+    """One output's recomputation, shared by the closures of its op: run by the first
+    closure a pass calls; the gradients it did not hand over wait for their closures.
+
+    A new pass (another ``g``, or another running pass) runs it again. Thread-safe:
+    with ``workers`` > 1 the closures may run in several threads.
+    """
+
+    __slots__ = ("_grads", "_key", "_lock", "_run")
+
+    def __init__(
+        self, run: Callable[[np.ndarray, Node, Pass | None], dict[Node, np.ndarray | None]]
+    ) -> None:
+        self._run = run
+        self._lock = threading.Lock()
+        self._key: tuple[weakref.ref[np.ndarray], weakref.ref[Pass] | None] | None = None
+        self._grads: dict[Node, np.ndarray | None] = {}
+
+    def take(self, g: np.ndarray, node: Node) -> np.ndarray | None:
+        """``node``'s gradient for the output gradient ``g`` (None: zero)."""
+        running = RUNNING.get()
+        # Gradients are handed over only to the serial pass calling this closure.
+        outer = running if running is not None and running.thread == threading.get_ident() else None
+        with self._lock:
+            key = self._key
+            if (
+                key is None
+                or key[0]() is not g
+                or (outer is None) != (key[1] is None)
+                or (key[1] is not None and key[1]() is not outer)
+            ):
+                self._key = None
+                self._grads = {}  # what an interrupted pass left
+                self._grads = self._run(g, node, outer)
+                self._key = (weakref.ref(g), None if outer is None else weakref.ref(outer))
+            grads = self._grads
+            d = grads.pop(node, None)
+            if not grads:  # every closure of this pass has had its gradient
+                self._key = None
+            return d
+
+
+def _closure(shared: _Shared, node: Node) -> Contribution:
     """The closure of one external node: its gradient from the shared recomputation,
-    taken out of the shared dict, so each array is held once (the engine may keep it as
-    the node's buffer: it is a new array of the recomputation's pass)."""
+    taken out of it, so each array is held once (the engine keeps it as the node's
+    buffer: it is a new array of the recomputation's pass)."""
 
     def d_input(g: np.ndarray) -> Any:
-        d = shared(g).pop(node, None)
+        d = shared.take(g, node)
         return np.zeros(node.shape, node.dtype) if d is None else d
 
     return Contribution(d_input, fresh=True)

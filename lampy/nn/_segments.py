@@ -6,8 +6,11 @@ import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import numpy as np
+
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._remat import remat
+from lampy.autograd._variable import const
 
 __all__ = ["remat_sequential"]
 
@@ -27,12 +30,22 @@ def remat_sequential(
     """Apply ``modules`` one after the other to ``x``, keeping only segment boundaries.
 
     The modules are split into ``segments`` consecutive groups of (nearly) equal length.
-    Every group but the last runs under `lampy.remat`: only its input and output stay
-    in memory, and backward runs it again. The last group runs as usual (its values
-    are needed first in backward anyway), as ``torch.utils.checkpoint.checkpoint_sequential``
-    does. With ``n`` modules and ``k = sqrt(n)`` segments the activations held are about
+    Each group runs under `lampy.remat`: only its input and output stay in memory, and
+    backward runs it again, one group at a time, releasing its values before the next.
+    With ``n`` modules and ``k = sqrt(n)`` segments the activations held are about
     ``2 sqrt(n)`` layers' instead of ``n`` (Chen, Xu, Zhang and Guestrin 2016, "Training
     deep nets with sublinear memory cost"), for one more forward pass in backward.
+
+    Unlike ``torch.utils.checkpoint.checkpoint_sequential``, the last group is
+    rematerialised too: PyTorch frees a plain group's saved values during backward,
+    while a lampy graph keeps its values until its scope exits (it can be
+    backpropagated again), so a plain last group would stay in memory through the
+    whole backward. Recomputing it costs one group's forward run.
+
+    The params' gradients reach ``.grad`` one at a time with ``backward(atomic=False)``
+    or ``lampy.backward_iter``; the default atomic pass keeps all of them to its end.
+    A numpy ``x`` is read in place by each run of the first group (no copy is kept):
+    do not change it before backward.
 
     Args:
         modules: The modules (any callables taking and returning one Variable), e.g. a
@@ -75,8 +88,12 @@ def remat_sequential(
             f"remat_sequential: segments must be an int of at least 1, got {segments!r}."
         )
     k = min(k, n)
+    if k > 1 and type(x) is np.ndarray:
+        # Read by every run of the first segment without a copy (a numpy input is
+        # otherwise copied by the first op in each run, as a saved input).
+        x = const(x, copy=False)
     bounds = [round(i * n / k) for i in range(k + 1)]
     for i in range(k):
         group = mods[bounds[i] : bounds[i + 1]]
-        x = remat(_segment(group))(x) if i < k - 1 else _segment(group)(x)
+        x = remat(_segment(group))(x) if k > 1 else _segment(group)(x)
     return x
