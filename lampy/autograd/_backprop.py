@@ -91,27 +91,26 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
     deliver = p.deliver
     ready: list[Node] = []
     for root in dict.fromkeys(p.roots):  # a root that is itself a leaf is final at once
-        if root.op is None and root in bufs and root not in pending:
+        if root.params is None and root in bufs and root not in pending:
             ready.append(root)
     pop, get = bufs.pop, bufs.get
     it = iter(p.plan.order)
     while True:
         with np.errstate(all="ignore"):
             for node in it:
-                op = node.op
-                if op is None:
+                params = node.params
+                if params is None:
                     continue
                 g = pop(node)
                 g_free = node is not borrowed
                 if keep and node in keep:
                     done.append((node, g))
                     g_free = False
-                params = op.params
                 i = len(params) - 1
                 try:
                     while i >= 0:
                         inp, fn = params[i]
-                        if inp.op is None:
+                        if inp.params is None:
                             if targets is not None and inp not in targets:
                                 i -= 1
                                 continue
@@ -143,7 +142,7 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
                             bufs[inp] = first_buffer(fn, g, inp, False)
                         i -= 1
                 except Exception as e:
-                    raise closure_error(op.name, i, params[i][0], e) from e
+                    raise closure_error(node.name, i, params[i][0], e) from e
                 del g
                 if ready:
                     break
@@ -163,7 +162,7 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
         commit(node, g)
     if not stream:
         for node, _ in done:
-            if node.op is None:
+            if node.params is None:
                 yield node
 
 

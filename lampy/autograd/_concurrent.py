@@ -61,14 +61,13 @@ class _Scheduler:
         edges = 0
         for k, node in enumerate(p.plan.order):
             self.pos[node] = k
-            op = node.op
-            if op is None:
+            params = node.params
+            if params is None:
                 continue
-            params = op.params
             seqs: list[int | None] = [None] * len(params)
             for i in range(len(params) - 1, -1, -1):
                 inp = params[i][0]
-                if inp.op is None and targets is not None and inp not in targets:
+                if inp.params is None and targets is not None and inp not in targets:
                     continue
                 c = self.expected.get(inp, 0)
                 seqs[i] = c
@@ -89,8 +88,8 @@ class _Scheduler:
     def _complete(self, node: Node) -> None:
         """``node``'s gradient is complete: run its closures, or finish a leaf."""
         g = self.bufs.pop(node)
-        op = node.op
-        if op is None:
+        params = node.params
+        if params is None:
             if self.stream:
                 commit(node, g)
                 self.outq.append(node)
@@ -102,8 +101,8 @@ class _Scheduler:
             k = self.pos[node]
             for i, seq in enumerate(self.seqs[node]):
                 if seq is not None:
-                    inp, fn = op.params[i]
-                    heapq.heappush(self.heap, (k, -i, op.name, i, inp, fn, g, seq))
+                    inp, fn = params[i]
+                    heapq.heappush(self.heap, (k, -i, node.name, i, inp, fn, g, seq))
         self.cond.notify_all()
 
     # -------------------------------------------------------- in a worker
@@ -223,5 +222,5 @@ def run_concurrent(p: Pass, n_workers: int, stream: bool) -> Generator[Node, Non
         commit(node, g)
     if not stream:
         for node, _ in s.done:
-            if node.op is None:
+            if node.params is None:
                 yield node

@@ -58,8 +58,8 @@ def _reaches(root: Node, targets: frozenset[Node]) -> bool:
         if n in seen:
             continue
         seen.add(n)
-        if n.op is not None:
-            stack.extend(p[0] for p in n.op.params)
+        if n.params is not None:
+            stack.extend(p[0] for p in n.params)
     return False
 
 

@@ -63,7 +63,7 @@ class in_place:
             node = p.node
             if node.scope is None:
                 raise node.released_error("in_place")
-            if node.op is not None:
+            if node.params is not None:
                 raise LampyTypeError(
                     f"in_place: only leaves (params and constants) can be written in place, "
                     f"not a Variable made by {node.describe()}: its value belongs to a "

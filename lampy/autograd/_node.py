@@ -2,15 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+import attrs
 import numpy as np
 
 from lampy._errors import ReleasedError, released
 
 if TYPE_CHECKING:
     from lampy.autograd._scope import Scope
-    from lampy.autograd._variable import Op
+
+Backward = Callable[[np.ndarray, np.ndarray], object]
+"""A zip-backward closure ``(g, out)``: adds the input's gradient into ``out``.
+
+It should return None; whatever it returns is ignored.
+"""
+
+Param = tuple["Node", Backward]
+"""An op param: an input's node paired with its zip-backward closure."""
+
+
+@attrs.frozen(eq=False)
+class Op:
+    """How a Variable was computed: the op's name and its params.
+
+    ``lampy.Variable.op`` gives this record; the engine itself reads the same fields
+    from the ``Node`` (``name``, ``params``, ``versions``), so recording an op makes no
+    record object.
+
+    Attributes:
+        name: The op's name, used in error messages (``"matmul"``, ``"tanh"``...).
+        params: One ``(input node, closure)`` pair per input that needs a gradient
+            (made by ``input.zip_backward(closure)``). The closure takes ``(g, out)``:
+            ``g`` is the gradient of the final output with respect to this op's value,
+            ``out`` a buffer of the input's shape and dtype; it adds the input's
+            gradient into ``out`` and returns None.
+        versions: For each param whose input is a leaf, ``(node, version)``: the
+            input's version (count of in-place writes) when the op read it. Backprop
+            checks them, so a graph whose inputs were changed in place since is an
+            error, not a silently wrong gradient. None when no input is a leaf.
+    """
+
+    name: str
+    params: tuple[Param, ...]
+    versions: tuple[tuple[Node, int], ...] | None = None
 
 
 class Node:
@@ -25,8 +61,11 @@ class Node:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
-    - ``op``: the ``lampy.Op`` that computed it, None for a leaf. Dropped on release;
-      a kept op result is detached (``op`` None, ``needs_grad`` False).
+    - ``params``: the op's ``(input node, closure)`` pairs, None for a leaf (``()`` for
+      an op result that needs no gradient). Dropped on release; a kept op result is
+      detached (``params`` None, ``needs_grad`` False). ``op`` shows them as a
+      ``lampy.Op`` record.
+    - ``versions``: ``(leaf node, version)`` for each leaf input, as the op read it.
     - ``needs_grad``: whether gradients flow here.
     - ``grad``: the accumulated gradient of a leaf (or of a retained op result).
     - ``version``: how many in-place writes (``lampy.in_place``) the value has had.
@@ -46,11 +85,12 @@ class Node:
         "handle",
         "name",
         "needs_grad",
-        "op",
+        "params",
         "scope",
         "shape",
         "value",
         "version",
+        "versions",
     )
 
     charged: int  # set by lampy._memory when the node is registered
@@ -58,13 +98,15 @@ class Node:
     def __init__(
         self,
         value: np.ndarray,
-        op: Op | None,
+        params: tuple[Param, ...] | None,
         needs_grad: bool,
         scope: Scope,
         name: str,
+        versions: tuple[tuple[Node, int], ...] | None = None,
     ) -> None:
         self.value: np.ndarray | None = value
-        self.op = op
+        self.params = params
+        self.versions = versions
         self.needs_grad = needs_grad
         self.scope: Scope | None = scope
         self.name = name
@@ -73,6 +115,12 @@ class Node:
         self.grad: np.ndarray | None = None
         self.version = 0
         self.handle: Any = None
+
+    @property
+    def op(self) -> Op | None:
+        """The op that computed the value as a ``lampy.Op`` record, None for a leaf."""
+        params = self.params
+        return None if params is None else Op(self.name, params, self.versions)
 
     @property
     def is_released(self) -> bool:
@@ -98,14 +146,14 @@ class Node:
         """Drop value, gradient and op: their memory returns now. Idempotent."""
         self.value = None
         self.grad = None
-        self.op = None
+        self.params = self.versions = None
         self.scope = None
         self.handle = None
 
     def detach(self) -> None:
         """Make a kept op result a constant: it keeps its value (and retained gradient)."""
-        if self.op is not None:
-            self.op = None
+        if self.params is not None:
+            self.params = self.versions = None
             self.needs_grad = False
 
     def __repr__(self) -> str:
@@ -113,4 +161,4 @@ class Node:
         return f"Node({self.describe()}, {state})"
 
 
-__all__ = ["Node"]
+__all__ = ["Backward", "Node", "Op", "Param"]

@@ -83,19 +83,20 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             continue
         add(node)
         push((node, True))
-        op = node.op
-        if op is None:
+        params = node.params
+        if params is None:
             continue
-        if op.versions is not None:
-            _check_versions(op.name, op.versions)
+        versions = node.versions
+        if versions is not None:
+            _check_versions(node.name, versions)
         if measure:
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
-        for inp, _ in op.params:
+        for inp, _ in params:
             if inp.scope is None:
-                raise inp.released_error(f"backward through op '{op.name}'")
-            if inp.op is None:
+                raise inp.released_error(f"backward through op '{node.name}'")
+            if inp.params is None:
                 if targets is None or inp in targets:
                     pending[inp] = pending.get(inp, 0) + 1
             elif inp not in visited:
@@ -250,7 +251,7 @@ class Pass:
             keep.add(v.node)
         # The caller's array is only read when it seeds the one root, which is an op
         # result nothing adds into and not retained; otherwise it is copied.
-        borrow = len(roots) == 1 and roots[0].node.op is not None and roots[0].node not in keep
+        borrow = len(roots) == 1 and roots[0].node.params is not None and roots[0].node not in keep
         self.seeds = [
             _seed(r, None if grads is None else grads[i], borrow) for i, r in enumerate(roots)
         ]
@@ -316,7 +317,7 @@ class Pass:
         """The pass's gradient buffers, holding the seeds (summed for a repeated root)."""
         bufs: dict[Node, np.ndarray] = {}
         for root, seed in zip(self.roots, self.seeds, strict=True):
-            if root.op is None and self.targets is not None and root not in self.targets:
+            if root.params is None and self.targets is not None and root not in self.targets:
                 continue
             if root in bufs:
                 bufs[root] += seed

@@ -139,7 +139,7 @@ def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) ->
         seen.add(node)
         if node.scope is not inner:
             if node.needs_grad:
-                if node.op is not None and node not in args:
+                if node.params is not None and node not in args:
                     raise LampyError(
                         f"lampy.remat({name}): fn uses a Variable made outside it by "
                         f"{node.describe()} without receiving it as an argument. Pass it "
@@ -147,9 +147,9 @@ def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) ->
                     )
                 found[node] = None
             continue
-        node_op = node.op
-        if node_op is not None:
-            stack.extend(inp for inp, _ in node_op.params)
+        params = node.params
+        if params is not None:
+            stack.extend(inp for inp, _ in params)
     return list(found)
 
 
@@ -318,7 +318,7 @@ class _Recompute:
                 made: dict[Node, Variable] = {}
                 back: dict[Node, Node] = {}
                 for node, value in self.values:
-                    if node.op is None and node.needs_grad:
+                    if node.params is None and node.needs_grad:
                         continue
                     v = param(value, copy=False) if node.needs_grad else const(value, copy=False)
                     made[node] = v
@@ -330,7 +330,7 @@ class _Recompute:
                 wanted = self.external
                 targets = None if outer is None else outer.targets
                 if targets is not None:  # the leaves the enclosing pass asks for
-                    wanted = [n for n in wanted if n.op is not None or n in targets]
+                    wanted = [n for n in wanted if n.params is not None or n in targets]
                 grads: dict[Node, np.ndarray | None] = dict.fromkeys(wanted)
 
                 def sink(node: Node, d: np.ndarray) -> None:
@@ -339,7 +339,7 @@ class _Recompute:
                     # take it; the others wait for their closures.
                     if (
                         n is not first
-                        and n.op is None
+                        and n.params is None
                         and outer is not None
                         and outer.hand_over(n, d)
                     ):

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import attrs
@@ -13,7 +12,7 @@ from numpy.typing import ArrayLike
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._node import Node
+from lampy.autograd._node import Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
 
@@ -21,38 +20,6 @@ if TYPE_CHECKING:
     from numpy.typing import DTypeLike
 
     from lampy.autograd._scope import Scope
-
-Backward = Callable[[np.ndarray, np.ndarray], object]
-"""A zip-backward closure ``(g, out)``: adds the input's gradient into ``out``.
-
-It should return None; whatever it returns is ignored.
-"""
-
-Param = tuple[Node, Backward]
-"""An op param: an input's node paired with its zip-backward closure."""
-
-
-@attrs.frozen(eq=False)
-class Op:
-    """How a Variable was computed: the op's name and its params.
-
-    Attributes:
-        name: The op's name, used in error messages (``"matmul"``, ``"tanh"``...).
-        params: One ``(input node, closure)`` pair per input that needs a gradient
-            (made by ``input.zip_backward(closure)``). The closure takes ``(g, out)``:
-            ``g`` is the gradient of the final output with respect to this op's value,
-            ``out`` a buffer of the input's shape and dtype; it adds the input's
-            gradient into ``out`` and returns None.
-        versions: For each param whose input is a leaf, ``(node, version)``: the
-            input's version (count of in-place writes) when the op read it. Backprop
-            checks them, so a graph whose inputs were changed in place since is an
-            error, not a silently wrong gradient. None when no input is a leaf.
-    """
-
-    name: str
-    params: tuple[Param, ...]
-    versions: tuple[tuple[Node, int], ...] | None = None
-
 
 @attrs.frozen(eq=False, repr=False, weakref_slot=True)
 class Variable(VariableOperators):
@@ -125,8 +92,7 @@ class Variable(VariableOperators):
     @property
     def is_leaf(self) -> bool:
         """Whether this Variable has no op with params (a param, a constant, or detached)."""
-        op = self.node.op
-        return op is None or not op.params
+        return not self.node.params
 
     @property
     def is_released(self) -> bool:
@@ -206,7 +172,7 @@ class Variable(VariableOperators):
         v = node.value
         if v is None:
             return f"Variable(<released>, made by {node.describe()})"
-        how = "param" if node.needs_grad and node.op is None else node.name
+        how = "param" if node.needs_grad and node.params is None else node.name
         body = np.array2string(v, separator=", ", prefix="Variable(", threshold=20)
         return f"Variable({body}, dtype={v.dtype}, {how}, needs_grad={node.needs_grad})"
 
@@ -270,7 +236,7 @@ def _copy_variable(v: Variable, how: str) -> Variable:
     scope = current_or_none()
     if scope is None:
         raise no_scope(how)
-    if node.needs_grad and node.op is None:
+    if node.needs_grad and node.params is None:
         return _leaf_in(scope, "param", np.array(value, copy=True), True, False)
     return _leaf_in(scope, "const", np.array(value, copy=True), False, False)
 
@@ -278,6 +244,17 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 _own = _memory.own_value
 _grad_enabled = GRAD_ENABLED.get
 _drop_value = _memory.drop_value
+_ndarray = np.ndarray
+_new = object.__new__
+_set_node = Variable.__dict__["node"].__set__  # the slot of the frozen record
+
+
+def _variable(node: Node) -> Variable:
+    """The Variable of a new ``node``: the record's one slot set, as its ``__init__``
+    does, without the Python-level call."""
+    v: Variable = _new(Variable)
+    _set_node(v, node)
+    return v
 
 
 def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
@@ -320,11 +297,15 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     scope = current_or_none()
     if scope is None:
         raise no_scope(f"op '{name}'")
-    arr: np.ndarray = _own(value)
+    if type(value) is _ndarray and value.base is None:
+        value.setflags(write=False)  # own_value, inlined for an op's fresh result
+        arr: np.ndarray = value
+    else:
+        arr = _own(value)
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
         scope.register(node)
-        return Variable(node)
+        return _variable(node)
     # The common case, checked in one pass: every param a (node, closure) pair whose
     # node needs a gradient; then the caller's tuple is the op's params as it is.
     versions: tuple[tuple[Node, int], ...] | None = None
@@ -336,10 +317,16 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             break
         if node.scope is None:
             raise node.released_error(f"op '{name}'")
-        if node.op is None:  # a leaf: remember the version the op read
+        if node.params is None:  # a leaf: remember the version the op read
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
     else:
+        if params and arr.dtype.kind == "f":
+            node = Node(arr, params, True, scope, name, versions)  # type: ignore[arg-type]
+            scope.register(node)
+            v: Variable = _new(Variable)  # _variable(node), inlined
+            _set_node(v, node)
+            return v
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     kept, versions = _params(name, params)
     return _result(scope, arr, name, kept, versions)
@@ -365,7 +352,7 @@ def _params(
         if node.needs_grad:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")
-            if node.op is None:
+            if node.params is None:
                 versions.append((node, node.version))
             kept.append(p)
     return tuple(kept), (tuple(versions) if versions else None)
@@ -380,15 +367,15 @@ def _result(
 ) -> Variable:
     """The op's output Variable, recorded in ``scope``."""
     if not params:
-        node = Node(arr, Op(name, ()), False, scope, name)
+        node = Node(arr, (), False, scope, name)
     elif arr.dtype.kind == "f":
-        node = Node(arr, Op(name, params, versions), True, scope, name)
+        node = Node(arr, params, True, scope, name, versions)
     elif arr.dtype.kind in "iub":  # an integer or boolean result is a constant, as numpy's
-        node = Node(arr, Op(name, ()), False, scope, name)
+        node = Node(arr, (), False, scope, name)
     else:
         raise _not_real(name, arr.dtype)
     scope.register(node)
-    return Variable(node)
+    return _variable(node)
 
 
 def _not_real(name: str, dtype: np.dtype[Any]) -> DTypeError:

@@ -43,14 +43,14 @@ def find_nonfinite(root: Variable) -> str | None:
             continue
         seen.add(n)
         stack.append((n, True))
-        if n.op is not None:
-            stack.extend((x, False) for x, _ in reversed(n.op.params) if x not in seen)
+        if n.params is not None:
+            stack.extend((x, False) for x, _ in reversed(n.params) if x not in seen)
     for n in order:
-        if n.op is None or _finite(n.value):
-            if n.op is None and not _finite(n.value):
+        if n.params is None or _finite(n.value):
+            if n.params is None and not _finite(n.value):
                 return f"a leaf of shape {n.shape} ({n.dtype}) already holds nan or inf"
             continue
-        inputs = [x for x, _ in n.op.params]
+        inputs = [x for x, _ in n.params]
         if all(_finite(x.value) for x in inputs):
             shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in inputs) or "no recorded inputs"
             bad = n.value
@@ -59,7 +59,7 @@ def find_nonfinite(root: Variable) -> str | None:
                 {"nan" if np.isnan(bad).any() else "", "inf" if np.isinf(bad).any() else ""} - {""}
             )
             return (
-                f"op '{n.op.name}' produced {' and '.join(kinds)} in its output "
+                f"op '{n.name}' produced {' and '.join(kinds)} in its output "
                 f"{n.dtype}{list(n.shape)} from finite inputs ({shapes})"
             )
     return None
