@@ -137,6 +137,23 @@ def provide_operators(**functions: Callable[..., Any]) -> None:
         )
     for name, fn in functions.items():
         setattr(_ops, name, fn)
+        dunder = _DIRECT.get(name)
+        if dunder is not None:
+            # ``x * y`` calls ``multiply(x, y)`` itself: no forwarding frame per op.
+            setattr(VariableOperators, dunder, fn)
+
+
+# Operators whose method is the op function itself once it is provided (the
+# definitions in VariableOperators forward to it until then).
+_DIRECT = {
+    "add": "__add__",
+    "subtract": "__sub__",
+    "multiply": "__mul__",
+    "divide": "__truediv__",
+    "matmul": "__matmul__",
+    "negative": "__neg__",
+    "getitem": "__getitem__",
+}
 
 
 class VariableOperators:

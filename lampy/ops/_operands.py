@@ -24,6 +24,9 @@ from lampy.autograd._variable import Backward, Param, Variable, op
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
+# numpy 2 keeps an array's float dtype next to a Python number itself (NEP 50).
+_WEAK_PY_SCALARS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+_new = object.__new__
 
 
 _NUMERIC = frozenset("biufc")  # dtype kinds ops compute on: bool, ints, floats, complex
@@ -127,6 +130,8 @@ def values_of(x1: Any, x2: Any) -> tuple[Any, Any]:
     """
     a = value_of(x1)
     b = value_of(x2)
+    if _WEAK_PY_SCALARS:
+        return a, b
     ta, tb = type(a), type(b)
     if ta in _PY_NUMBERS and tb is _ndarray and b.dtype.kind == "f":
         a = b.dtype.type(a)
@@ -177,7 +182,10 @@ def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> P
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return (node, Contribution(fn, fresh))
+            c = _new(Contribution)  # Contribution(fn, fresh), without the Python call
+            c.fn = fn
+            c.fresh = fresh
+            return (node, c)
     return None
 
 
