@@ -20,7 +20,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._erf import erf
-from lampy.nn.functional._shared import dot_along, sum_along
+from lampy.nn.functional._shared import dot_along, exp_, shifted_exp, spread, sum_along
 from lampy.ops._operands import contrib_of, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -382,13 +382,14 @@ def softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.ones_like(arr)
         return op("softmax", value, contrib_of(input, lambda g: g * 0))
-    # In place on one new array: shift, exp, normalise (three passes, no temporaries).
-    value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
-    np.exp(value, out=value)
-    np.divide(value, sum_along(value, ax), out=value)
+    if arr.size:
+        e, sums, _ = shifted_exp(arr, ax)
+        value = spread(np.divide, e, sums)
+    else:
+        value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        d = np.subtract(g, dot_along(g, value, ax))
+        d = spread(np.subtract, g, dot_along(g, value, ax))
         return np.multiply(d, value, out=d)
 
     return op("softmax", value, contrib_of(input, d_x))
@@ -407,15 +408,15 @@ def log_softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.zeros_like(arr)
         return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
-    if arr.size:  # in place on one new array: shift, then subtract the log of the sums
-        value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True))
-        np.subtract(value, np.log(sum_along(np.exp(value), ax)), out=value)
+    if arr.size:
+        e, sums, shift = shifted_exp(arr, ax)
+        np.copyto(e, np.log(sums))  # e's memory holds the log-sums, spread
+        value = np.subtract(np.subtract(arr, shift), e, out=e)
     else:
         value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        d = np.exp(value)
-        np.multiply(d, -sum_along(g, ax), out=d)
+        d = spread(np.multiply, exp_(value, np.empty_like(value)), -sum_along(g, ax))
         return np.add(d, g, out=d)
 
     return op("log_softmax", value, contrib_of(input, d_x))
