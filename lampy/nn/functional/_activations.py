@@ -180,8 +180,10 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     is the C library's (through ``math.erf``, or SciPy's with the ``fast`` extra),
     correct to about 1 ulp. float32 (and float16, computed in float32) evaluates
     ``Phi`` from ``exp(-x**2 / 2)``, shared with the gradient, and a rational function,
-    within 1.1e-7 of ``Phi`` (``lampy.nn.functional._erf.normal_cdf_float32``), about
-    2.5 ns an element for value and gradient together. With ``approximate='tanh'``:
+    within 1.2e-7 of ``Phi`` (``lampy.nn.functional._erf.normal_cdf_float32``), about
+    2.5 ns an element for value and gradient together, as accurate as PyTorch's float32
+    gelu and about 1.6 times its time for forward and backward (one thread, (256,
+    1024)). With ``approximate='tanh'``:
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
 
     Gradient:
@@ -383,8 +385,10 @@ def _dim(name: str, dim: Any, ndim: int) -> int:
 
 
 def softmax(input: Operand, dim: int) -> Variable:
-    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the max along ``dim``
-    (no overflow). A 0-d input accepts ``dim`` 0 or -1 and gives 1.
+    """``exp(x) / sum(exp(x), dim)``, computed after subtracting a max (no overflow):
+    the input's when no slice along ``dim`` lies far below it, else each slice's own
+    (``lampy.nn.functional._shared.shifted_exp``). A 0-d input accepts ``dim`` 0 or -1
+    and gives 1.
 
     Gradient:
         ``dx = y * (g - sum(g * y, dim))`` with ``y`` the forward value.
@@ -409,8 +413,8 @@ def softmax(input: Operand, dim: int) -> Variable:
 
 
 def log_softmax(input: Operand, dim: int) -> Variable:
-    """``x - logsumexp(x, dim)``, computed after subtracting the max along ``dim`` (no
-    overflow, no log of 0). A 0-d input accepts ``dim`` 0 or -1 and gives 0.
+    """``x - logsumexp(x, dim)``, computed after subtracting a max as ``softmax`` does
+    (no overflow, no log of 0). A 0-d input accepts ``dim`` 0 or -1 and gives 0.
 
     Gradient:
         ``dx = g - exp(y) * sum(g, dim)`` with ``y`` the forward value.
