@@ -399,9 +399,9 @@ def softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.ones_like(arr)
         return op("softmax", value, contrib_of(input, lambda g: g * 0))
-    if arr.size:
-        e, sums, _ = shifted_exp(arr, ax)
-        value = spread(np.divide, e, sums)
+    if arr.size:  # in place on the one new array: exp, normalise
+        value, sums, _ = shifted_exp(arr, ax)
+        np.divide(value, sums, out=value)
     else:
         value = arr.copy()
 
@@ -426,14 +426,15 @@ def log_softmax(input: Operand, dim: int) -> Variable:
         value: Any = np.zeros_like(arr)
         return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
     if arr.size:
-        e, sums, shift = shifted_exp(arr, ax)
-        np.copyto(e, np.log(sums))  # e's memory holds the log-sums, spread
-        value = np.subtract(np.subtract(arr, shift), e, out=e)
+        _, sums, shift = shifted_exp(arr, ax)
+        value = np.subtract(arr, shift)
+        value -= np.log(sums)
     else:
         value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        d = spread(np.multiply, exp_(value, np.empty_like(value)), -sum_along(g, ax))
+        d = exp_(value, np.empty_like(value))
+        d *= -sum_along(g, ax)
         return np.add(d, g, out=d)
 
     return op("log_softmax", value, contrib_of(input, d_x))

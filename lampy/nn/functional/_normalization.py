@@ -190,7 +190,7 @@ def layer_norm(
         value = _outer(rstd, w1)
         np.multiply(value, xc, out=value)
     if b is not None:
-        value = spread(np.add, value, b.reshape(d))
+        np.add(value, b.reshape(d), out=value)
 
     def g_xc(g: np.ndarray) -> Any:
         return np.multiply(g.reshape(m, d), xc)
@@ -212,10 +212,8 @@ def layer_norm(
             np.multiply(dx, g2, out=dx)
         mean_g *= rstd * inv_d
         mean_gx *= rstd * rstd * rstd * inv_d
-        t = spread(np.multiply, xc, mean_gx[:, None])
-        dx -= t
-        np.copyto(t, mean_g[:, None])
-        dx -= t
+        dx -= spread(np.multiply, xc, mean_gx[:, None])
+        dx -= mean_g[:, None]
         return dx.reshape(a.shape)
 
     def d_weight(g: np.ndarray) -> Any:
