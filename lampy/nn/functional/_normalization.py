@@ -180,9 +180,10 @@ def layer_norm(
     m = math.prod(a.shape[: a.ndim - len(shape)])
     inv_d = 1.0 / d if d else math.nan
     w1 = None if w is None else w.reshape(d)
-    # Kept for backward: the centred rows xc = x - mean and rstd, as float arrays of the
-    # input's dtype. Every pass works on whole (m, d) arrays: a per-row or per-feature
-    # vector is spread (or an outer product written by BLAS) before it meets one.
+    # Kept for backward: the centred rows xc = x - mean and rstd, in the input's dtype.
+    # rstd x weight is one outer product written by BLAS; other per-row or per-feature
+    # vectors meet whole arrays in place or through spread (numpy's broadcasting loop
+    # is slowest when it allocates its result).
     xc, rstd = _center_rows(a.reshape(m, d), eps)
     if w1 is None:
         value = spread(np.multiply, xc, rstd[:, None])
