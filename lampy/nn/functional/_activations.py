@@ -18,10 +18,11 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd import is_grad_enabled
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._erf import erf
-from lampy.nn.functional._shared import dot_along, sum_along
-from lampy.ops._operands import contrib_of, value_of
+from lampy.nn.functional._erf import erf, normal_cdf_float32
+from lampy.nn.functional._shared import dot_along, exp_, shifted_exp, spread, sum_along
+from lampy.ops._operands import contrib_of, needs_grad, value_of
 from lampy.ops._reductions import normalize_axis
 
 __all__ = [
@@ -175,10 +176,14 @@ def celu(input: Operand, alpha: float = 1.0, inplace: bool = False) -> Variable:
 def gelu(input: Operand, approximate: str = "none") -> Variable:
     """Elementwise Gaussian error linear unit ``x * Phi(x)``.
 
-    With ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``, erf correct to
-    about 1 ulp: the C library's in float64 (through ``math.erf``, about 50 ns an
-    element), a vectorised rational fit in float32 (about 25 ns an element). With
-    ``approximate='tanh'``:
+    With ``approximate='none'``: ``0.5 * x * (1 + erf(x / sqrt(2)))``. In float64 erf
+    is the C library's (through ``math.erf``, or SciPy's with the ``fast`` extra),
+    correct to about 1 ulp. float32 (and float16, computed in float32) evaluates
+    ``Phi`` from ``exp(-x**2 / 2)``, shared with the gradient, and a rational function,
+    within 1.2e-7 of ``Phi`` (``lampy.nn.functional._erf.normal_cdf_float32``), about
+    2.5 ns an element for value and gradient together, more accurate than PyTorch's
+    float32 gelu and about 1.7 times its time for forward and backward (one thread,
+    (256, 1024)). With ``approximate='tanh'``:
     ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x**3)))``.
 
     Gradient:
@@ -189,6 +194,16 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     if approximate not in ("none", "tanh"):
         raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     a = np.asarray(_float(input))
+    if approximate == "none" and a.dtype.itemsize <= 4:
+        # The slope Phi + x phi is computed with Phi when a gradient will be wanted:
+        # they share exp(-x**2 / 2), and backward is one multiplication.
+        a32 = a.astype(np.float32, copy=False)
+        cdf, slope = normal_cdf_float32(a32, needs_grad(input) and is_grad_enabled())
+        value = np.multiply(a32, cdf, out=cdf).astype(a.dtype, copy=False)
+        if slope is None:  # no gradient will be asked for
+            return op("gelu", value)
+        d = slope.astype(a.dtype, copy=False)
+        return op("gelu", value, contrib_of(input, lambda g: g * d))
     if approximate == "none":
         cdf = _normal_cdf(a)
         value = a * cdf
@@ -370,8 +385,10 @@ def _dim(name: str, dim: Any, ndim: int) -> int:
 
 
 def softmax(input: Operand, dim: int) -> Variable:
-    """``exp(x) / sum(exp(x), dim)``, computed after subtracting the max along ``dim``
-    (no overflow). A 0-d input accepts ``dim`` 0 or -1 and gives 1.
+    """``exp(x) / sum(exp(x), dim)``, computed after subtracting a max (no overflow):
+    the input's when no slice along ``dim`` lies far below it, else each slice's own
+    (``lampy.nn.functional._shared.shifted_exp``). A 0-d input accepts ``dim`` 0 or -1
+    and gives 1.
 
     Gradient:
         ``dx = y * (g - sum(g * y, dim))`` with ``y`` the forward value.
@@ -382,21 +399,22 @@ def softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.ones_like(arr)
         return op("softmax", value, contrib_of(input, lambda g: g * 0))
-    # In place on one new array: shift, exp, normalise (three passes, no temporaries).
-    value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True)) if arr.size else arr.copy()
-    np.exp(value, out=value)
-    np.divide(value, sum_along(value, ax), out=value)
+    if arr.size:  # in place on the one new array: exp, normalise
+        value, sums, _ = shifted_exp(arr, ax)
+        np.divide(value, sums, out=value)
+    else:
+        value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        d = np.subtract(g, dot_along(g, value, ax))
+        d = spread(np.subtract, g, dot_along(g, value, ax))
         return np.multiply(d, value, out=d)
 
     return op("softmax", value, contrib_of(input, d_x))
 
 
 def log_softmax(input: Operand, dim: int) -> Variable:
-    """``x - logsumexp(x, dim)``, computed after subtracting the max along ``dim`` (no
-    overflow, no log of 0). A 0-d input accepts ``dim`` 0 or -1 and gives 0.
+    """``x - logsumexp(x, dim)``, computed after subtracting a max as ``softmax`` does
+    (no overflow, no log of 0). A 0-d input accepts ``dim`` 0 or -1 and gives 0.
 
     Gradient:
         ``dx = g - exp(y) * sum(g, dim)`` with ``y`` the forward value.
@@ -407,15 +425,16 @@ def log_softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.zeros_like(arr)
         return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
-    if arr.size:  # in place on one new array: shift, then subtract the log of the sums
-        value = np.subtract(arr, np.max(arr, axis=ax, keepdims=True))
-        np.subtract(value, np.log(sum_along(np.exp(value), ax)), out=value)
+    if arr.size:
+        _, sums, shift = shifted_exp(arr, ax)
+        value = np.subtract(arr, shift)
+        value -= np.log(sums)
     else:
         value = arr.copy()
 
     def d_x(g: np.ndarray) -> Any:
-        d = np.exp(value)
-        np.multiply(d, -sum_along(g, ax), out=d)
+        d = exp_(value, np.empty_like(value))
+        d *= -sum_along(g, ax)
         return np.add(d, g, out=d)
 
     return op("log_softmax", value, contrib_of(input, d_x))

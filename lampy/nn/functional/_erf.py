@@ -18,6 +18,13 @@ points in the tests):
   1.2e-7 for every ``x >= 0``,
 
 evaluated in float64 on cache-sized chunks and rounded once to the input's dtype.
+
+``erf`` is what float64 ``gelu`` uses. float32 ``gelu`` uses ``normal_cdf_float32``
+instead: the normal distribution function ``Phi`` (and gelu's slope
+``Phi(x) + x phi(x)``) evaluated in float32 from ``exp(-x**2 / 2)``, which the slope
+needs anyway, times a rational function: within 1.2e-7 of ``Phi`` (absolute; see its
+docstring), value and slope together in about 2.5 ns an element (28 numpy passes) where
+``(1 + erf(x / sqrt(2))) / 2`` through ``erf`` takes about 25 ns an element.
 """
 
 from __future__ import annotations
@@ -29,8 +36,9 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand
+from lampy.nn.functional._shared import fast_exp2
 
-__all__ = ["erf", "erf_numpy"]
+__all__ = ["erf", "erf_numpy", "normal_cdf_float32"]
 
 _erf_obj = np.frompyfunc(math.erf, 1, 1)
 _NR_ERFC = (
@@ -126,3 +134,79 @@ def erf_numpy(a: Operand) -> Any:
     else:
         r = np.asarray(_erf_obj(arr.astype(np.float64)), dtype=arr.dtype)
     return r if arr.ndim else r[()]
+
+
+# Phi(-v) = exp(-v**2 / 2) M(v) for v >= 0, with M the Mills ratio divided by
+# sqrt(2 pi), M(v) = Phi(-v) exp(v**2 / 2), decreasing from 1/2 at 0 like
+# 1 / (v sqrt(2 pi)). M is approximated by P(v) / Q(v), both cubics with
+# P(0) / Q(0) = 1/2, fitted by iteratively reweighted least squares (Lawson's
+# algorithm) on [0, 15] to the minimax absolute error of exp(-v**2 / 2) P / Q, which
+# is 1.01e-8: a relative accuracy for M where exp(-v**2 / 2) is not small, and none
+# needed in the far tail, where Phi itself is below float32's resolution of 1.
+_MILLS_P = (0.5, 0.18382898163378503, 0.03460216187021653, -0.0001498912363093831)
+_MILLS_Q = (1.0, 1.1655436085853088, 0.49915627363436627, 0.08125127238919129)
+# Evaluated in float32 as -P / q3 over the monic Q / q3 (one pass fewer), the
+# constant terms -1/(2 q3) and 1/q3 rounded so that M(0) = 1/2 exactly.
+_P32 = [np.float32(-c / _MILLS_Q[3]) for c in _MILLS_P]
+_Q32 = [np.float32(c / _MILLS_Q[3]) for c in _MILLS_Q[:3]]
+_Q32[0] = np.float32(-2 * _P32[0])
+_CLAMP32 = np.float32(15.0)  # exp(-15**2 / 2) underflows float32: Phi is 0 or 1 beyond
+_TINY32 = np.float32(1e-30)  # keeps x / (|x| + tiny) finite at 0, exact (+-1) above 1e-22
+_INV_SQRT_2PI32 = np.float32(1 / math.sqrt(2 * math.pi))
+
+
+def normal_cdf_float32(a: np.ndarray, slope: bool) -> tuple[np.ndarray, np.ndarray | None]:
+    """``Phi(a)``, the standard normal distribution function, of a float32 array, and
+    with ``slope`` also ``Phi(a) + a phi(a)`` (the derivative of ``a Phi(a)``, gelu's),
+    as new float32 arrays of ``a``'s shape (None for the slope without ``slope``).
+
+    ``Phi(x) = 1/2 + sign(x) (1/2 - h(|x|))`` with ``h(v) = Phi(-v) = exp(-v**2 / 2)
+    M(v)`` and ``M`` a cubic over a cubic (see ``_MILLS_P``); ``exp(-x**2 / 2)`` is
+    shared with the slope's ``phi``. Every step is an in-place numpy pass over float32
+    arrays, no float64 anywhere; ``|x|`` is clamped at 15, where ``exp`` underflows.
+
+    Accuracy, measured on every float32 with ``2**-30 <= |x| <= 16`` against SciPy's
+    ``ndtr``: ``Phi`` within 1.2e-7 absolutely (2 ulp of values in [0.5, 1)) with
+    numpy's vectorised ``exp2`` (`fast_exp2`), 1.5e-7 with its ``exp``; the slope
+    within 1.5e-7 and 1.7e-7. That is an absolute accuracy, so a relative one only
+    where ``Phi`` is not small (not for ``x`` below about -2), as for
+    ``(1 + erf(x / sqrt(2))) / 2`` computed in float32 (7e-8 with an erf exact to
+    1 ulp) and for PyTorch's float32 gelu (whose ``x Phi(x)`` is within 3.8e-7 ``|x|``,
+    against 1.4e-7 ``|x|`` here). nan gives nan, ``+-inf`` give 1 and 0 (slopes 1
+    and 0).
+    """
+    p, q = _P32, _Q32
+    x = np.clip(a.reshape(-1), -_CLAMP32, _CLAMP32)  # 1-d: 0-d arithmetic makes scalars
+    v = np.abs(x)
+    if fast_exp2():  # e = exp(-x**2 / 2)
+        e = np.multiply(x, np.float32(-0.5 * math.log2(math.e)))
+        e *= x
+        np.exp2(e, out=e)
+    else:
+        e = np.multiply(x, np.float32(-0.5))
+        e *= x
+        np.exp(e, out=e)
+    num = np.multiply(v, p[3])  # -P(v) / q3
+    num += p[2]
+    num *= v
+    num += p[1]
+    num *= v
+    num += p[0]
+    den = np.add(v, q[2])  # Q(v) / q3
+    den *= v
+    den += q[1]
+    den *= v
+    den += q[0]
+    num /= den
+    num *= e  # -h(|x|)
+    num += np.float32(0.5)
+    v += _TINY32
+    sign = np.divide(x, v, out=v)
+    num *= sign
+    cdf = np.add(num, np.float32(0.5), out=num)
+    if not slope:
+        return cdf.reshape(a.shape), None
+    e *= x
+    e *= _INV_SQRT_2PI32
+    e += cdf
+    return cdf.reshape(a.shape), e.reshape(a.shape)

@@ -19,7 +19,7 @@ import numpy as np
 
 from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import sum_along
+from lampy.nn.functional._shared import shifted_exp, spread
 from lampy.ops._magnitude import sign_or_zero
 from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
 
@@ -309,39 +309,44 @@ def cross_entropy(
         return _reduced(name, loss, reduction, n, pairs, a)
     x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
-    # log p = z - log(sum(exp(z))) with z = x - max(x); only its values at the targets
-    # (and, with label smoothing, its weighted sum over classes) enter the loss, so z
-    # becomes p in place: three passes over the logits and no other array of their size.
-    p = np.subtract(x, x.max(axis=-1, keepdims=True)) if x.size else x.copy()
-    picked = np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
-    w_sum_z = p @ w if ls else None  # sum_c w_c z_c
-    np.exp(p, out=p)
-    sums = sum_along(p, p.ndim - 1)
-    np.divide(p, sums, out=p)
-    log_s = np.log(sums[..., 0])
+    # log p = z - log(sum(exp(z))) with z = x - shift; only its values at the targets
+    # (and, with label smoothing, its weighted sum over classes) enter the loss. The
+    # exps e are kept unnormalised: backward scales them by its per-sample factor
+    # divided by the sums, one pass where normalising here would take another.
+    if x.size:
+        e, sums, shift = shifted_exp(x, x.ndim - 1)
+    else:
+        e, sums, shift = x.copy(), np.zeros((*x.shape[:-1], 1), a.dtype), a.dtype.type(0)
+    sums1 = sums[..., 0]
+    log_s = np.log(sums1)
+    shift_n = shift if np.ndim(shift) == 0 else shift[..., 0]
+    picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0] - shift_n
     picked -= log_s  # log p at the targets
     wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
     loss = -(1 - ls) * wt * picked if ls else -(wt * picked)
     if ls:
-        assert w_sum_z is not None
+        w_sum_z = np.subtract(x, shift) @ w  # sum_c w_c z_c
         smooth = -(w_sum_z - log_s * w.sum()) * kept  # -sum_c w_c log p_c
         loss = (loss + (ls / n_classes) * smooth).astype(a.dtype)
 
-    def d_smoothed() -> Any:
+    def d_smoothed(c: Any) -> Any:
         q = (ls / n_classes) * w * kept[..., None]
         hot = np.take_along_axis(q, safe_t[..., None], -1) + ((1 - ls) * wt)[..., None]
         np.put_along_axis(q, safe_t[..., None], hot, -1)
-        return p * q.sum(axis=-1, keepdims=True) - q
+        d = spread(np.multiply, e, (q.sum(axis=-1, keepdims=True) / sums).astype(a.dtype))
+        d -= q
+        return np.multiply(d, c, out=d)
 
     def d_hard(c: Any) -> Any:
-        # q is weight[t] one-hot: d = c weight[t] (p - onehot(t)), in one pass over p.
+        # q is weight[t] one-hot: d = c weight[t] (p - onehot(t)), p = e / sums, in one
+        # pass over e.
         cw = wt[..., None] * c
-        d = p * cw
+        d = spread(np.multiply, e, cw / sums)
         hot = np.take_along_axis(d, safe_t[..., None], -1) - cw
         np.put_along_axis(d, safe_t[..., None], hot, -1)
         return d
 
-    d_input = _times(d_smoothed) if ls else d_hard
+    d_input = d_smoothed if ls else d_hard
     return _reduced(name, loss, reduction, wt.sum(), [(input, d_input)], a)
 
 

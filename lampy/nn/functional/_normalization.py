@@ -20,8 +20,8 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import dot_along, frozen
-from lampy.ops._operands import contrib_of, value_of
+from lampy.nn.functional._shared import SharedInBackward, dot_along, frozen, spread
+from lampy.ops._operands import contrib_of, needs_grad, value_of
 from lampy.ops._reductions import normalize_axis
 
 __all__ = ["group_norm", "layer_norm", "normalize", "rms_norm"]
@@ -73,6 +73,23 @@ def _standardize_rows(x2: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarra
     return xhat, rstd
 
 
+def _center_rows(x2: np.ndarray, eps: float) -> tuple[np.ndarray, np.ndarray]:
+    """``(xc, rstd)`` of the rows of the 2-d ``x2``: the rows minus their means (a new
+    array) and ``1 / sqrt(biased variance + eps)``, of shape (m,)."""
+    m, d = x2.shape
+    inv_d = 1.0 / d if d else math.nan
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mu = x2 @ np.ones(d, x2.dtype) if m else np.zeros(0, x2.dtype)
+        mu *= inv_d
+        xc = spread(np.subtract, x2, mu[:, None])
+        var = dot_along(xc, xc, 1)[:, 0]
+        var *= inv_d
+        var += eps
+        rstd = np.sqrt(var, out=var)
+        np.reciprocal(rstd, out=rstd)
+    return xc, rstd
+
+
 def _rows_backward(dxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, fresh: bool) -> Any:
     """``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))`` row by row, for
     2-d arrays; ``dxhat`` is overwritten when ``fresh`` (it is then a temporary)."""
@@ -117,6 +134,19 @@ def _trailing(name: str, normalized_shape: Any, a: np.ndarray) -> tuple[int, ...
     return shape
 
 
+def _outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """``u[:, None] * v`` for vectors of one dtype, as a new array: a matrix product of
+    rank two (``u`` and ``v`` padded with zeros), which BLAS writes out about twice as
+    fast as numpy's broadcasting multiply (``numpy.outer``; a rank-one matmul does not
+    reach BLAS). Each element is the one rounded product ``u_i v_j``."""
+    uu = np.zeros((u.shape[0], 2), u.dtype)
+    uu[:, 0] = u
+    vv = np.zeros((2, v.shape[0]), v.dtype)
+    vv[0] = v
+    out: np.ndarray = uu @ vv
+    return out
+
+
 def layer_norm(
     input: Operand,
     normalized_shape: Any,
@@ -148,19 +178,47 @@ def layer_norm(
     b = _affine(name, "bias", bias, shape, a)
     d = math.prod(shape)
     m = math.prod(a.shape[: a.ndim - len(shape)])
-    xhat, rstd = _standardize_rows(a.reshape(m, d), eps)
-    value = xhat if w is None else xhat * w.reshape(d)
+    inv_d = 1.0 / d if d else math.nan
+    w1 = None if w is None else w.reshape(d)
+    # Kept for backward: the centred rows xc = x - mean and rstd, in the input's dtype.
+    # rstd x weight is one outer product written by BLAS; other per-row or per-feature
+    # vectors meet whole arrays in place or through spread (numpy's broadcasting loop
+    # is slowest when it allocates its result).
+    xc, rstd = _center_rows(a.reshape(m, d), eps)
+    if w1 is None:
+        value = spread(np.multiply, xc, rstd[:, None])
+    else:
+        value = _outer(rstd, w1)
+        np.multiply(value, xc, out=value)
     if b is not None:
-        value = value + b.reshape(d) if value is xhat else np.add(value, b.reshape(d), out=value)
+        np.add(value, b.reshape(d), out=value)
+
+    def g_xc(g: np.ndarray) -> Any:
+        return np.multiply(g.reshape(m, d), xc)
+
+    users = needs_grad(input) + needs_grad(weight)
+    gx = SharedInBackward(g_xc, users) if users > 1 else g_xc
 
     def d_input(g: np.ndarray) -> Any:
+        # dx = rstd w g - xc (rstd**3 mean(g w xc)) - rstd mean(g w), every factor but
+        # g and xc a per-row (or per-feature) vector
         g2 = g.reshape(m, d)
-        dxhat = g2 if w is None else g2 * w.reshape(d)
-        return _rows_backward(dxhat, xhat, rstd, w is not None).reshape(a.shape)
+        if w1 is None:
+            ones = np.ones(d, g2.dtype)
+            mean_g, mean_gx = g2 @ ones, gx(g) @ ones
+            dx = spread(np.multiply, g2, rstd[:, None])
+        else:
+            mean_g, mean_gx = g2 @ w1, gx(g) @ w1
+            dx = _outer(rstd, w1)
+            np.multiply(dx, g2, out=dx)
+        mean_g *= rstd * inv_d
+        mean_gx *= rstd * rstd * rstd * inv_d
+        dx -= spread(np.multiply, xc, mean_gx[:, None])
+        dx -= mean_g[:, None]
+        return dx.reshape(a.shape)
 
     def d_weight(g: np.ndarray) -> Any:
-        gx = np.einsum("ij,ij->j", g.reshape(m, d), xhat)
-        return _as_dtype_of(weight, gx.reshape(shape))
+        return _as_dtype_of(weight, (rstd @ gx(g)).reshape(shape))
 
     def d_bias(g: np.ndarray) -> Any:
         return _as_dtype_of(bias, _col_sums(g.reshape(m, d)).reshape(shape))
