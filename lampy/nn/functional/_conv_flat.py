@@ -1,0 +1,171 @@
+"""Stride-1 convolutions on flattened padded planes: an im2col whose copies run along
+whole rows of the padded input.
+
+Zero-pad the input to ``(N, C, *P)`` and flatten each padded plane row-major, with row
+strides ``R`` (``R_i = prod(P[i+1:])``). With stride 1, output position ``o`` and kernel
+position ``k`` read the padded element ``o + k * dilation``, at flat index
+``o . R + (k * dilation) . R``: one constant offset per kernel position. Number the
+outputs by ``q = o . R`` over the grid ``(Out_0, *P[1:])``, that is ``Q = Out_0 * R_0``
+columns, and the im2col row of channel ``c`` and kernel position ``k`` is one contiguous
+slice of that channel's flat plane, ``plane[offset(k) : offset(k) + Q]``. The copy into
+the ``(N, C * prod(K), Q)`` matrix then moves runs of ``Q`` elements instead of one
+short run per output row, about three times faster for small images.
+
+The price is the junk columns: in every output row the grid has ``P_i - Out_i`` more
+positions than the output (windows that wrap into the next row). The matmul computes
+them and ``crop`` drops them; the weight gradient gives them zero weight (``embed_t``
+writes the output gradient into zeros). The last plane's junk windows read up to
+``tail`` elements past it, so the padded buffer is that much longer.
+
+The matrices are batched over samples, ``(N, C * prod(K), Q)``: one matmul per sample
+(``numpy.matmul`` broadcasting over N and groups), which OpenBLAS runs faster than one
+wide matmul over all samples for these shapes, and whose product is already ordered
+``(N, O, position)``, so no transpose is needed to return to ``(N, O, *spatial)``.
+
+The input gradient of a stride-1 convolution is the correlation of the output gradient,
+padded by ``dilation * (K - 1) - padding`` (cropped where that is negative), with the
+flipped kernel: another stride-1 convolution, computed the same way.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import attrs
+import numpy as np
+from numpy.lib.stride_tricks import as_strided
+
+from lampy.nn.functional._conv_common import Ints, Pads
+
+
+@attrs.frozen
+class FlatGrid:
+    """The geometry of one stride-1 convolution of ``(N, C, *spatial)`` arrays padded by
+    ``pads`` (a negative pad crops), read through flat planes."""
+
+    spatial: Ints
+    pads: Pads
+    kernel: Ints
+    dilation: Ints
+    padded: Ints  # P: the padded plane's shape
+    out: Ints  # the output's spatial shape
+    rows: Ints  # R: the padded plane's row strides, in elements
+    columns: int  # Q = Out_0 * R_0
+    tail: int  # how far the last junk window reads past a plane
+
+    @classmethod
+    def of(cls, spatial: Ints, pads: Pads, kernel: Ints, dilation: Ints) -> FlatGrid:
+        """The grid of a stride-1 convolution; the output must not be empty (checked
+        by the callers' ``out_sizes``)."""
+        padded = tuple(s + a + b for s, (a, b) in zip(spatial, pads, strict=True))
+        out = tuple(p - d * (k - 1) for p, k, d in zip(padded, kernel, dilation, strict=True))
+        rows = tuple(math.prod(padded[i + 1 :]) for i in range(len(padded)))
+        reach = zip(kernel[1:], dilation[1:], rows[1:], strict=True)
+        tail = sum((k - 1) * d * r for k, d, r in reach)
+        return cls(spatial, pads, kernel, dilation, padded, out, rows, out[0] * rows[0], tail)
+
+    def pad(self, x: np.ndarray) -> np.ndarray:
+        """``x`` of shape ``(N, C, *spatial)`` written into the interior of a new zero
+        buffer: a flat array of ``N * C * prod(P) + tail`` elements whose first part
+        holds the ``(N, C, *P)`` padded planes."""
+        n, c = x.shape[:2]
+        plane = math.prod(self.padded)
+        buffer = np.zeros(n * c * plane + self.tail, x.dtype)
+        planes = buffer[: n * c * plane].reshape((n, c, *self.padded))
+        into: tuple[Any, ...] = (Ellipsis,)
+        take: tuple[Any, ...] = (Ellipsis,)
+        for s, (a, b) in zip(self.spatial, self.pads, strict=True):  # a pad < 0 crops
+            into += (slice(max(a, 0), max(a, 0) + s + min(a, 0) + min(b, 0)),)
+            take += (slice(max(-a, 0), s - max(-b, 0)),)
+        planes[into] = x[take]
+        return buffer
+
+    def cols(self, buffer: np.ndarray, n: int, c: int) -> np.ndarray:
+        """The im2col matrix of a ``pad`` buffer holding ``n`` samples of ``c`` channels:
+        a new ``(N, C * prod(K), Q)`` array, rows ordered (channel, kernel position) as
+        a weight's flattened ``(C, *K)``, columns the grid's positions."""
+        e = buffer.itemsize
+        plane = math.prod(self.padded)
+        steps = tuple(d * r * e for d, r in zip(self.dilation, self.rows, strict=True))
+        view = as_strided(
+            buffer,
+            (n, c, *self.kernel, self.columns),
+            (c * plane * e, plane * e, *steps, e),
+            writeable=False,
+        )
+        return np.ascontiguousarray(view).reshape(n, c * math.prod(self.kernel), self.columns)
+
+    def _outputs(self) -> tuple[Any, ...]:
+        """The index of the output positions in the ``(Out_0, *P[1:])`` grid."""
+        return (slice(None), *(slice(0, o) for o in self.out[1:]))
+
+    def crop(self, y: np.ndarray) -> np.ndarray:
+        """``(N, O, Q)`` on the grid to a C-contiguous ``(N, O, *out)`` (``y`` itself,
+        reshaped, when the grid has no junk, as in 1-D)."""
+        grid = y.reshape((*y.shape[:2], self.out[0], *self.padded[1:]))
+        if self.padded[1:] == self.out[1:]:
+            return grid
+        index = (Ellipsis, *self._outputs())
+        return np.ascontiguousarray(grid[index])
+
+    def embed_t(self, g: np.ndarray) -> np.ndarray:
+        """``g`` of shape ``(N, O, *out)`` moved onto the grid and transposed: a new
+        ``(N, Q, O)`` array, zero at the junk columns."""
+        n, o = g.shape[:2]
+        grid = np.zeros((n, self.out[0], *self.padded[1:], o), g.dtype)
+        index = (slice(None), *self._outputs(), slice(None))
+        grid[index] = np.moveaxis(g, 1, -1)
+        return grid.reshape(n, self.columns, o)
+
+    def zero_junk(self, cols: np.ndarray) -> None:
+        """Set the junk columns of a ``cols`` matrix to zero, in place (they hold input
+        values; the weight gradient's zero weights would turn an inf there into NaN)."""
+        grid = cols.reshape((*cols.shape[:-1], self.out[0], *self.padded[1:]))
+        nd = len(self.out)
+        for j in range(1, nd):
+            index = (Ellipsis, slice(self.out[j], None), *(slice(None),) * (nd - 1 - j))
+            grid[index] = 0
+
+
+def forward(
+    grid: FlatGrid, xb: np.ndarray, w: np.ndarray, b: np.ndarray | None, groups: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """The convolution of the batched input ``xb`` with weight ``w`` (and bias ``b``):
+    the ``(N, O, *out)`` result and the ``(N, groups, C/groups * prod(K), Q)`` im2col
+    matrix kept for the weight gradient."""
+    n, c = xb.shape[:2]
+    o, rows = w.shape[0], w[0].size  # rows: C/groups * prod(K)
+    cols = grid.cols(grid.pad(xb), n, c).reshape(n, groups, rows, grid.columns)
+    y = np.matmul(w.reshape(groups, o // groups, rows), cols).reshape(n, o, grid.columns)
+    if b is not None:
+        y += b[:, None]
+    return grid.crop(y), cols
+
+
+def weight_grad(grid: FlatGrid, cols: np.ndarray, g: np.ndarray, shape: Ints) -> np.ndarray:
+    """``d weight = sum_n cols_n @ g_n^T``, per group, as a new array of ``shape``."""
+    n, groups = cols.shape[:2]
+    og = g.shape[1] // groups
+    gt = grid.embed_t(g).reshape(n, grid.columns, groups, og).transpose(0, 2, 1, 3)
+    d = np.matmul(cols, gt).sum(axis=0)  # (G, C/G * prod(K), O/G)
+    return np.ascontiguousarray(d.transpose(0, 2, 1)).reshape(shape)
+
+
+def input_grad(pads: Pads, dilation: Ints, w: np.ndarray, g: np.ndarray, groups: int) -> np.ndarray:
+    """``d input``: the correlation of ``g`` (``(N, O, *out)``) padded by
+    ``dilation (K - 1) - pads`` with the flipped kernel, as a new ``(N, C, *spatial)``
+    (the input's spatial shape: the padded ``g`` is ``spatial + dilation (K - 1)``)."""
+    o, cg, kernel = w.shape[0], w.shape[1], w.shape[2:]
+    nd = len(kernel)
+    reach = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
+    g_pads = tuple((r - lo, r - hi) for r, (lo, hi) in zip(reach, pads, strict=True))
+    grid = FlatGrid.of(g.shape[2:], g_pads, kernel, dilation)
+    n = g.shape[0]
+    flipped = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
+    wt = flipped.reshape(groups, o // groups, cg, -1).transpose(0, 2, 1, 3)
+    rows = o // groups * math.prod(kernel)
+    wt = wt.reshape(groups, cg, rows)  # (G, C/G, O/G * prod(K)): a copy
+    cols = grid.cols(grid.pad(g), n, o).reshape(n, groups, rows, grid.columns)
+    d = np.matmul(wt, cols).reshape(n, cg * groups, grid.columns)
+    return grid.crop(d)
