@@ -370,7 +370,9 @@ def test_stride_one_gradients_float32_unbatched_and_wide_padding() -> None:
     check_grad(lambda a, v, c: conv2d(a, v, c, padding="same", dilation=2, groups=2), x[0], w, b)
     x64, w64 = x.astype(np.float64), w.astype(np.float64)
     check_grad(lambda a, v: conv2d(a, v, padding=(3, 2), groups=2), x64, w64)
-    check_grad(lambda a, v: conv1d(a, v, padding=4, dilation=2, groups=2), x64[:, :, 0], w64[..., 0])
+    check_grad(
+        lambda a, v: conv1d(a, v, padding=4, dilation=2, groups=2), x64[:, :, 0], w64[..., 0]
+    )
     check_grad(lambda a, v: conv2d(a, v, padding=2), x64[:1], rng.standard_normal((3, 4, 1, 1)))
 
 

@@ -124,7 +124,8 @@ class FlatGrid:
         grid = cols.reshape((*cols.shape[:-1], self.out[0], *self.padded[1:]))
         nd = len(self.out)
         for j in range(1, nd):
-            index = (Ellipsis, slice(self.out[j], None), *(slice(None),) * (nd - 1 - j))
+            index: tuple[Any, ...] = (Ellipsis, slice(self.out[j], None))
+            index += (slice(None),) * (nd - 1 - j)
             grid[index] = 0
 
 
