@@ -42,49 +42,65 @@ from lampy.nn.functional._conv_common import Ints, Pads
 @attrs.frozen
 class FlatGrid:
     """The geometry of one stride-1 convolution of ``(N, C, *spatial)`` arrays padded by
-    ``pads`` (a negative pad crops), read through flat planes."""
+    ``pads`` (a negative pad crops), read through flat planes.
 
-    spatial: Ints
-    pads: Pads
+    Along the last axis, neighbouring rows share their zero padding: a row holds the
+    (cropped) input row followed by ``max(before, after)`` zeros, and the zeros before
+    a row are the previous row's (or, for the first plane, ``lead`` zeros in front).
+    """
+
     kernel: Ints
     dilation: Ints
-    padded: Ints  # P: the padded plane's shape
+    take: tuple[slice, ...]  # the part of the input that the padding does not crop
+    into: tuple[slice, ...]  # where that part goes in a padded plane
+    padded: Ints  # P: a padded plane's shape (the last axis shares its padding)
     out: Ints  # the output's spatial shape
-    rows: Ints  # R: the padded plane's row strides, in elements
+    rows: Ints  # R: a padded plane's row strides, in elements
     columns: int  # Q = Out_0 * R_0
-    tail: int  # how far the last junk window reads past a plane
+    lead: int  # zeros before the first plane: the last axis's padding before
+    tail: int  # zeros after the last plane, where its last junk windows read
 
     @classmethod
     def of(cls, spatial: Ints, pads: Pads, kernel: Ints, dilation: Ints) -> FlatGrid:
         """The grid of a stride-1 convolution; the output must not be empty (checked
         by the callers' ``out_sizes``)."""
-        padded = tuple(s + a + b for s, (a, b) in zip(spatial, pads, strict=True))
-        out = tuple(p - d * (k - 1) for p, k, d in zip(padded, kernel, dilation, strict=True))
+        take = tuple(slice(max(-a, 0), s - max(-b, 0)) for s, (a, b) in zip(spatial, pads))
+        kept = [t.stop - t.start for t in take]
+        before, after = [max(a, 0) for a, _ in pads], [max(b, 0) for _, b in pads]
+        out = tuple(
+            s + a + b - d * (k - 1)
+            for s, a, b, k, d in zip(kept, before, after, kernel, dilation, strict=True)
+        )
+        padded = [s + a + b for s, a, b in zip(kept, before, after)]
+        # a row: the input row, then zeros that are its padding after and the next
+        # row's before; at least as long as an output row
+        padded[-1] = max(kept[-1] + max(before[-1], after[-1]), out[-1])
+        into = [slice(a, a + s) for s, a in zip(kept, before)]
+        into[-1] = slice(0, kept[-1])
         rows = tuple(math.prod(padded[i + 1 :]) for i in range(len(padded)))
-        reach = zip(kernel[1:], dilation[1:], rows[1:], strict=True)
-        tail = sum((k - 1) * d * r for k, d, r in reach)
-        return cls(spatial, pads, kernel, dilation, padded, out, rows, out[0] * rows[0], tail)
+        columns = out[0] * rows[0]
+        reach = sum((k - 1) * d * r for k, d, r in zip(kernel, dilation, rows, strict=True))
+        tail = max(0, columns + reach - math.prod(padded) - before[-1])
+        return cls(
+            kernel, dilation, take, tuple(into), tuple(padded), out, rows, columns, before[-1], tail
+        )
 
     def pad(self, x: np.ndarray) -> np.ndarray:
-        """``x`` of shape ``(N, C, *spatial)`` written into the interior of a new zero
-        buffer: a flat array of ``N * C * prod(P) + tail`` elements whose first part
-        holds the ``(N, C, *P)`` padded planes."""
+        """``x`` of shape ``(N, C, *spatial)`` written into a new zero buffer: ``lead``
+        zeros, the ``(N, C, *P)`` padded planes, ``tail`` zeros."""
         n, c = x.shape[:2]
-        plane = math.prod(self.padded)
-        buffer = np.zeros(n * c * plane + self.tail, x.dtype)
-        planes = buffer[: n * c * plane].reshape((n, c, *self.padded))
-        into: tuple[Any, ...] = (Ellipsis,)
-        take: tuple[Any, ...] = (Ellipsis,)
-        for s, (a, b) in zip(self.spatial, self.pads, strict=True):  # a pad < 0 crops
-            into += (slice(max(a, 0), max(a, 0) + s + min(a, 0) + min(b, 0)),)
-            take += (slice(max(-a, 0), s - max(-b, 0)),)
+        size = n * c * math.prod(self.padded)
+        buffer = np.zeros(self.lead + size + self.tail, x.dtype)
+        planes = buffer[self.lead : self.lead + size].reshape((n, c, *self.padded))
+        into, take = (Ellipsis, *self.into), (Ellipsis, *self.take)
         planes[into] = x[take]
         return buffer
 
     def cols(self, buffer: np.ndarray, n: int, c: int) -> np.ndarray:
         """The im2col matrix of a ``pad`` buffer holding ``n`` samples of ``c`` channels:
         a new ``(N, C * prod(K), Q)`` array, rows ordered (channel, kernel position) as
-        a weight's flattened ``(C, *K)``, columns the grid's positions."""
+        a weight's flattened ``(C, *K)``, columns the grid's positions. (Window ``q`` of
+        plane ``p`` starts at ``lead + p prod(P) + q - lead``.)"""
         e = buffer.itemsize
         plane = math.prod(self.padded)
         steps = tuple(d * r * e for d, r in zip(self.dilation, self.rows, strict=True))

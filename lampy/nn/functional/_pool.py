@@ -5,7 +5,9 @@ Inputs are ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` (channels first, 
 PyTorch); the batch may be empty. Every op is vectorised over the batch and channels and
 loops only over the kernel positions: at each position the output block whose window
 tap falls inside the input reads one strided slice of the input, so neither padding nor
-``ceil_mode``'s overhanging windows are ever materialised. The output length of a
+``ceil_mode``'s overhanging windows are ever materialised. Max pooling whose windows
+tile the input (kernel = stride, the common ``MaxPool2d(2)``) is computed separably,
+rows then columns (``_max_pool_blocks.py``). The output length of a
 spatial axis of length ``n`` is PyTorch's
 
     out = floor((n + 2 p - d (k - 1) - 1 + (s - 1 if ceil_mode else 0)) / s) + 1,
