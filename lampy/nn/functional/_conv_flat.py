@@ -29,6 +29,7 @@ flipped kernel: another stride-1 convolution, computed the same way.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Any
 
@@ -61,21 +62,25 @@ class FlatGrid:
     tail: int  # zeros after the last plane, where its last junk windows read
 
     @classmethod
+    @functools.lru_cache(maxsize=256)  # a model's few layers ask for the same grids
     def of(cls, spatial: Ints, pads: Pads, kernel: Ints, dilation: Ints) -> FlatGrid:
         """The grid of a stride-1 convolution; the output must not be empty (checked
         by the callers' ``out_sizes``)."""
-        take = tuple(slice(max(-a, 0), s - max(-b, 0)) for s, (a, b) in zip(spatial, pads))
+        # a negative pad crops the input
+        take = tuple(
+            slice(max(-a, 0), s - max(-b, 0)) for s, (a, b) in zip(spatial, pads, strict=True)
+        )
         kept = [t.stop - t.start for t in take]
         before, after = [max(a, 0) for a, _ in pads], [max(b, 0) for _, b in pads]
         out = tuple(
             s + a + b - d * (k - 1)
             for s, a, b, k, d in zip(kept, before, after, kernel, dilation, strict=True)
         )
-        padded = [s + a + b for s, a, b in zip(kept, before, after)]
+        padded = [s + a + b for s, a, b in zip(kept, before, after, strict=True)]
         # a row: the input row, then zeros that are its padding after and the next
         # row's before; at least as long as an output row
         padded[-1] = max(kept[-1] + max(before[-1], after[-1]), out[-1])
-        into = [slice(a, a + s) for s, a in zip(kept, before)]
+        into = [slice(a, a + s) for s, a in zip(kept, before, strict=True)]
         into[-1] = slice(0, kept[-1])
         rows = tuple(math.prod(padded[i + 1 :]) for i in range(len(padded)))
         columns = out[0] * rows[0]
@@ -92,7 +97,8 @@ class FlatGrid:
         size = n * c * math.prod(self.padded)
         buffer = np.zeros(self.lead + size + self.tail, x.dtype)
         planes = buffer[self.lead : self.lead + size].reshape((n, c, *self.padded))
-        into, take = (Ellipsis, *self.into), (Ellipsis, *self.take)
+        into: tuple[Any, ...] = (Ellipsis, *self.into)
+        take: tuple[Any, ...] = (Ellipsis, *self.take)
         planes[into] = x[take]
         return buffer
 
