@@ -35,7 +35,6 @@ from typing import Any
 
 import attrs
 import numpy as np
-from numpy.lib.stride_tricks import as_strided
 
 from lampy.nn.functional._conv_common import Ints, Pads
 
@@ -110,12 +109,9 @@ class FlatGrid:
         e = buffer.itemsize
         plane = math.prod(self.padded)
         steps = tuple(d * r * e for d, r in zip(self.dilation, self.rows, strict=True))
-        view = as_strided(
-            buffer,
-            (n, c, *self.kernel, self.columns),
-            (c * plane * e, plane * e, *steps, e),
-            writeable=False,
-        )
+        shape = (n, c, *self.kernel, self.columns)
+        # a view of buffer (np.ndarray is as_strided without its Python overhead)
+        view = np.ndarray(shape, buffer.dtype, buffer, 0, (c * plane * e, plane * e, *steps, e))
         return np.ascontiguousarray(view).reshape(n, c * math.prod(self.kernel), self.columns)
 
     def _outputs(self) -> tuple[Any, ...]:
@@ -137,7 +133,7 @@ class FlatGrid:
         n, o = g.shape[:2]
         grid = np.zeros((n, self.out[0], *self.padded[1:], o), g.dtype)
         index = (slice(None), *self._outputs(), slice(None))
-        grid[index] = np.moveaxis(g, 1, -1)
+        grid[index] = g.transpose(0, *range(2, g.ndim), 1)
         return grid.reshape(n, self.columns, o)
 
     def zero_junk(self, cols: np.ndarray) -> None:
