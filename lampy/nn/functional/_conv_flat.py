@@ -101,18 +101,27 @@ class FlatGrid:
         planes[into] = x[take]
         return buffer
 
-    def cols(self, buffer: np.ndarray, n: int, c: int) -> np.ndarray:
+    def cols(self, buffer: np.ndarray, n: int, c: int, split: bool = False) -> np.ndarray:
         """The im2col matrix of a ``pad`` buffer holding ``n`` samples of ``c`` channels:
         a new ``(N, C * prod(K), Q)`` array, rows ordered (channel, kernel position) as
-        a weight's flattened ``(C, *K)``, columns the grid's positions. (Window ``q`` of
-        plane ``p`` starts at ``lead + p prod(P) + q - lead``.)"""
+        a weight's flattened ``(C, *K)``, columns the grid's positions.
+
+        With ``split``, without the first kernel axis: a new ``(N, C * prod(K[1:]),
+        Q + (K_0 - 1) shift)`` array (``shift = dilation_0 R_0``) whose columns
+        ``[i shift, i shift + Q)`` are the rows of kernel row ``i`` of the full matrix,
+        ``K_0`` times less to copy.
+        """
         e = buffer.itemsize
         plane = math.prod(self.padded)
         steps = tuple(d * r * e for d, r in zip(self.dilation, self.rows, strict=True))
-        shape = (n, c, *self.kernel, self.columns)
+        kernel, columns = self.kernel, self.columns
+        if split:
+            kernel, steps = kernel[1:], steps[1:]
+            columns += (self.kernel[0] - 1) * self.dilation[0] * self.rows[0]
+        shape = (n, c, *kernel, columns)
         # a view of buffer (np.ndarray is as_strided without its Python overhead)
         view = np.ndarray(shape, buffer.dtype, buffer, 0, (c * plane * e, plane * e, *steps, e))
-        return np.ascontiguousarray(view).reshape(n, c * math.prod(self.kernel), self.columns)
+        return np.ascontiguousarray(view).reshape(n, c * math.prod(kernel), columns)
 
     def _outputs(self) -> tuple[Any, ...]:
         """The index of the output positions in the ``(Out_0, *P[1:])`` grid."""
@@ -180,11 +189,22 @@ def input_grad(pads: Pads, dilation: Ints, w: np.ndarray, g: np.ndarray, groups:
     reach = [d * (k - 1) for k, d in zip(kernel, dilation, strict=True)]
     g_pads = tuple((r - lo, r - hi) for r, (lo, hi) in zip(reach, pads, strict=True))
     grid = FlatGrid.of(g.shape[2:], g_pads, kernel, dilation)
-    n = g.shape[0]
+    n, og = g.shape[0], o // groups
     flipped = w[(slice(None), slice(None)) + (slice(None, None, -1),) * nd]
-    wt = flipped.reshape(groups, o // groups, cg, -1).transpose(0, 2, 1, 3)
-    rows = o // groups * math.prod(kernel)
-    wt = wt.reshape(groups, cg, rows)  # (G, C/G, O/G * prod(K)): a copy
-    cols = grid.cols(grid.pad(g), n, o).reshape(n, groups, rows, grid.columns)
-    d = np.matmul(wt, cols).reshape(n, cg * groups, grid.columns)
-    return grid.crop(d)
+    if nd == 1:
+        wt = flipped.reshape(groups, og, cg, -1).transpose(0, 2, 1, 3)
+        wt = wt.reshape(groups, cg, -1)  # (G, C/G, O/G * K): a copy
+        cols = grid.cols(grid.pad(g), n, o).reshape(n, groups, wt.shape[2], grid.columns)
+        d = np.matmul(wt, cols)
+    else:
+        # Kernel row i reads the first-axis-less im2col shifted by i * shift columns:
+        # K_0 matmuls over K_0 times fewer copied rows, summed.
+        cols = grid.cols(grid.pad(g), n, o, split=True)
+        cols = cols.reshape(n, groups, og * math.prod(kernel[1:]), cols.shape[2])
+        shift = dilation[0] * grid.rows[0]
+        for i in range(kernel[0]):
+            wi = flipped[:, :, i].reshape(groups, og, cg, -1).transpose(0, 2, 1, 3)
+            wi = wi.reshape(groups, cg, cols.shape[2])  # (G, C/G, O/G * prod(K[1:]))
+            part = np.matmul(wi, cols[..., i * shift : i * shift + grid.columns])
+            d = part if i == 0 else np.add(d, part, out=d)
+    return grid.crop(d.reshape(n, cg * groups, grid.columns))
