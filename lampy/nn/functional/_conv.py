@@ -157,8 +157,6 @@ def _conv_flat(
     batched ``(N, O, *out)`` value and the input and weight gradient closures."""
     grid = flat.FlatGrid.of(xb.shape[2:], pads, w.shape[2:], dilation)
     value, cols = flat.forward(grid, xb, w, b, groups)
-    if not np.isfinite(xb).all():
-        grid.zero_junk(cols)  # junk columns get zero weight: no inf * 0 in d weight
 
     shape = (-1, *value.shape[1:])  # g batched
 

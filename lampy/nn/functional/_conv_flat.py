@@ -44,9 +44,16 @@ class FlatGrid:
     """The geometry of one stride-1 convolution of ``(N, C, *spatial)`` arrays padded by
     ``pads`` (a negative pad crops), read through flat planes.
 
-    Along the last axis, neighbouring rows share their zero padding: a row holds the
-    (cropped) input row followed by ``max(before, after)`` zeros, and the zeros before
-    a row are the previous row's (or, for the first plane, ``lead`` zeros in front).
+    The last axis is padded in one of two ways (the first ones get whole zero rows):
+
+    - wrapped, when its padding is no more than "same" (``before + after <= dilation
+      (K - 1)``) in a 2-d convolution: rows hold the input row alone, so a window
+      tap that falls in the padding reads the neighbouring row instead; ``cols`` sets
+      those entries to zero. Rows are as long as output rows plus the taps' excess
+      (none with "same" padding: no junk at all).
+    - shared: a row holds the input row followed by ``max(before, after)`` zeros,
+      which are its padding after and the next row's padding before (for the first
+      plane, ``lead`` zeros in front).
     """
 
     kernel: Ints
@@ -59,6 +66,9 @@ class FlatGrid:
     columns: int  # Q = Out_0 * R_0
     lead: int  # zeros before the first plane: the last axis's padding before
     tail: int  # zeros after the last plane, where its last junk windows read
+    # wrapped taps: (k, first, last) for the last kernel axis' tap k, whose entries at
+    # output positions [0, first) and [last, Out) of every row are padding (zero)
+    wraps: tuple[tuple[int, int, int], ...]
 
     @classmethod
     @functools.lru_cache(maxsize=256)  # a model's few layers ask for the same grids
@@ -76,17 +86,22 @@ class FlatGrid:
             for s, a, b, k, d in zip(kept, before, after, kernel, dilation, strict=True)
         )
         padded = [s + a + b for s, a, b in zip(kept, before, after, strict=True)]
-        # a row: the input row, then zeros that are its padding after and the next
-        # row's before; at least as long as an output row
-        padded[-1] = max(kept[-1] + max(before[-1], after[-1]), out[-1])
+        width, a, b, k, d = kept[-1], before[-1], after[-1], kernel[-1], dilation[-1]
+        wraps: tuple[tuple[int, int, int], ...] = ()
+        if len(kernel) > 1 and a + b <= d * (k - 1):
+            padded[-1] = width  # out[-1] <= width
+            taps = ((j, max(0, a - j * d), min(out[-1], width + a - j * d)) for j in range(k))
+            wraps = tuple((j, lo, hi) for j, lo, hi in taps if lo > 0 or hi < out[-1])
+        else:
+            padded[-1] = max(width + max(a, b), out[-1])
         into = [slice(a, a + s) for s, a in zip(kept, before, strict=True)]
-        into[-1] = slice(0, kept[-1])
+        into[-1] = slice(0, width)
         rows = tuple(math.prod(padded[i + 1 :]) for i in range(len(padded)))
         columns = out[0] * rows[0]
         reach = sum((k - 1) * d * r for k, d, r in zip(kernel, dilation, rows, strict=True))
-        tail = max(0, columns + reach - math.prod(padded) - before[-1])
+        tail = max(0, columns + reach - math.prod(padded) - a)
         return cls(
-            kernel, dilation, take, tuple(into), tuple(padded), out, rows, columns, before[-1], tail
+            kernel, dilation, take, tuple(into), tuple(padded), out, rows, columns, a, tail, wraps
         )
 
     def pad(self, x: np.ndarray) -> np.ndarray:
@@ -121,7 +136,15 @@ class FlatGrid:
         shape = (n, c, *kernel, columns)
         # a view of buffer (np.ndarray is as_strided without its Python overhead)
         view = np.ndarray(shape, buffer.dtype, buffer, 0, (c * plane * e, plane * e, *steps, e))
-        return np.ascontiguousarray(view).reshape(n, c * math.prod(kernel), columns)
+        cols = np.ascontiguousarray(view)
+        if self.wraps:  # (..., last kernel axis, rows, row): the wrapped taps read padding
+            width = self.padded[-1]
+            by_row = cols.reshape((*cols.shape[:-1], columns // width, width))
+            for j, lo, hi in self.wraps:
+                tap = by_row[..., j, :, :]
+                tap[..., :lo] = 0
+                tap[..., hi : self.out[-1]] = 0
+        return cols.reshape(n, c * math.prod(kernel), columns)
 
     def _outputs(self) -> tuple[Any, ...]:
         """The index of the output positions in the ``(Out_0, *P[1:])`` grid."""
@@ -131,7 +154,7 @@ class FlatGrid:
         """``(N, O, Q)`` on the grid to a C-contiguous ``(N, O, *out)`` (``y`` itself,
         reshaped, when the grid has no junk, as in 1-D)."""
         grid = y.reshape((*y.shape[:2], self.out[0], *self.padded[1:]))
-        if self.padded[1:] == self.out[1:]:
+        if not self.junk:
             return grid
         index = (Ellipsis, *self._outputs())
         return np.ascontiguousarray(grid[index])
@@ -140,15 +163,32 @@ class FlatGrid:
         """``g`` of shape ``(N, O, *out)`` moved onto the grid and transposed: a new
         ``(N, Q, O)`` array, zero at the junk columns."""
         n, o = g.shape[:2]
+        moved = g.transpose(0, *range(2, g.ndim), 1)
+        if not self.junk:
+            return np.ascontiguousarray(moved).reshape(n, self.columns, o)
         grid = np.zeros((n, self.out[0], *self.padded[1:], o), g.dtype)
         index = (slice(None), *self._outputs(), slice(None))
-        grid[index] = g.transpose(0, *range(2, g.ndim), 1)
+        grid[index] = moved
         return grid.reshape(n, self.columns, o)
 
+    @property
+    def junk(self) -> bool:
+        """Whether the grid has junk columns (positions that are no output)."""
+        return self.padded[1:] != self.out[1:]
+
+    def finite_cols(self, x: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        """``cols`` (an im2col matrix of ``x``, full or split) with its junk columns set
+        to zero, in place, if ``x`` holds an inf or NaN: they read input values that no
+        output pairs with, and would make a NaN (with a warning) in the matmul, or
+        ``0 * inf`` in the weight gradient."""
+        if self.junk and not np.isfinite(x).all():
+            self.zero_junk(cols)
+        return cols
+
     def zero_junk(self, cols: np.ndarray) -> None:
-        """Set the junk columns of a ``cols`` matrix to zero, in place (they hold input
-        values; the weight gradient's zero weights would turn an inf there into NaN)."""
-        grid = cols.reshape((*cols.shape[:-1], self.out[0], *self.padded[1:]))
+        """Set the junk columns of a (full or split) ``cols`` matrix to zero, in place."""
+        rows = cols.shape[-1] // self.rows[0]
+        grid = cols.reshape((*cols.shape[:-1], rows, *self.padded[1:]))
         nd = len(self.out)
         for j in range(1, nd):
             index: tuple[Any, ...] = (Ellipsis, slice(self.out[j], None))
@@ -164,7 +204,8 @@ def forward(
     matrix kept for the weight gradient."""
     n, c = xb.shape[:2]
     o, rows = w.shape[0], w[0].size  # rows: C/groups * prod(K)
-    cols = grid.cols(grid.pad(xb), n, c).reshape(n, groups, rows, grid.columns)
+    cols = grid.finite_cols(xb, grid.cols(grid.pad(xb), n, c))
+    cols = cols.reshape(n, groups, rows, grid.columns)
     y = np.matmul(w.reshape(groups, o // groups, rows), cols).reshape(n, o, grid.columns)
     if b is not None:
         y += b[:, None]
@@ -194,12 +235,13 @@ def input_grad(pads: Pads, dilation: Ints, w: np.ndarray, g: np.ndarray, groups:
     if nd == 1:
         wt = flipped.reshape(groups, og, cg, -1).transpose(0, 2, 1, 3)
         wt = wt.reshape(groups, cg, -1)  # (G, C/G, O/G * K): a copy
-        cols = grid.cols(grid.pad(g), n, o).reshape(n, groups, wt.shape[2], grid.columns)
+        cols = grid.finite_cols(g, grid.cols(grid.pad(g), n, o))
+        cols = cols.reshape(n, groups, wt.shape[2], grid.columns)
         d = np.matmul(wt, cols)
     else:
         # Kernel row i reads the first-axis-less im2col shifted by i * shift columns:
         # K_0 matmuls over K_0 times fewer copied rows, summed.
-        cols = grid.cols(grid.pad(g), n, o, split=True)
+        cols = grid.finite_cols(g, grid.cols(grid.pad(g), n, o, split=True))
         cols = cols.reshape(n, groups, og * math.prod(kernel[1:]), cols.shape[2])
         shift = dilation[0] * grid.rows[0]
         for i in range(kernel[0]):
