@@ -11,11 +11,17 @@ slice of that channel's flat plane, ``plane[offset(k) : offset(k) + Q]``. The co
 the ``(N, C * prod(K), Q)`` matrix then moves runs of ``Q`` elements instead of one
 short run per output row, about three times faster for small images.
 
-The price is the junk columns: in every output row the grid has ``P_i - Out_i`` more
-positions than the output (windows that wrap into the next row). The matmul computes
-them and ``crop`` drops them; the weight gradient gives them zero weight (``embed_t``
-writes the output gradient into zeros). The last plane's junk windows read up to
-``tail`` elements past it, so the padded buffer is that much longer.
+The last axis needs no zeros of its own (``FlatGrid``): a 2-d convolution padded no
+more than "same" stores its rows unpadded, and a window tap that falls in the left or
+right padding then reads the end of the previous row or the start of the next; the
+im2col copy sets those entries to zero. Otherwise a row is followed by zeros that are
+its padding after and the next row's padding before. When the rows are longer than the
+output's (less padding than "same", or more), the grid has junk columns: positions
+that are no output (windows that wrap into the next row). The matmul computes them
+and ``crop`` drops them; the weight gradient gives them zero weight (``embed_t``
+writes the output gradient into zeros), and they are zeroed in the im2col matrix when
+the input holds an inf or NaN. The last plane's windows read up to ``tail`` elements
+past it, so the padded buffer is that much longer.
 
 The matrices are batched over samples, ``(N, C * prod(K), Q)``: one matmul per sample
 (``numpy.matmul`` broadcasting over N and groups), which OpenBLAS runs faster than one
@@ -24,7 +30,8 @@ wide matmul over all samples for these shapes, and whose product is already orde
 
 The input gradient of a stride-1 convolution is the correlation of the output gradient,
 padded by ``dilation * (K - 1) - padding`` (cropped where that is negative), with the
-flipped kernel: another stride-1 convolution, computed the same way.
+flipped kernel: another stride-1 convolution, computed the same way, from an im2col
+without the first kernel axis (each kernel row is a column-shifted view of it).
 """
 
 from __future__ import annotations
