@@ -140,21 +140,24 @@ class _ConvNd(Module):
             s += f", padding_mode={self.padding_mode!r}"
         return s
 
+    def _expected(self) -> str:
+        """The input shapes the layer takes, for error messages."""
+        c_sp = f"{self.in_channels}, {_SPATIAL[self._nd]}"
+        return f"(N, {c_sp}) or ({c_sp})"
+
     def _check_input(self, input: Any) -> Ints:
         """The input's shape, checked: rank, channels and (for a convolution) size."""
         nd, s = self._nd, shape_of(input)
-        c_sp = f"{self.in_channels}, {_SPATIAL[nd]}"
-        expected = f"(N, {c_sp}) or ({c_sp})"
         if len(s) not in (nd + 1, nd + 2):
             raise ShapeError(
-                f"{self!r}: expected input {expected}, got shape {s}: {nd + 2} or {nd + 1} "
-                f"dimensions, not {len(s)}."
+                f"{self!r}: expected input {self._expected()}, got shape {s}: {nd + 2} or "
+                f"{nd + 1} dimensions, not {len(s)}."
             )
         c = s[-nd - 1]
         if c != self.in_channels:
             raise ShapeError(
-                f"{self!r}: expected input {expected}, got shape {s}: the channel count {c} "
-                f"differs from in_channels {self.in_channels}."
+                f"{self!r}: expected input {self._expected()}, got shape {s}: the channel "
+                f"count {c} differs from in_channels {self.in_channels}."
             )
         if not self._transposed:
             pads = (0,) * nd if isinstance(self.padding, str) else self.padding

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 import lampy
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.nn.functional import _conv as conv_module
 from lampy.nn.functional._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lampy.testing import check_grad
 
@@ -315,6 +316,111 @@ def test_gradient_accumulates_over_two_uses() -> None:
         x,
         rng.standard_normal((3, 3, 2, 2)),
     )
+
+
+# --- the stride-1 path (flattened padded planes) ------------------------------------
+
+
+def _both_paths(
+    case: dict[str, Any], x: np.ndarray, edit: Any = None
+) -> list[tuple[np.ndarray, ...]]:
+    """Value, input and weight gradients (for a random output gradient, changed in
+    place by ``edit`` if given) of the case's stride-1 convolution of the batched ``x``
+    by the flat path and by the im2col path (which handles every stride)."""
+    from lampy.nn.functional._conv_common import conv_padding
+
+    w, b, groups, dil = case["w"], case["b"], case["kw"]["groups"], case["ref"][2]
+    nd = w.ndim - 2
+    pads = conv_padding("t", case["kw"]["padding"], x.shape[2:], w.shape[2:], (1,) * nd, dil)
+    results = []
+    for path in (conv_module._conv_flat, conv_module._conv_strided):
+        if path is conv_module._conv_flat:
+            value, d_input, d_weight = path(x, w, b, groups, pads, dil)
+        else:
+            out = _value(CONV[nd], x, w, b, **case["kw"]).shape[2:]
+            value, d_input, d_weight = path(x, w, b, groups, pads, out, (1,) * nd, dil, 2)
+        g = np.random.default_rng(1).standard_normal(value.shape).astype(x.dtype)
+        if edit is not None:
+            edit(g)
+        results.append((value, d_input(g), d_weight(g)))
+    return results
+
+
+@given(case=conv_cases(), f32=st.booleans())
+@settings(max_examples=40)
+def test_stride_one_flat_path_matches_im2col_path(case: dict[str, Any], f32: bool) -> None:
+    """With stride 1 the flat path gives the im2col path's value, input gradient and
+    weight gradient (padding wider or narrower than the kernel, dilation, groups), in
+    float64 and in float32 (which stays float32)."""
+    dtype = np.float32 if f32 else np.float64
+    case["kw"]["stride"] = 1
+    case["w"] = case["w"].astype(dtype)
+    case["b"] = None if case["b"] is None else case["b"].astype(dtype)
+    flat, old = _both_paths(case, case["x"].astype(dtype))
+    tol = 1e-4 if f32 else 1e-10
+    for a, b in zip(flat, old, strict=True):
+        assert a.dtype == dtype and a.flags.c_contiguous
+        np.testing.assert_allclose(a, b, rtol=tol, atol=tol)
+
+
+def test_stride_one_gradients_float32_unbatched_and_wide_padding() -> None:
+    """Stride-1 gradients match finite differences: float32 (kept), an unbatched input,
+    padding wider than the dilated kernel's reach, asymmetric 'same' padding, groups."""
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    w = rng.standard_normal((6, 2, 3, 2)).astype(np.float32)
+    b = rng.standard_normal(6).astype(np.float32)
+    check_grad(lambda a, v, c: conv2d(a, v, c, padding=1, groups=2), x, w, b)
+    check_grad(lambda a, v, c: conv2d(a, v, c, padding="same", dilation=2, groups=2), x[0], w, b)
+    x64, w64 = x.astype(np.float64), w.astype(np.float64)
+    check_grad(lambda a, v: conv2d(a, v, padding=(3, 2), groups=2), x64, w64)
+    check_grad(
+        lambda a, v: conv1d(a, v, padding=4, dilation=2, groups=2), x64[:, :, 0], w64[..., 0]
+    )
+    check_grad(lambda a, v: conv2d(a, v, padding=2), x64[:1], rng.standard_normal((3, 4, 1, 1)))
+
+
+@pytest.mark.parametrize(("kernel", "padding"), [(3, 1), (3, 0), (5, 3), (2, "same")])
+def test_stride_one_non_finite_input_weight_gradient(kernel: int, padding: Any) -> None:
+    """An inf or NaN in the input reaches the weight gradient only where the input
+    element pairs with the output gradient: the flat path's extra grid columns (which
+    read input values) and its wrapped window taps (which read the neighbouring row)
+    give no 0 * inf = NaN. Grids with and without extra columns, wrapped or padded rows."""
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((2, 3, 5, 6))
+    x[0, 1, 2, 5] = np.inf  # the last column: junk windows and wrapped taps read it
+    x[0, 2, 3, 0] = -np.inf  # the first column
+    x[1, 0, 4, 0] = np.nan
+    w = rng.standard_normal((4, 3, kernel, kernel))
+    case = {"w": w, "b": None, "ref": (None, None, (1, 1))}
+    case["kw"] = {"groups": 1, "padding": padding}
+    flat, old = _both_paths(case, x)
+    for a, b in zip(flat, old, strict=True):
+        np.testing.assert_array_equal(np.isnan(a), np.isnan(b))
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-10)
+    assert np.isfinite(flat[2]).any() and not np.isfinite(flat[2]).all()
+
+
+@pytest.mark.parametrize(("kernel", "padding"), [(3, 0), (5, 3), (3, 1)])
+def test_stride_one_infinite_output_gradient_input_gradient(kernel: int, padding: int) -> None:
+    """+inf and -inf in the output gradient at the end of a row and the start of the
+    next give the im2col path's input gradient, without a NaN warning from the flat
+    path's extra grid columns (whose windows wrap from one row to the next)."""
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((2, 3, 6, 7))
+    w = np.abs(rng.standard_normal((4, 3, kernel, kernel)))  # one sign: inf - inf = NaN
+    pads = ((padding, padding),) * 2
+    flat_value, d_flat, _ = conv_module._conv_flat(x, w, None, 1, pads, (1, 1))
+    _, d_old, _ = conv_module._conv_strided(
+        x, w, None, 1, pads, flat_value.shape[2:], (1, 1), (1, 1), 1
+    )
+    g = rng.standard_normal(flat_value.shape)
+    g[0, 1, 1, -1], g[0, 2, 2, 0] = np.inf, -np.inf
+    g[1, 0, 0, -1], g[1, 3, 1, 0] = -np.inf, np.inf
+    got, want = d_flat(g), d_old(g)  # warnings are errors in the test suite
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-10)
+    assert not np.isfinite(got).all()
 
 
 # --- errors -------------------------------------------------------------------------

@@ -240,6 +240,56 @@ def test_max_pool_window_outside_input_gets_no_gradient() -> None:
         assert not x.grad.any()
 
 
+@given(
+    nd=st.sampled_from([1, 2]),
+    k=st.lists(st.integers(1, 3), min_size=2, max_size=2),
+    outs=st.lists(st.integers(1, 3), min_size=2, max_size=2),
+    lead=st.sampled_from([(2, 3), (1,), (0, 2)]),
+    values=st.sampled_from(["relu", "round", "inf", "nan"]),
+    g_inf=st.booleans(),
+    f32=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+@settings(max_examples=60)
+def test_tiled_max_pool_matches_tap_by_tap(
+    nd: int,
+    k: list[int],
+    outs: list[int],
+    lead: tuple[int, ...],
+    values: str,
+    g_inf: bool,
+    f32: bool,
+    seed: int,
+) -> None:
+    """Windows tiling the input (kernel = stride, sizes multiples of it: the separable
+    path) give the values and gradients of the tap-by-tap path (taken with
+    return_indices): ties go to the first tap in scan order, -inf, NaN in the input and
+    an infinite output gradient included, float32 kept."""
+    rng = np.random.default_rng(seed)
+    shape = (*lead, *(o * kk for o, kk in zip(outs[:nd], k[:nd], strict=True)))
+    x = rng.normal(size=shape)
+    x = np.maximum(x, 0) if values == "relu" else np.round(x)
+    if values in ("inf", "nan") and x.size:
+        x.flat[rng.integers(0, x.size, 3)] = -np.inf if values == "inf" else np.nan
+        x.flat[rng.integers(0, x.size, 1)] = np.inf
+    x = x.astype(np.float32 if f32 else np.float64)
+    g = rng.normal(size=(*lead, *outs[:nd])).astype(x.dtype)
+    if g_inf and g.size:
+        g.flat[0] = np.inf
+    results = []
+    for indices in (False, True):
+        with lampy.Scope():
+            v = lampy.param(x)
+            y = MAX[nd](v, k[:nd], return_indices=indices)
+            y = y[0] if indices else y
+            y.backward(g)
+            assert y.dtype == v.grad.dtype == x.dtype
+            results.append((y.value.copy(), v.grad.copy()))
+    (val, grad), (want_val, want_grad) = results
+    np.testing.assert_array_equal(val, want_val)
+    np.testing.assert_array_equal(grad, want_grad)
+
+
 # --- average pooling ------------------------------------------------------------------------
 
 

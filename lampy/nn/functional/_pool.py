@@ -5,7 +5,9 @@ Inputs are ``(N, C, *spatial)`` or unbatched ``(C, *spatial)`` (channels first, 
 PyTorch); the batch may be empty. Every op is vectorised over the batch and channels and
 loops only over the kernel positions: at each position the output block whose window
 tap falls inside the input reads one strided slice of the input, so neither padding nor
-``ceil_mode``'s overhanging windows are ever materialised. The output length of a
+``ceil_mode``'s overhanging windows are ever materialised. Max pooling whose windows
+tile the input (kernel = stride, the common ``MaxPool2d(2)``) is computed separably,
+rows then columns (``_max_pool_blocks.py``). The output length of a
 spatial axis of length ``n`` is PyTorch's
 
     out = floor((n + 2 p - d (k - 1) - 1 + (s - 1 if ceil_mode else 0)) / s) + 1,
@@ -26,6 +28,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Operand, Variable, op
+from lampy.nn.functional import _max_pool_blocks as _blocks
 from lampy.ops._operands import contrib_of, value_of
 
 __all__ = ["avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d"]
@@ -163,6 +166,17 @@ def _max_pool(
         _check_padding(name, ks, ps, [k // 2 for k in ks])
     shape = x.shape[-nd:]
     outs = out_sizes(name, shape, ks, ss, ps, ds, ceil_mode)
+    if not return_indices and _blocks.tiles(x, ks, ss, ps, ds, outs):
+        # windows tiling the input: separable, faster (_max_pool_blocks.py)
+        tiled, rows = _blocks.block_max(x, ks)
+        if not np.isnan(tiled).any():
+
+            def generic(g: np.ndarray) -> Any:
+                taps = [t for _, t in kernel_taps(shape, outs, ks, ss, ps, ds) if t is not None]
+                return first_max_grad(x, tiled, taps, g)
+
+            d_tiled = _blocks.block_grad(x, rows, tiled, ks, generic)
+            return op(name, tiled, contrib_of(input, d_tiled))
     lead = x.shape[:-nd]
     taps = [t for _, t in kernel_taps(shape, outs, ks, ss, ps, ds) if t is not None]
     best = np.full(lead + outs, -np.inf, dtype=x.dtype)
@@ -216,26 +230,31 @@ def _max_pool(
             if dead:
                 g, idx = np.where(dead[0], 0, g), np.where(dead[0], 0, idx)
             return scatter_max(g, idx, xshape, nd)
-        # Each tap adds g where it holds its window's maximum and no earlier tap did.
-        d = np.zeros(xshape, dtype=g.dtype)
-        free = np.ones(best.shape, dtype=bool)
-        share = np.empty(best.shape, dtype=g.dtype)
-        finite = bool(np.isfinite(g).all())
-        for at, src in taps:
-            f, part = free[at], d[src]
-            m = np.equal(x[src], best[at])
-            m &= f
-            f ^= m
-            if finite:  # g * m is g or 0 (not so for inf and NaN)
-                t = share[at]
-                np.multiply(g[at], m, out=t)
-                np.add(part, t, out=part)
-            else:
-                np.add(part, g[at], out=part, where=m)
-        return d
+        return first_max_grad(x, best, taps, g)
 
     value = op(name, best, contrib_of(input, d_x))
     return (value, flat()) if return_indices else value
+
+
+def first_max_grad(x: np.ndarray, best: np.ndarray, taps: list[_Taps], g: np.ndarray) -> Any:
+    """The max pool's input gradient when no window holds a NaN: each tap (in scan
+    order) adds ``g`` where it holds its window's maximum and no earlier tap did."""
+    d = np.zeros(x.shape, dtype=g.dtype)
+    free = np.ones(best.shape, dtype=bool)
+    share = np.empty(best.shape, dtype=g.dtype)
+    finite = bool(np.isfinite(g).all())
+    for at, src in taps:
+        f, part = free[at], d[src]
+        m = np.equal(x[src], best[at])
+        m &= f
+        f ^= m
+        if finite:  # g * m is g or 0 (not so for inf and NaN)
+            t = share[at]
+            np.multiply(g[at], m, out=t)
+            np.add(part, t, out=part)
+        else:
+            np.add(part, g[at], out=part, where=m)
+    return d
 
 
 def scatter_max(g: np.ndarray, flat: np.ndarray, shape: tuple[int, ...], nd: int) -> Any:
