@@ -18,6 +18,15 @@ array whose memory belongs to another array: a reshape, a transpose, a basic-ind
 slice, a param made with ``copy=False``) is charged 0 bytes: its memory is counted once,
 with the array that owns it, if lampy allocated that one. A gradient buffer is charged
 its ``nbytes``.
+
+A charge or refund changes the ledger of the node's own scope only: an op costs the
+same at any depth of nesting. The enclosing ledgers take their children's changes in
+when they are read (``Ledger.stats``, a budget check, an event of their own, a child's
+exit): each child remembers what its parent already counts of it and the most it held
+since (its peak is reached just before a decrease, so decreases are where peaks are
+noted), so a parent's ``live`` is exact when read and its ``peak`` is exact for scopes
+nested in one thread (with child scopes open in several threads at once, a parent's
+``peak`` is an upper bound: each child's peak is added to the others' counts as read).
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ import ctypes
 import os
 import platform
 import re
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -163,16 +173,33 @@ class Ledger:
     """The byte count of one scope, its children included; changed only by this module.
 
     Attributes:
-        live: Bytes owned now by the scope and its open children.
-        peak: The largest ``live`` so far.
+        live: Bytes owned now by the scope and, as far as taken in (``_pull``), its open
+            children.
+        peak: The largest ``live`` so far (brought up to date before each decrease).
         arrays: The number of arrays counted in ``live``.
         budget: The scope's own limit in bytes, or None.
         parent: The enclosing scope's ledger, or None.
+        children: The ledgers of the open child scopes.
+        pushed_live: What ``parent.live`` counts of this ledger (``pushed_arrays``:
+            of its arrays).
+        since_push: The most ``live`` was, just before a decrease, since the last push.
         limits: This ledger and its ancestors that have a budget (checked on charges).
         owner: A weak reference to the Scope (for the budget error's largest owners).
     """
 
-    __slots__ = ("arrays", "budget", "limits", "live", "owner", "parent", "peak")
+    __slots__ = (
+        "arrays",
+        "budget",
+        "children",
+        "limits",
+        "live",
+        "owner",
+        "parent",
+        "peak",
+        "pushed_arrays",
+        "pushed_live",
+        "since_push",
+    )
 
     def __init__(self, owner: Any, budget: int | None) -> None:
         self.owner = _ref(owner)
@@ -181,11 +208,53 @@ class Ledger:
         self.peak = 0
         self.arrays = 0
         self.parent: Ledger | None = None
+        self.children: list[Ledger] = []
+        self.pushed_live = 0
+        self.pushed_arrays = 0
+        self.since_push = 0
         self.limits: tuple[Ledger, ...] = ()
 
     def stats(self) -> MemoryStats:
-        live = self.live
-        return MemoryStats(live, max(self.peak, live), self.arrays, self.budget)
+        with _LOCK:
+            _pull(self)
+            live = self.live
+            return MemoryStats(live, max(self.peak, live), self.arrays, self.budget)
+
+
+# Taking children's counts into their parents (reads, events of an enclosing scope,
+# exits) happens under this lock; an op's own charge touches only its scope's ledger.
+_LOCK = threading.RLock()
+
+
+def _pull(ledger: Ledger) -> None:
+    """Take the changes of ``ledger``'s open descendants into its ``live`` and ``peak``."""
+    for child in ledger.children:
+        if child.children:
+            _pull(child)
+        _push(child, ledger)
+
+
+def _push(child: Ledger, parent: Ledger) -> None:
+    """Move ``child``'s changes since its last push into ``parent``."""
+    live = child.live
+    top = child.since_push if child.since_push > live else live
+    seen = parent.live + top - child.pushed_live  # the parent's count at the child's peak
+    if seen > parent.peak:
+        parent.peak = seen
+    if seen > parent.since_push:
+        parent.since_push = seen
+    parent.live += live - child.pushed_live
+    parent.arrays += child.arrays - child.pushed_arrays
+    child.pushed_live = live
+    child.pushed_arrays = child.arrays
+    child.since_push = 0
+
+
+def reset_peak(ledger: Ledger) -> None:
+    """Start measuring ``ledger``'s peak afresh from its live bytes now."""
+    with _LOCK:
+        _pull(ledger)
+        ledger.peak = ledger.live
 
 
 open_budgets = 0
@@ -201,6 +270,9 @@ def open_ledger(ledger: Ledger, parent: Ledger | None) -> None:
     """Link ``ledger`` under ``parent`` when its scope is entered."""
     global open_budgets
     ledger.parent = parent
+    if parent is not None:
+        with _LOCK:
+            parent.children.append(ledger)
     inherited = () if parent is None else parent.limits
     if ledger.budget is not None:
         ledger.limits = (ledger, *inherited)
@@ -218,10 +290,16 @@ def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
         b, a = _node_bytes(node)
         keep_bytes += b
         keep_arrays += a
-    _add(ledger.parent, keep_bytes - ledger.live, keep_arrays - ledger.arrays)
-    if ledger.live > ledger.peak:
-        ledger.peak = ledger.live
-    ledger.live = ledger.arrays = 0
+    with _LOCK:
+        _pull(ledger)
+        if ledger.live > ledger.peak:
+            ledger.peak = ledger.live
+        parent = ledger.parent
+        if parent is not None:
+            _push(ledger, parent)  # the parent counts all of it, its peak included
+            _change(parent, keep_bytes - ledger.live, keep_arrays - ledger.arrays)
+            parent.children.remove(ledger)
+        ledger.live = ledger.arrays = ledger.pushed_live = ledger.pushed_arrays = 0
     if ledger.budget is not None:
         open_budgets -= 1
 
@@ -237,20 +315,19 @@ def _node_bytes(node: Node) -> tuple[int, int]:
     return n, a
 
 
-def _add(ledger: Ledger | None, n: int, arrays: int) -> None:
-    """Add ``n`` bytes (``arrays`` arrays) to ``ledger`` and every ledger above it.
-
-    ``peak`` is brought up to date only before a decrease: ``live`` grows between two
-    decreases, so its largest value is the one just before a decrease (or now, which
-    ``Ledger.stats`` takes into account). Charges, once per op, skip the comparison.
-    """
-    while ledger is not None:
+def _change(ledger: Ledger, n: int, arrays: int) -> None:
+    """Add ``n`` bytes (``arrays`` arrays) to ``ledger``, its children's changes taken in
+    first (so that its peak stays exact); for everything but an op's own charge."""
+    with _LOCK:
+        _pull(ledger)
         live = ledger.live
-        if n < 0 and live > ledger.peak:
-            ledger.peak = live
+        if n < 0:  # a decrease: live was at a peak just before it
+            if live > ledger.peak:
+                ledger.peak = live
+            if live > ledger.since_push:
+                ledger.since_push = live
         ledger.live = live + n
         ledger.arrays += arrays
-        ledger = ledger.parent
 
 
 def charge_value(ledger: Ledger, node: Node) -> None:
@@ -258,21 +335,27 @@ def charge_value(ledger: Ledger, node: Node) -> None:
     v = node.value
     if v is not None and v.base is None:
         n = node.charged = v.nbytes
-        led: Ledger | None = ledger
-        while led is not None:  # _add, inlined: this runs once per op (no decrease)
-            led.live += n
-            led.arrays += 1
-            led = led.parent
-        if ledger.limits:
-            for limited in ledger.limits:
-                if limited.budget is not None and limited.live > limited.budget:
-                    _add(ledger, -n, -1)
-                    node.charged = 0
-                    raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
+        if ledger.children or ledger.limits:
+            _charge_checked(ledger, node, n)
+        else:  # the common case, once per op: the scope's own ledger, no peak to note
+            ledger.live += n
+            ledger.arrays += 1
     else:
         node.charged = 0
     if PROFILE is not None:
         PROFILE.value(node)
+
+
+def _charge_checked(ledger: Ledger, node: Node, n: int) -> None:
+    """A charge in a scope with open children or under a budget."""
+    with _LOCK:
+        _change(ledger, n, 1)
+        for limited in ledger.limits:
+            _pull(limited)
+            if limited.budget is not None and limited.live > limited.budget:
+                _change(ledger, -n, -1)
+                node.charged = 0
+                raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
 
 
 def charge_grad(node: Node, g: np.ndarray) -> None:
@@ -280,7 +363,7 @@ def charge_grad(node: Node, g: np.ndarray) -> None:
     all-or-nothing, so a gradient already computed is kept)."""
     scope = node.scope
     if scope is not None:
-        _add(scope.ledger, g.nbytes, 1)
+        _change(scope.ledger, g.nbytes, 1)
 
 
 def drop_grad(node: Node) -> None:
@@ -290,7 +373,7 @@ def drop_grad(node: Node) -> None:
     node.grad = None
     scope = node.scope
     if g is not None and scope is not None:
-        _add(scope.ledger, -g.nbytes, -1)
+        _change(scope.ledger, -g.nbytes, -1)
 
 
 def drop_value(node: Node, ledger: Ledger) -> None:
@@ -306,14 +389,16 @@ def drop_value(node: Node, ledger: Ledger) -> None:
         r = _ref(v)
         del v
         if r() is None:
-            led: Ledger | None = ledger
-            while led is not None:  # _add(ledger, -n, -1), inlined: once per op result
-                live = led.live
-                if live > led.peak:
-                    led.peak = live
-                led.live = live - n
-                led.arrays -= 1
-                led = led.parent
+            if ledger.children:
+                _change(ledger, -n, -1)
+                return
+            live = ledger.live  # _change(ledger, -n, -1), inlined: once per op result
+            if live > ledger.peak:
+                ledger.peak = live
+            if live > ledger.since_push:
+                ledger.since_push = live
+            ledger.live = live - n
+            ledger.arrays -= 1
 
 
 def state_buffer(node: Node) -> np.ndarray:
@@ -322,7 +407,7 @@ def state_buffer(node: Node) -> np.ndarray:
     buf = _zeros(node.shape, node.dtype)
     scope = node.scope
     if scope is not None:
-        _add(scope.ledger, buf.nbytes, 1)
+        _change(scope.ledger, buf.nbytes, 1)
     if PROFILE is not None:
         PROFILE.state(buf, node)
     return buf
@@ -346,6 +431,8 @@ def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
         return
     n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     for limited in ledger.limits:
+        with _LOCK:
+            _pull(limited)
         if limited.budget is not None and limited.live + n > limited.budget:
             raise budget_error(limited, name, tuple(shape), np.dtype(dtype), n, after=False)
 

@@ -145,7 +145,7 @@ class Scope:
 
     def reset_peak(self) -> None:
         """Start measuring ``memory.peak_bytes`` afresh from the live bytes now."""
-        self.ledger.peak = self.ledger.live
+        _memory.reset_peak(self.ledger)
 
     def owned_nodes(self) -> list[Node]:
         """The nodes this scope owns now (not its children's)."""

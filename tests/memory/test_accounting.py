@@ -146,3 +146,30 @@ def test_budget_of_an_enclosing_scope_bounds_its_children():
         with lampy.Scope(), pytest.raises(lampy.MemoryBudgetError):
             a + a + a  # the second sum passes the outer budget
         assert float(a.value.sum()) == 1000.0
+
+
+def test_enclosing_peaks_are_exact_with_nested_scopes():
+    """An op charges its own scope's ledger only; the enclosing ones take the changes in
+    when read, with the peak their total reached in between (not only the total now)."""
+    with lampy.Scope() as outer:
+        w = lampy.param(np.zeros(1000))  # 8,000 bytes in the outer scope
+        with lampy.Scope() as step:
+            x = lampy.const(np.zeros(2000))  # 16,000: the outer total is 24,000
+            del x  # freed at once (nothing saved it)
+            y = lampy.const(np.zeros(500))  # 4,000
+            assert outer.memory.live_bytes == 12_000
+            assert outer.memory.peak_bytes == 24_000
+            with lampy.Scope() as inner:
+                z = lampy.const(np.zeros(3000))  # 24,000: the outer total is 36,000
+                del z
+                assert inner.memory.live_bytes == 0 and inner.memory.peak_bytes == 24_000
+            assert step.memory.peak_bytes == 28_000  # its own 4,000 and the inner 24,000
+            assert outer.memory.peak_bytes == 36_000
+            loss = (w * y[0]).sum()
+            loss.backward()  # w.grad (8,000) is charged to the outer scope meanwhile
+            # w, y, w.grad, y[0] (8 bytes, saved by the product's closure) and the loss
+            assert outer.memory.live_bytes == 8_000 + 4_000 + 8_000 + 8 + 8
+        assert outer.memory.live_bytes == 16_000  # w and its gradient
+        assert outer.memory.peak_bytes == 36_000
+        assert outer.memory.arrays == 2
+
