@@ -309,8 +309,12 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     # The common case, checked in one pass: every param a (node, closure) pair whose
     # node needs a gradient; then the caller's tuple is the op's params as it is.
     versions: tuple[tuple[Node, int], ...] | None = None
+    skipped = False  # a None param (an input that is not a Variable)
     for p in params:
-        if p is None or type(p) is not tuple or len(p) != 2:
+        if p is None:
+            skipped = True
+            continue
+        if type(p) is not tuple or len(p) != 2:
             break
         node = p[0]
         if type(node) is not Node or not node.needs_grad:
@@ -321,6 +325,8 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
     else:
+        if skipped:
+            params = tuple([p for p in params if p is not None])
         if params and arr.dtype.kind == "f":
             node = Node(arr, params, True, scope, name, versions)  # type: ignore[arg-type]
             scope.register(node)
