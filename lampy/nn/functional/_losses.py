@@ -208,14 +208,20 @@ def _class_targets(
     if t.dtype.kind not in "iu":
         raise LampyValueError(f"{name}: class-index targets must be integers, got {t.dtype}.")
     n_classes = a.shape[c_axis]
-    kept: np.ndarray | None = np.not_equal(t, ignore_index)
+    kept: np.ndarray | None = None
     safe_t = t
-    if kept is not None and kept.all():
-        kept = None
-    elif kept is not None:
-        safe_t = np.where(kept, t, 0)
-    if safe_t.size and (safe_t.min() < 0 or safe_t.max() >= n_classes):
-        raise BadIndexError(f"{name}: a target is outside [0, {n_classes}) and not ignore_index.")
+    if t.size and (
+        t.min() < 0 or t.max() >= n_classes or 0 <= ignore_index < n_classes
+    ):  # some target may be ignored (or is out of range): mask them
+        kept = np.not_equal(t, ignore_index)
+        if kept.all():
+            kept = None
+        else:
+            safe_t = np.where(kept, t, 0)
+        if safe_t.min() < 0 or safe_t.max() >= n_classes:
+            raise BadIndexError(
+                f"{name}: a target is outside [0, {n_classes}) and not ignore_index."
+            )
     w = None
     if weight is not None:
         w = np.asarray(value_of(weight), dtype=a.dtype)
@@ -362,8 +368,8 @@ def cross_entropy(
     # becomes p in place: three passes over the logits and no other array of their size.
     p = np.subtract(x, x.max(axis=-1, keepdims=True)) if x.size else x.copy()
     picked = _at_targets(p, safe_t)
-    w_s = np.ones(n_classes, a.dtype) if w is None else w
-    w_sum_z = p @ w_s if ls else None  # sum_c w_c z_c
+    w_s = w if w is not None or not ls else np.ones(n_classes, a.dtype)
+    w_sum_z = p @ w_s if w_s is not None and ls else None  # sum_c w_c z_c
     np.exp(p, out=p)
     sums = sum_along(p, p.ndim - 1)
     np.divide(p, sums, out=p)
@@ -374,7 +380,7 @@ def cross_entropy(
     if ls:
         wt_s = np.ones(safe_t.shape, a.dtype) if wt is None else wt
         kept_s = np.ones(safe_t.shape, bool) if kept is None else kept
-        assert w_sum_z is not None
+        assert w_s is not None and w_sum_z is not None
         smooth = -(w_sum_z - log_s * w_s.sum()) * kept_s  # -sum_c w_c log p_c
         loss = (-(1 - ls) * wt_s * picked + (ls / n_classes) * smooth).astype(a.dtype)
 
