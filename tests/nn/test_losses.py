@@ -478,6 +478,62 @@ def test_class_losses_without_weights_match_unit_weights(
                     np.testing.assert_allclose(g, h, **_tol(dtype), equal_nan=True)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "int32", ">i8", "uint8", "uint64"])
+def test_class_targets_of_any_integer_dtype_are_checked(dtype: str) -> None:
+    """Targets of every integer dtype (byte-swapped too) give the int64 result, and a
+    target outside [0, C) that is not ignore_index is an IndexError."""
+    x = np.array([[0.3, -1.0, 2.0], [1.0, 0.5, 0.1]])
+    want = _forward(cross_entropy, x, np.array([2, 0]))
+    for f in (cross_entropy, nll_loss):
+        np.testing.assert_array_equal(
+            _forward(f, x, np.array([2, 0], dtype)), _forward(f, x, np.array([2, 0]))
+        )
+    assert _forward(cross_entropy, x, np.array([2, 0], dtype)) == want
+    bad = [np.array([3, 0], dtype)]
+    if np.dtype(dtype).kind == "i":
+        bad.append(np.array([-1, 0], dtype))
+    with lampy.Scope():
+        for t in bad:
+            for f in (cross_entropy, nll_loss):
+                with pytest.raises(IndexError, match="outside"):
+                    f(x, t)
+                with pytest.raises(IndexError, match="outside"):
+                    f(x, t, ignore_index=0)  # the other target is ignored
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("ignored", [False, True])
+def test_changing_the_callers_arrays_after_the_loss_does_not_change_the_gradient(
+    name: str, ignored: bool
+) -> None:
+    """The closures keep the class-index targets (without an ignored one, as they are):
+    they are copied from a caller's writable array, so writing into it between the
+    forward and the backward pass changes nothing. cross_entropy reads a logits array
+    without a copy: its closures keep only arrays computed from it (here for the
+    gradient of probability targets)."""
+    f = cross_entropy if name == "cross_entropy" else nll_loss
+    x = np.array([[0.3, -1.0, 2.0], [1.0, 0.5, 0.1]])
+    t = np.array([2, -100 if ignored else 0])
+    want = _grads(lambda a: f(a, t.copy()), x)[0]
+    with lampy.Scope():
+        p = lampy.param(x)
+        loss = f(p, t)
+        t[:] = [1, 1]
+        loss.backward()
+        np.testing.assert_array_equal(p.grad, want)
+    if name == "nll_loss":
+        return
+    logits = x.copy()
+    probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])
+    want = _grads(lambda q: cross_entropy(x, q), probs)[0]
+    with lampy.Scope():
+        q = lampy.param(probs)
+        loss = cross_entropy(logits, q)
+        logits[:] = 0.0
+        loss.backward()
+        np.testing.assert_array_equal(q.grad, want)
+
+
 @pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
 def test_mean_over_only_ignored_targets_is_nan_with_zero_gradient(name: str) -> None:
     """Every target ignored: the mean is 0/0 = nan (as PyTorch) but the gradient is 0."""

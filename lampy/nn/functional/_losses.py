@@ -71,15 +71,16 @@ def _reduced(
     if reduction == "none":
         value, scale = loss, None
     else:
-        divisor = np.asarray(n if reduction == "mean" else 1, dtype=dtype)
+        # numpy scalars of the loss's dtype: the arithmetic is numpy's, in that dtype.
+        divisor = dtype.type(n if reduction == "mean" else 1)
         total = loss.sum(dtype=dtype)
         if divisor != 0:
-            scale = np.asarray(1 / divisor, dtype=dtype)
+            scale = 1 / divisor
             value = np.asarray(total / divisor, dtype=dtype)
         else:
             # A mean over nothing (every target ignored) is nan, as in PyTorch, but its
             # gradient is 0, not 0 * inf: no element took part.
-            scale = np.zeros((), dtype)
+            scale = dtype.type(0)
             with np.errstate(divide="ignore", invalid="ignore"):
                 value = np.asarray(total / divisor, dtype=dtype)
 
@@ -192,6 +193,21 @@ def huber_loss(
     return _pointwise("huber_loss", input, target, reduction, loss, _times(d_input))
 
 
+# Each native integer dtype with the unsigned dtype of its size.
+_UNSIGNED = {np.dtype(c): np.dtype(c.upper()) for c in "bhilq"} | {
+    np.dtype(c): np.dtype(c) for c in "BHILQ"
+}
+
+
+def _in_range(t: np.ndarray, n: int) -> bool:
+    """Whether every integer in the non-empty ``t`` is in ``[0, n)``: one reduction, the
+    maximum of ``t`` read as unsigned integers (where negative numbers are huge)."""
+    unsigned = _UNSIGNED.get(t.dtype)
+    if unsigned is None:  # not native (byte-swapped)
+        return bool(t.min() >= 0 and t.max() < n)
+    return bool(t.view(unsigned).max() < n)
+
+
 def _class_targets(
     name: str, a: np.ndarray, t: np.ndarray, weight: Any, ignore_index: int
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
@@ -210,15 +226,14 @@ def _class_targets(
     n_classes = a.shape[c_axis]
     kept: np.ndarray | None = None
     safe_t = t
-    if t.size and (
-        t.min() < 0 or t.max() >= n_classes or 0 <= ignore_index < n_classes
-    ):  # some target may be ignored (or is out of range): mask them
+    if t.size and (not _in_range(t, n_classes) or 0 <= ignore_index < n_classes):
+        # Some target may be ignored (or is out of range): mask them.
         kept = np.not_equal(t, ignore_index)
         if kept.all():
             kept = None
         else:
             safe_t = np.where(kept, t, 0)
-        if safe_t.min() < 0 or safe_t.max() >= n_classes:
+        if not _in_range(safe_t, n_classes):
             raise BadIndexError(
                 f"{name}: a target is outside [0, {n_classes}) and not ignore_index."
             )
@@ -282,7 +297,7 @@ def nll_loss(
     """
     _check_reduction("nll_loss", reduction)
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
+    t = np.asarray(value_of(target))  # the closure keeps the targets
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
     wt = _target_weights(w, safe_t, kept, a.dtype)
     if wt is None:
@@ -333,10 +348,12 @@ def cross_entropy(
     _check_reduction(name, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
-    # The closures keep arrays computed from the input and the target, never the
-    # arguments themselves: a caller's writable array is read without a copy.
+    # The closures keep arrays computed from the input (a caller's writable array is
+    # read without a copy), and class-index targets themselves: those are copied from a
+    # caller's writable array (probability targets are converted, a new array).
     a = np.asarray(value_of(input, saved=False))
-    t = np.asarray(value_of(target, saved=False))
+    probabilities = getattr(target, "dtype", None) is not None and target.dtype.kind == "f"
+    t = np.asarray(value_of(target, saved=not probabilities))
     ls = label_smoothing
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
