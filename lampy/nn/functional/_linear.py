@@ -24,6 +24,7 @@ from lampy.ops._operands import contrib_of, needs_grad, value_of
 __all__ = ["bilinear", "linear"]
 
 _matmul = np.matmul
+_add_reduce = np.add.reduce  # ndarray.sum without its Python layer
 
 
 def _as_array(x: Any, saved: bool = True) -> np.ndarray:
@@ -130,7 +131,7 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
 
     def d_bias(g: np.ndarray) -> Any:
         assert b is not None
-        d = g.reshape(n_rows, n_out).sum(axis=0)
+        d = _add_reduce(g.reshape(n_rows, n_out), axis=0)
         return d if d.shape == b.shape else unbroadcast(d, b.shape)
 
     return op(

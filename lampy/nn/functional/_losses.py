@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
+# The ufuncs' reductions, without the Python layer of ndarray.sum and ndarray.max.
+_add_reduce, _max_reduce = np.add.reduce, np.maximum.reduce
 _BCE_EPS = float(np.float32(1e-12))  # PyTorch's EPSILON, a C float even for double inputs
 Deriv = Callable[[Any], Any]
 
@@ -73,7 +75,7 @@ def _reduced(
     else:
         # numpy scalars of the loss's dtype: the arithmetic is numpy's, in that dtype.
         divisor = dtype.type(n if reduction == "mean" else 1)
-        total = loss.sum(dtype=dtype)
+        total = _add_reduce(loss, axis=None, dtype=dtype)
         if divisor != 0:
             scale = 1 / divisor
             value = np.asarray(total / divisor, dtype=dtype)
@@ -205,7 +207,7 @@ def _in_range(t: np.ndarray, n: int) -> bool:
     unsigned = _UNSIGNED.get(t.dtype)
     if unsigned is None:  # not native (byte-swapped)
         return bool(t.min() >= 0 and t.max() < n)
-    return bool(t.view(unsigned).max() < n)
+    return bool(_max_reduce(t.view(unsigned), axis=None) < n)
 
 
 def _class_targets(
@@ -383,7 +385,7 @@ def cross_entropy(
     # log p = z - log(sum(exp(z))) with z = x - max(x); only its values at the targets
     # (and, with label smoothing, its weighted sum over classes) enter the loss, so z
     # becomes p in place: three passes over the logits and no other array of their size.
-    p = np.subtract(x, x.max(axis=-1, keepdims=True)) if x.size else x.copy()
+    p = np.subtract(x, _max_reduce(x, axis=-1, keepdims=True)) if x.size else x.copy()
     picked = _at_targets(p, safe_t)
     w_s = w if w is not None or not ls else np.ones(n_classes, a.dtype)
     w_sum_z = p @ w_s if w_s is not None and ls else None  # sum_c w_c z_c
