@@ -56,6 +56,12 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     weight). The leading dimensions are folded into one axis of ``N`` rows, so the
     forward pass is one matrix product plus the bias.
 
+    The weight's gradient reads the input in the backward pass, so a writable numpy
+    input is copied when the weight needs a gradient (a later write into your array
+    must not reach the gradient); a read-only array
+    (``x.setflags(write=False)``, a read-only memory map) or a Variable is read without
+    a copy.
+
     Args:
         input: The input, a Variable or array.
         weight: The weight matrix.
