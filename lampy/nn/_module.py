@@ -81,22 +81,37 @@ def _entries(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
             yield from _entries(f"{prefix}.{key}" if prefix else str(key), item)
 
 
-@functools.cache
-def _state_fields(cls: type[Module]) -> tuple[tuple[str, str], ...]:
+# Per module class (classes do not change): its state fields, and whether it walks them
+# as Module does. Plain dicts (functools.cache wants hashable arguments, and mypy does not
+# see attrs classes with eq=False as such).
+_STATE_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+_PLAIN_WALK: dict[type, bool] = {}
+
+
+def _state_fields(cls: type) -> tuple[tuple[str, str], ...]:
     """(attribute name, entry name prefix) of each field of a module class that may hold
     state, in declaration order (every field but ``_training``)."""
-    return tuple(
-        (f.name, "" if f.metadata.get(INLINE) else f.name)
-        for f in attrs.fields(cls)
-        if f.name != "_training"
-    )
+    fields = _STATE_FIELDS.get(cls)
+    if fields is None:
+        fields = _STATE_FIELDS[cls] = tuple(
+            (f.name, "" if f.metadata.get(INLINE) else f.name)
+            for f in attrs.fields(cls)
+            if f.name != "_training"
+        )
+    return fields
 
 
-@functools.cache
-def _plain_walk(cls: type[Module]) -> bool:
-    """Whether the class walks its state as ``Module`` does (no override of ``_fields``
-    or ``_named_state``), so that ``_collect_parameters`` may walk its fields itself."""
-    return cls._fields is Module._fields and cls._named_state is Module._named_state
+def _plain_walk(cls: type) -> bool:
+    """Whether a module class walks its state as ``Module`` does (no override of
+    ``_fields`` or ``_named_state``), so that ``_collect_parameters`` may walk its fields
+    itself."""
+    plain = _PLAIN_WALK.get(cls)
+    if plain is None:
+        plain = _PLAIN_WALK[cls] = (
+            getattr(cls, "_fields", None) is Module._fields
+            and getattr(cls, "_named_state", None) is Module._named_state
+        )
+    return plain
 
 
 def _collect_parameters(value: Any, out: list[Variable], seen: set[int]) -> None:

@@ -4,7 +4,6 @@ differences, leading dimensions (none, several, zero-size), dtypes and errors.""
 from __future__ import annotations
 
 import tracemalloc
-
 from typing import Any
 
 import numpy as np

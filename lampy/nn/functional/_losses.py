@@ -354,7 +354,8 @@ def cross_entropy(
     # read without a copy), and class-index targets themselves: those are copied from a
     # caller's writable array (probability targets are converted, a new array).
     a = np.asarray(value_of(input, saved=False))
-    probabilities = getattr(target, "dtype", None) is not None and target.dtype.kind == "f"
+    t_dtype = getattr(target, "dtype", None)
+    probabilities = t_dtype is not None and t_dtype.kind == "f"
     t = np.asarray(value_of(target, saved=not probabilities))
     ls = label_smoothing
     if t.dtype.kind == "f":
@@ -380,21 +381,21 @@ def cross_entropy(
             (target, _times(d_target)),
         ]
         return _reduced(name, loss, reduction, n, pairs, a)
-    x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
+    x, safe_t, kept, w_class = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
     # log p = z - log(sum(exp(z))) with z = x - max(x); only its values at the targets
     # (and, with label smoothing, its weighted sum over classes) enter the loss, so z
     # becomes p in place: three passes over the logits and no other array of their size.
     p = np.subtract(x, _max_reduce(x, axis=-1, keepdims=True)) if x.size else x.copy()
     picked = _at_targets(p, safe_t)
-    w_s = w if w is not None or not ls else np.ones(n_classes, a.dtype)
+    w_s = w_class if w_class is not None or not ls else np.ones(n_classes, a.dtype)
     w_sum_z = p @ w_s if w_s is not None and ls else None  # sum_c w_c z_c
     np.exp(p, out=p)
     sums = sum_along(p, p.ndim - 1)
     np.divide(p, sums, out=p)
     log_s = np.log(sums[..., 0])
     picked -= log_s  # log p at the targets
-    wt = _target_weights(w, safe_t, kept, a.dtype)  # None: every target weighs 1
+    wt = _target_weights(w_class, safe_t, kept, a.dtype)  # None: every target weighs 1
 
     if ls:
         wt_s = np.ones(safe_t.shape, a.dtype) if wt is None else wt
