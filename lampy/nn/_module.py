@@ -81,6 +81,62 @@ def _entries(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
             yield from _entries(f"{prefix}.{key}" if prefix else str(key), item)
 
 
+# Per module class (classes do not change): its state fields, and whether it walks them
+# as Module does. Plain dicts (functools.cache wants hashable arguments, and mypy does not
+# see attrs classes with eq=False as such).
+_STATE_FIELDS: dict[type, tuple[tuple[str, str], ...]] = {}
+_PLAIN_WALK: dict[type, bool] = {}
+
+
+def _state_fields(cls: type) -> tuple[tuple[str, str], ...]:
+    """(attribute name, entry name prefix) of each field of a module class that may hold
+    state, in declaration order (every field but ``_training``)."""
+    fields = _STATE_FIELDS.get(cls)
+    if fields is None:
+        fields = _STATE_FIELDS[cls] = tuple(
+            (f.name, "" if f.metadata.get(INLINE) else f.name)
+            for f in attrs.fields(cls)
+            if f.name != "_training"
+        )
+    return fields
+
+
+def _plain_walk(cls: type) -> bool:
+    """Whether a module class walks its state as ``Module`` does (no override of
+    ``_fields`` or ``_named_state``), so that ``_collect_parameters`` may walk its fields
+    itself."""
+    plain = _PLAIN_WALK.get(cls)
+    if plain is None:
+        plain = _PLAIN_WALK[cls] = (
+            getattr(cls, "_fields", None) is Module._fields
+            and getattr(cls, "_named_state", None) is Module._named_state
+        )
+    return plain
+
+
+def _collect_parameters(value: Any, out: list[Variable], seen: set[int]) -> None:
+    """Append to ``out`` the trainable Variables below ``value`` not in ``seen``, in the
+    order of ``Module._named_state`` (depth first, fields in declaration order)."""
+    if isinstance(value, Module):
+        if _plain_walk(type(value)):
+            for name, _ in _state_fields(type(value)):
+                _collect_parameters(getattr(value, name), out, seen)
+        else:
+            for _, leaf in value._named_state():
+                if isinstance(leaf, Variable):
+                    _collect_parameters(leaf, out, seen)
+    elif isinstance(value, Variable):
+        if value.needs_grad and id(value) not in seen:
+            seen.add(id(value))
+            out.append(value)
+    elif isinstance(value, tuple | list):
+        for item in value:
+            _collect_parameters(item, out, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _collect_parameters(item, out, seen)
+
+
 # ----------------------------------------------------------------- evaluation mode
 _EVAL_MODE: ContextVar[frozenset[int]] = ContextVar("lampy.nn.eval_mode", default=frozenset())
 
@@ -247,10 +303,8 @@ class Module:
     # ----------------------------------------------------------------- traversal
     def _fields(self) -> Iterator[tuple[str, Any]]:
         """(entry name prefix, value) for each field that may hold state, in order."""
-        for f in attrs.fields(type(self)):
-            if f.name == "_training":
-                continue
-            yield ("" if f.metadata.get(INLINE) else f.name), getattr(self, f.name)
+        for name, prefix in _state_fields(type(self)):
+            yield prefix, getattr(self, name)
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         """The direct submodules with their names, in declaration order."""
@@ -308,7 +362,13 @@ class Module:
 
     def parameters(self) -> list[Variable]:
         """The trainable parameters, in ``lampy.nn.Module.named_parameters``' order."""
-        return [p for _, p in self.named_parameters()]
+        if type(self).named_parameters is not Module.named_parameters:
+            return [p for _, p in self.named_parameters()]
+        # The walk of named_parameters without building the dotted names (zero_grad and
+        # optimizers call this every step).
+        out: list[Variable] = []
+        _collect_parameters(self, out, set())
+        return out
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
         """The buffers (numpy arrays such as running statistics) with dotted names."""

@@ -40,14 +40,14 @@ def tanh(x: Operand) -> Variable:
     Gradient:
         ``dx = g * (1 - tanh(x)**2)`` (reuses the forward value).
     """
-    value = np.tanh(value_of(x))
+    value = np.tanh(value_of(x, saved=False))  # the closure keeps only the output
 
     def d_x(g: np.ndarray) -> Any:
         if value.ndim == 0:
             return g * (1 - value * value)
         d = _multiply(value, value)  # one temporary, updated in place
         _subtract(1, d, out=d)
-        _multiply(d, g, out=d)
+        d *= g
         return d
 
     return op("tanh", value, contrib_of(x, d_x))

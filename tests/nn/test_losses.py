@@ -259,6 +259,8 @@ def _grad_cases(rng: np.random.Generator) -> list[tuple[str, Callable[..., Any],
     y = x - d
     t = np.array([0, 3, -100])
     t3 = np.array([[1, 2], [0, -100]])
+    t_all = np.array([0, 3, 1])
+    t3_all = np.array([[1, 2], [0, 0]])
     w = rng.uniform(0.5, 2.0, size=4)
     x3 = rng.normal(size=(2, 4, 2))
     prob = rng.uniform(size=(3, 4))
@@ -276,6 +278,15 @@ def _grad_cases(rng: np.random.Generator) -> list[tuple[str, Callable[..., Any],
                 [x],
             ),
             (f"ce3-{r}", lambda a, r=r: cross_entropy(a, t3, weight=w, reduction=r), [x3]),
+            # No weight and no ignored target: the path that skips the per-target weights.
+            (f"ce-plain-{r}", lambda a, r=r: cross_entropy(a, t_all, reduction=r), [x]),
+            (f"ce3-plain-{r}", lambda a, r=r: cross_entropy(a, t3_all, reduction=r), [x3]),
+            (f"ce1-plain-{r}", lambda a, r=r: cross_entropy(a, np.array(2), reduction=r), [x[0]]),
+            (
+                f"ce-plain-ls-{r}",
+                lambda a, r=r: cross_entropy(a, t_all, reduction=r, label_smoothing=0.2),
+                [x],
+            ),
             (
                 f"ceprob-{r}",
                 lambda a, b, r=r: cross_entropy(a, b, weight=w, reduction=r, label_smoothing=0.1),
@@ -422,6 +433,105 @@ def test_value_errors() -> None:
             cross_entropy(np.ones((1, 2)), np.array([2]))
         with pytest.raises(ValueError, match="between 0 and 1"):
             binary_cross_entropy(np.array([1.5]), np.array([1.0]))
+
+
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    dims=st.lists(st.integers(1, 3), max_size=2),
+    n=st.integers(0, 4),
+    c=st.integers(1, 4),
+    ls=st.sampled_from([0.0, 0.25]),
+    ignored=st.booleans(),
+    dtype=st.sampled_from(DTYPES),
+)
+@settings(max_examples=30)
+def test_class_losses_without_weights_match_unit_weights(
+    seed: int, dims: list[int], n: int, c: int, ls: float, ignored: bool, dtype: Any
+) -> None:
+    """cross_entropy and nll_loss without ``weight`` (where no target is ignored, they
+    skip the per-target weights) give the values and gradients of ``weight=ones``, for
+    1-d inputs too, empty batches and every reduction."""
+    rng = np.random.default_rng(seed)
+    x, t, _ = _class_case(rng, dims, n, c)
+    if not ignored:
+        t = np.where(t == -100, 0, t)
+    cases = [(x.astype(dtype), t)]
+    if n and not dims:  # also one sample: a (C,) input with a 0-d target
+        cases.append((x[0].astype(dtype), t[0]))
+    ones = np.ones(c)
+    for xx, tt in cases:
+        for r in REDUCTIONS:
+            calls = [
+                lambda a, w, r=r: cross_entropy(a, tt, weight=w, reduction=r, label_smoothing=ls),
+                lambda a, w, r=r: nll_loss(a, tt, weight=w, reduction=r),
+            ]
+            for f in calls:
+                got, want = [], []
+                for w, out in ((None, got), (ones, want)):
+                    with lampy.Scope():
+                        a = lampy.param(xx)
+                        loss = f(a, w)
+                        lampy.backward(loss, [np.ones(loss.shape, loss.dtype)])
+                        out += [loss.value.copy(), np.array(a.grad)]
+                for g, h in zip(got, want, strict=True):
+                    assert g.dtype == h.dtype == dtype
+                    np.testing.assert_allclose(g, h, **_tol(dtype), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", ">i8", "uint8", "uint64"])
+def test_class_targets_of_any_integer_dtype_are_checked(dtype: str) -> None:
+    """Targets of every integer dtype (byte-swapped too) give the int64 result, and a
+    target outside [0, C) that is not ignore_index is an IndexError."""
+    x = np.array([[0.3, -1.0, 2.0], [1.0, 0.5, 0.1]])
+    want = _forward(cross_entropy, x, np.array([2, 0]))
+    for f in (cross_entropy, nll_loss):
+        np.testing.assert_array_equal(
+            _forward(f, x, np.array([2, 0], dtype)), _forward(f, x, np.array([2, 0]))
+        )
+    assert _forward(cross_entropy, x, np.array([2, 0], dtype)) == want
+    bad = [np.array([3, 0], dtype)]
+    if np.dtype(dtype).kind == "i":
+        bad.append(np.array([-1, 0], dtype))
+    with lampy.Scope():
+        for t in bad:
+            for f in (cross_entropy, nll_loss):
+                with pytest.raises(IndexError, match="outside"):
+                    f(x, t)
+                with pytest.raises(IndexError, match="outside"):
+                    f(x, t, ignore_index=0)  # the other target is ignored
+
+
+@pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])
+@pytest.mark.parametrize("ignored", [False, True])
+def test_changing_the_callers_arrays_after_the_loss_does_not_change_the_gradient(
+    name: str, ignored: bool
+) -> None:
+    """The closures keep the class-index targets (without an ignored one, as they are):
+    they are copied from a caller's writable array, so writing into it between the
+    forward and the backward pass changes nothing. cross_entropy reads a logits array
+    without a copy: its closures keep only arrays computed from it (here for the
+    gradient of probability targets)."""
+    f = cross_entropy if name == "cross_entropy" else nll_loss
+    x = np.array([[0.3, -1.0, 2.0], [1.0, 0.5, 0.1]])
+    t = np.array([2, -100 if ignored else 0])
+    want = _grads(lambda a: f(a, t.copy()), x)[0]
+    with lampy.Scope():
+        p = lampy.param(x)
+        loss = f(p, t)
+        t[:] = [1, 1]
+        loss.backward()
+        np.testing.assert_array_equal(p.grad, want)
+    if name == "nll_loss":
+        return
+    logits = x.copy()
+    probs = np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]])
+    want = _grads(lambda q: cross_entropy(x, q), probs)[0]
+    with lampy.Scope():
+        q = lampy.param(probs)
+        loss = cross_entropy(logits, q)
+        logits[:] = 0.0
+        loss.backward()
+        np.testing.assert_array_equal(q.grad, want)
 
 
 @pytest.mark.parametrize("name", ["cross_entropy", "nll_loss"])

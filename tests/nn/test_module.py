@@ -88,6 +88,37 @@ def _rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
+@attrs.frozen(eq=False, repr=False)
+class Reordered(Module):
+    """A module that lists its state in its own order (an override of _named_state)."""
+
+    first: Variable
+    second: Variable
+
+    def _named_state(self, prefix: str = "") -> Any:
+        p = f"{prefix}." if prefix else ""
+        yield f"{p}second", self.second
+        yield f"{p}first", self.first
+
+
+def test_parameters_are_named_parameters_without_names() -> None:
+    """parameters() (a walk without dotted names) lists exactly named_parameters()' params
+    in its order: nested containers, a dict, inline tuples, shared params once, frozen
+    Variables and buffers left out, a submodule overriding _named_state followed."""
+    with lampy.Scope():
+        rng = _rng()
+        net = _net(rng)
+        a = Affine.init(2, rng=rng)
+        odd = Reordered(lampy.param(np.ones(2)), lampy.param(np.zeros(2)))
+        outer = Sequential.init(net, ModuleList([a, Stats.init(2)]), ModuleDict({"x": a}), odd)
+        for m in (net, outer, a, odd, Stats.init(1)):
+            want = [p for _, p in m.named_parameters()]
+            got = m.parameters()
+            assert len(got) == len(want) and all(g is w for g, w in zip(got, want, strict=True))
+        assert outer.parameters()[-2:] == [odd.second, odd.first]
+        assert len(outer.parameters()) == 11  # net: 7 (stats.scale is frozen); a once; odd: 2
+
+
 def test_state_dict_keys_follow_field_order_with_dotted_names() -> None:
     """Keys are dotted paths in field order; inline fields drop their own name."""
     with lampy.Scope():

@@ -18,11 +18,13 @@ from lampy import _memory
 from lampy._errors import shape_mismatch
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
+from lampy.nn.functional._shared import frozen
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["bilinear", "linear"]
 
 _matmul = np.matmul
+_add_reduce = np.add.reduce  # ndarray.sum without its Python layer
 
 
 def _as_array(x: Any, saved: bool = True) -> np.ndarray:
@@ -53,6 +55,12 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     (out_features,) or None; the result is (*, out_features) (just (*) for a 1-d
     weight). The leading dimensions are folded into one axis of ``N`` rows, so the
     forward pass is one matrix product plus the bias.
+
+    The weight's gradient reads the input in the backward pass, so a writable numpy
+    input is copied when the weight needs a gradient (a later write into your array
+    must not reach the gradient); a read-only array
+    (``x.setflags(write=False)``, a read-only memory map) or a Variable is read without
+    a copy.
 
     Args:
         input: The input, a Variable or array.
@@ -101,31 +109,36 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     w2 = w if w.ndim == 2 else w.reshape(1, n_in)
     n_out = w2.shape[0]
     lead = a.shape[:-1]
-    n_rows = math.prod(lead)
-    x2 = a.reshape(n_rows, n_in)
-    dtype = np.result_type(a.dtype, w.dtype)
-    value = _memory.empty(name, (*lead, n_out) if w.ndim == 2 else lead, dtype)
-    y2 = value.reshape(n_rows, n_out)
-    _matmul(x2, w2.T, out=y2)
+    x2 = a if a.ndim == 2 else a.reshape(math.prod(lead), n_in)
+    n_rows = x2.shape[0]
+    out_shape = (*lead, n_out) if w.ndim == 2 else lead
+    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+        _memory.reserve(name, out_shape, np.result_type(a.dtype, w.dtype))
+    y2 = _matmul(x2, w2.T)  # a new (n_rows, n_out) array
     b = None
     if bias is not None:
         b = _as_array(bias, saved=False)  # closures keep only its shape
         _check_bias(name, b, n_out, w)
-        np.add(y2, b, out=y2)
+        y2 += b
+    value = y2 if y2.shape == out_shape else frozen(y2, out_shape)
 
-    in_shape = a.shape  # the closures save the input only through x2 (what d_weight needs)
+    in_shape, w_shape = a.shape, w.shape  # the closures keep the input only as x2
 
-    # Each gradient is one matrix product into a new array, which the engine takes as
-    # the gradient buffer (fresh=True): no zero-filled buffer, no copy.
+    # Each gradient is one matrix product (one reduction for the bias) into a new
+    # array, which the engine takes as the gradient buffer (fresh=True): no
+    # zero-filled buffer, no copy, no transpose copied.
     def d_input(g: np.ndarray) -> Any:
-        return _matmul(g.reshape(n_rows, n_out), w2).reshape(in_shape)
+        d = _matmul(g.reshape(n_rows, n_out), w2)
+        return d if d.shape == in_shape else d.reshape(in_shape)
 
     def d_weight(g: np.ndarray) -> Any:
-        return _matmul(g.reshape(n_rows, n_out).T, x2).reshape(w.shape)
+        d = _matmul(g.reshape(n_rows, n_out).T, x2)
+        return d if d.shape == w_shape else d.reshape(w_shape)
 
     def d_bias(g: np.ndarray) -> Any:
         assert b is not None
-        return unbroadcast(g.reshape(n_rows, n_out).sum(axis=0), b.shape)
+        d = _add_reduce(g.reshape(n_rows, n_out), axis=0)
+        return d if d.shape == b.shape else unbroadcast(d, b.shape)
 
     return op(
         name,

@@ -36,6 +36,8 @@ __all__ = [
 ]
 
 _REDUCTIONS = ("mean", "sum", "none")
+# The ufuncs' reductions, without the Python layer of ndarray.sum and ndarray.max.
+_add_reduce, _max_reduce = np.add.reduce, np.maximum.reduce
 _BCE_EPS = float(np.float32(1e-12))  # PyTorch's EPSILON, a C float even for double inputs
 Deriv = Callable[[Any], Any]
 
@@ -71,12 +73,18 @@ def _reduced(
     if reduction == "none":
         value, scale = loss, None
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            divisor = np.asarray(n if reduction == "mean" else 1, dtype=dtype)
+        # numpy scalars of the loss's dtype: the arithmetic is numpy's, in that dtype.
+        divisor = dtype.type(n if reduction == "mean" else 1)
+        total = _add_reduce(loss, axis=None, dtype=dtype)
+        if divisor != 0:
+            scale = 1 / divisor
+            value = np.asarray(total / divisor, dtype=dtype)
+        else:
             # A mean over nothing (every target ignored) is nan, as in PyTorch, but its
             # gradient is 0, not 0 * inf: no element took part.
-            scale = np.asarray(1 / divisor if divisor != 0 else 0, dtype=dtype)
-            value = np.asarray(loss.sum(dtype=dtype) / divisor, dtype=dtype)
+            scale = dtype.type(0)
+            with np.errstate(divide="ignore", invalid="ignore"):
+                value = np.asarray(total / divisor, dtype=dtype)
 
     def contribution(d: Deriv) -> Callable[[np.ndarray], Any]:
         def fn(g: np.ndarray) -> Any:
@@ -86,7 +94,7 @@ def _reduced(
                 grad = d(g)
             else:
                 grad = d(g[..., None])
-            if classes_of is not None and classes_of.ndim > 1:
+            if classes_of is not None and classes_of.ndim > 2:  # classes back on axis 1
                 grad = np.moveaxis(grad, -1, 1)
             return grad
 
@@ -187,12 +195,28 @@ def huber_loss(
     return _pointwise("huber_loss", input, target, reduction, loss, _times(d_input))
 
 
+# Each native integer dtype with the unsigned dtype of its size.
+_UNSIGNED = {np.dtype(c): np.dtype(c.upper()) for c in "bhilq"} | {
+    np.dtype(c): np.dtype(c) for c in "BHILQ"
+}
+
+
+def _in_range(t: np.ndarray, n: int) -> bool:
+    """Whether every integer in the non-empty ``t`` is in ``[0, n)``: one reduction, the
+    maximum of ``t`` read as unsigned integers (where negative numbers are huge)."""
+    unsigned = _UNSIGNED.get(t.dtype)
+    if unsigned is None:  # not native (byte-swapped)
+        return bool(t.min() >= 0 and t.max() < n)
+    return bool(_max_reduce(t.view(unsigned), axis=None) < n)
+
+
 def _class_targets(
     name: str, a: np.ndarray, t: np.ndarray, weight: Any, ignore_index: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray | None, np.ndarray | None]:
     """Check class-index targets; returns ``(x, safe_t, kept, w)``: the input with its
-    class axis last, targets with ignored ones set to 0, the mask of kept targets and
-    the class weights (ones when ``weight`` is None) in the input's dtype."""
+    class axis last, targets with ignored ones set to 0, the mask of kept targets (None
+    when every target is kept) and the class weights in the input's dtype (None when
+    ``weight`` is None: every class weighs 1)."""
     if a.ndim == 0:
         raise shape_mismatch(name, a, t, detail="The input needs a class dimension.")
     c_axis = 0 if a.ndim == 1 else 1
@@ -202,17 +226,59 @@ def _class_targets(
     if t.dtype.kind not in "iu":
         raise LampyValueError(f"{name}: class-index targets must be integers, got {t.dtype}.")
     n_classes = a.shape[c_axis]
-    kept = t != ignore_index
-    safe_t = np.where(kept, t, 0)
-    if np.any((safe_t < 0) | (safe_t >= n_classes)):
-        raise BadIndexError(f"{name}: a target is outside [0, {n_classes}) and not ignore_index.")
-    if weight is None:
-        w = np.ones(n_classes, a.dtype)
-    else:
+    kept: np.ndarray | None = None
+    safe_t = t
+    if t.size and (not _in_range(t, n_classes) or 0 <= ignore_index < n_classes):
+        # Some target may be ignored (or is out of range): mask them.
+        kept = np.not_equal(t, ignore_index)
+        if kept.all():
+            kept = None
+        else:
+            safe_t = np.where(kept, t, 0)
+        if not _in_range(safe_t, n_classes):
+            raise BadIndexError(
+                f"{name}: a target is outside [0, {n_classes}) and not ignore_index."
+            )
+    w = None
+    if weight is not None:
         w = np.asarray(value_of(weight), dtype=a.dtype)
         if w.shape != (n_classes,):
             raise shape_mismatch(name, a, w, detail=f"weight must have shape ({n_classes},).")
-    return np.moveaxis(a, c_axis, -1), safe_t, kept, w
+    x = a if c_axis == a.ndim - 1 else np.moveaxis(a, c_axis, -1)
+    return x, safe_t, kept, w
+
+
+def _target_weights(
+    w: np.ndarray | None, safe_t: np.ndarray, kept: np.ndarray | None, dtype: Any
+) -> np.ndarray | None:
+    """``weight[t]`` per target, 0 for ignored ones, in ``dtype``; None when there are no
+    class weights and no ignored target (every target weighs 1)."""
+    if w is None and kept is None:
+        return None
+    wt = np.ones(safe_t.shape, dtype) if w is None else w[safe_t]
+    if kept is not None:
+        wt = np.where(kept, wt, 0)
+    return wt.astype(dtype, copy=False)
+
+
+def _at_targets(p: np.ndarray, safe_t: np.ndarray) -> np.ndarray:
+    """``p[..., t]`` for each target (classes on the last axis): a new array of
+    ``safe_t``'s shape."""
+    if p.ndim == 2:  # (N, C): one fancy index, cheaper than take_along_axis
+        picked: np.ndarray = p[np.arange(p.shape[0]), safe_t]
+        return picked
+    return np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
+
+
+def _subtract_at_targets(d: np.ndarray, safe_t: np.ndarray, v: Any) -> None:
+    """``d[..., t] -= v`` in place for each target, ``v`` a scalar or of ``safe_t``'s
+    shape (each target is one distinct element of ``d``)."""
+    if d.ndim == 2:
+        d[np.arange(d.shape[0]), safe_t] -= v
+        return
+    idx = safe_t[..., None]
+    hot = np.take_along_axis(d, idx, -1) - np.asarray(v)[..., None]
+    np.put_along_axis(d, idx, hot, -1)
 
 
 def nll_loss(
@@ -233,15 +299,18 @@ def nll_loss(
     """
     _check_reduction("nll_loss", reduction)
     a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
+    t = np.asarray(value_of(target))  # the closure keeps the targets
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
-    wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
-    picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0]
+    wt = _target_weights(w, safe_t, kept, a.dtype)
+    if wt is None:
+        wt = np.ones(safe_t.shape, a.dtype)
+    picked = _at_targets(x, safe_t)
     loss = -(wt * picked)
 
     def d_input() -> Any:
+        assert wt is not None
         d = np.zeros(x.shape, a.dtype)
-        np.put_along_axis(d, safe_t[..., None], -wt[..., None], -1)
+        _subtract_at_targets(d, safe_t, wt)
         return d
 
     # The derivative is built in (..., C) layout; the cotangent is broadcast over C.
@@ -281,8 +350,13 @@ def cross_entropy(
     _check_reduction(name, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
-    a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target, saved=False))  # closures keep arrays derived from t
+    # The closures keep arrays computed from the input (a caller's writable array is
+    # read without a copy), and class-index targets themselves: those are copied from a
+    # caller's writable array (probability targets are converted, a new array).
+    a = np.asarray(value_of(input, saved=False))
+    t_dtype = getattr(target, "dtype", None)
+    probabilities = t_dtype is not None and t_dtype.kind == "f"
+    t = np.asarray(value_of(target, saved=not probabilities))
     ls = label_smoothing
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
@@ -307,7 +381,7 @@ def cross_entropy(
             (target, _times(d_target)),
         ]
         return _reduced(name, loss, reduction, n, pairs, a)
-    x, safe_t, kept, w = _class_targets(name, a, t, weight, ignore_index)
+    x, safe_t, kept, w_class = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
     # log p = z - log(sum(exp(z))) with z = x - shift; only its values at the targets
     # (and, with label smoothing, its weighted sum over classes) enter the loss. The
@@ -317,37 +391,41 @@ def cross_entropy(
         e, sums, shift = shifted_exp(x, x.ndim - 1)
     else:
         e, sums, shift = x.copy(), np.zeros((*x.shape[:-1], 1), a.dtype), a.dtype.type(0)
-    sums1 = sums[..., 0]
-    log_s = np.log(sums1)
+    log_s = np.log(sums[..., 0])
     shift_n = shift if np.ndim(shift) == 0 else shift[..., 0]
-    picked = np.take_along_axis(x, safe_t[..., None], -1)[..., 0] - shift_n
+    picked = _at_targets(x, safe_t) - shift_n
     picked -= log_s  # log p at the targets
-    wt = np.where(kept, w[safe_t], 0).astype(a.dtype)
-    loss = -(1 - ls) * wt * picked if ls else -(wt * picked)
-    if ls:
-        w_sum_z = np.subtract(x, shift) @ w  # sum_c w_c z_c
-        smooth = -(w_sum_z - log_s * w.sum()) * kept  # -sum_c w_c log p_c
-        loss = (loss + (ls / n_classes) * smooth).astype(a.dtype)
+    wt = _target_weights(w_class, safe_t, kept, a.dtype)  # None: every target weighs 1
 
-    def d_smoothed(c: Any) -> Any:
-        q = (ls / n_classes) * w * kept[..., None]
-        hot = np.take_along_axis(q, safe_t[..., None], -1) + ((1 - ls) * wt)[..., None]
-        np.put_along_axis(q, safe_t[..., None], hot, -1)
-        d = spread(np.multiply, e, (q.sum(axis=-1, keepdims=True) / sums).astype(a.dtype))
-        d -= q
-        return np.multiply(d, c, out=d)
+    if ls:
+        w_s = w_class if w_class is not None else np.ones(n_classes, a.dtype)
+        wt_s = np.ones(safe_t.shape, a.dtype) if wt is None else wt
+        kept_s = np.ones(safe_t.shape, bool) if kept is None else kept
+        w_sum_z = np.subtract(x, shift) @ w_s  # sum_c w_c z_c
+        smooth = -(w_sum_z - log_s * w_s.sum()) * kept_s  # -sum_c w_c log p_c
+        loss = (-(1 - ls) * wt_s * picked + (ls / n_classes) * smooth).astype(a.dtype)
+
+        def d_smoothed(c: Any) -> Any:
+            q = (ls / n_classes) * w_s * kept_s[..., None]
+            _subtract_at_targets(q, safe_t, -(1 - ls) * wt_s)  # + (1 - ls) weight[t]
+            d = spread(np.multiply, e, (q.sum(axis=-1, keepdims=True) / sums).astype(a.dtype))
+            d -= q
+            return np.multiply(d, c, out=d)
+
+        return _reduced(name, loss, reduction, wt_s.sum(), [(input, d_smoothed)], a)
+
+    loss = -picked if wt is None else -(wt * picked)
 
     def d_hard(c: Any) -> Any:
         # q is weight[t] one-hot: d = c weight[t] (p - onehot(t)), p = e / sums, in one
         # pass over e.
-        cw = wt[..., None] * c
+        cw = c if wt is None else wt[..., None] * c
         d = spread(np.multiply, e, cw / sums)
-        hot = np.take_along_axis(d, safe_t[..., None], -1) - cw
-        np.put_along_axis(d, safe_t[..., None], hot, -1)
+        _subtract_at_targets(d, safe_t, cw if cw.ndim == 0 else cw[..., 0])
         return d
 
-    d_input = d_smoothed if ls else d_hard
-    return _reduced(name, loss, reduction, wt.sum(), [(input, d_input)], a)
+    n = safe_t.size if wt is None else wt.sum()
+    return _reduced(name, loss, reduction, n, [(input, d_hard)], a)
 
 
 def _same_shape(name: str, a: np.ndarray, b: np.ndarray) -> None:
