@@ -24,7 +24,7 @@ from lampy.autograd._variable import Backward, Param, Variable, op
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
-# numpy 2 keeps an array's float dtype next to a Python number itself (NEP 50).
+# numpy 2's ufuncs keep an array's float dtype next to a Python number (NEP 50).
 _WEAK_PY_SCALARS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _new = object.__new__
 
@@ -130,8 +130,6 @@ def values_of(x1: Any, x2: Any) -> tuple[Any, Any]:
     """
     a = value_of(x1)
     b = value_of(x2)
-    if _WEAK_PY_SCALARS:
-        return a, b
     ta, tb = type(a), type(b)
     if ta in _PY_NUMBERS and tb is _ndarray and b.dtype.kind == "f":
         a = b.dtype.type(a)
@@ -147,7 +145,10 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
     Returns:
         ``(a, b, value)``: the two operand values and the result.
     """
-    a, b = values_of(x1, x2)
+    if _WEAK_PY_SCALARS:  # a ufunc itself keeps a float array's dtype next to a number
+        a, b = value_of(x1), value_of(x2)
+    else:
+        a, b = values_of(x1, x2)
     if _memory.open_budgets:  # a scope has a budget: check the output's size first
         try:
             shape = np.broadcast_shapes(np.shape(a), np.shape(b))
