@@ -302,7 +302,9 @@ def lampy_kernel(kind: str, a: dict[str, np.ndarray]) -> Callable[[], Any]:
                 F.cross_entropy(p, t).backward()
             else:
                 F.gelu(p).backward(g)
-            return np.array(p.grad)
+            # The gradient array itself, no copy (torch's side returns p.grad.numpy(),
+            # a view): it outlives the scope, which only drops its references.
+            return p.grad
 
     return run
 
