@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from lampy.autograd._scope import Scope
 
+
 @attrs.frozen(eq=False, repr=False, weakref_slot=True)
 class Variable(VariableOperators):
     """An immutable node of the graph: a value, how it was computed, and its gradient.

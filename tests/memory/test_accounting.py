@@ -172,4 +172,3 @@ def test_enclosing_peaks_are_exact_with_nested_scopes():
         assert outer.memory.live_bytes == 16_000  # w and its gradient
         assert outer.memory.peak_bytes == 36_000
         assert outer.memory.arrays == 2
-
