@@ -45,6 +45,7 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node
 from lampy.autograd._pass import RUNNING, Pass
 from lampy.autograd._scope import Scope, current_or_none
+from lampy.autograd._shared import ref_of
 from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Variable, const, op, param
 
@@ -374,7 +375,7 @@ class _Shared:
     ) -> None:
         self._run = run
         self._lock = threading.Lock()
-        self._key: tuple[weakref.ref[np.ndarray], weakref.ref[Pass] | None] | None = None
+        self._key: tuple[Callable[[], Any], weakref.ref[Pass] | None] | None = None
         self._grads: dict[Node, np.ndarray | None] = {}
 
     def take(self, g: np.ndarray, node: Node) -> np.ndarray | None:
@@ -393,7 +394,7 @@ class _Shared:
                 self._key = None
                 self._grads = {}  # what an interrupted pass left
                 self._grads = self._run(g, node, outer)
-                self._key = (weakref.ref(g), None if outer is None else weakref.ref(outer))
+                self._key = (ref_of(g), None if outer is None else weakref.ref(outer))
             grads = self._grads
             d = grads.pop(node, None)
             if not grads:  # every closure of this pass has had its gradient
