@@ -179,7 +179,7 @@ def owned(b: Grad, inp: Node) -> Grad:
     return _own_grad(b, inp) if type(b) is _ndarray else b
 
 
-def array_buffer(buf: np.generic, inp: Node) -> np.ndarray:
+def array_buffer(buf: Grad, inp: Node) -> np.ndarray:
     """A 0-d scalar buffer as a 0-d array holding it, for a plain closure to add into."""
     return _own_grad(np.array(buf), inp)
 

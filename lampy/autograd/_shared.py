@@ -31,8 +31,9 @@ class SharedInBackward:
     closure that asks, handed to the others, and dropped after ``users`` asks.
 
     Only a weak reference to ``g`` is kept (a numpy scalar ``g``, the gradient of a 0-d
-    value, is held), to recognise it: a later pass (a new ``g``) recomputes. If a pass serves fewer closures (gradients for some leaves only), the
-    value is held until the next pass or until the op is released with its scope.
+    value, is held), to recognise it: a later pass (a new ``g``) recomputes. If a pass
+    serves fewer closures (gradients for some leaves only), the value is held until the
+    next pass or until the op is released with its scope.
 
     Args:
         fn: ``fn(g)``, the shared value.

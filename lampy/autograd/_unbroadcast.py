@@ -60,15 +60,13 @@ def scalar_of(d: Any, dtype: np.dtype[Any]) -> np.generic:
             d = unbroadcast(d, ())
         d = d[()]
     elif not isinstance(d, np.generic):  # a Python number
-        number: np.generic = np.array(d, dtype=dtype)[()]
+        number: np.generic = dtype.type(d)
         return number
-    if d.dtype != dtype:
-        d = d.astype(dtype)
-    scalar: np.generic = d
+    scalar: np.generic = d if d.dtype == dtype else d.astype(dtype)
     return scalar
 
 
-def add_to_scalar(buf: np.generic, d: Any) -> np.generic:
+def add_to_scalar(buf: Grad, d: Any) -> Grad:
     """A 0-d scalar buffer ``buf`` plus the contribution ``d``: the numpy scalar that
     ``np.add(out, unbroadcast(d, ()), out=out)`` leaves in a 0-d array ``out`` holding
     ``buf`` (the same loop, then cast to ``buf``'s dtype), bit for bit."""
@@ -77,7 +75,7 @@ def add_to_scalar(buf: np.generic, d: Any) -> np.generic:
     s = buf + d
     if type(s) is not type(buf):
         s = np.asarray(s).astype(buf.dtype)[()]
-    total: np.generic = s
+    total: Grad = s
     return total
 
 
@@ -108,7 +106,7 @@ class Contribution:
 
     __slots__ = ("__weakref__", "fn", "fresh")
 
-    def __init__(self, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> None:
+    def __init__(self, fn: Callable[[Any], Any], fresh: bool = True) -> None:
         self.fn = fn
         self.fresh = fresh
 
@@ -160,7 +158,7 @@ class Contribution:
         return kept
 
 
-def contribution(fn: Callable[[np.ndarray], Any], *, fresh: bool = True) -> Contribution:
+def contribution(fn: Callable[[Any], Any], *, fresh: bool = True) -> Contribution:
     """Make a zip-backward closure from the gradient it contributes.
 
     ``x.zip_backward(lampy.contribution(lambda g: g * cos(a)))`` is equivalent to
