@@ -139,19 +139,21 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
                                     accumulate(buf, d)
                                 else:  # a 0-d input's numpy scalar
                                     bufs[inp] = add_to_scalar(buf, d)
-                            elif (
-                                fn.fresh  # the op gives the new array away: the buffer
-                                and type(d) is _ndarray
-                                and d.shape == inp.shape
-                                and d.dtype == inp.dtype
-                            ):
-                                bufs[inp] = _own_grad(d, inp)
+                            elif type(d) is _ndarray:
+                                if (
+                                    fn.fresh  # the op gives the new array away: the buffer
+                                    and d.shape == inp.shape
+                                    and d.dtype == inp.dtype
+                                ):
+                                    bufs[inp] = _own_grad(d, inp)
+                                else:
+                                    bufs[inp] = owned(
+                                        fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
+                                    )
                             elif type(d) is inp.dtype.type and not inp.shape:
                                 bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
                             else:
-                                bufs[inp] = owned(
-                                    fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
-                                )
+                                bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
                             del d
                         else:
                             if type(g) is not _ndarray:  # its only closure is plain
