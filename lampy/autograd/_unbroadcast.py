@@ -167,7 +167,10 @@ def contribution(fn: Callable[[Any], Any], *, fresh: bool = True) -> Contributio
 
     Args:
         fn: ``fn(g)``: the input's gradient, of the input's shape or broadcastable down
-            to it (it is summed over broadcast axes).
+            to it (it is summed over broadcast axes). When the op's value is 0-d, ``g``
+            may be a numpy scalar of its dtype (``numpy.float64``...) instead of a 0-d
+            array: write ``fn`` with numpy functions and arithmetic, which take both
+            (``np.asarray(g)`` gives a 0-d array if one is needed).
         fresh: Declare True only if ``fn`` always returns a new array that nothing else
             references (the engine keeps it and adds into it later). Set False if ``fn``
             may return ``g`` itself, a view of ``g``, or any array used elsewhere (a
