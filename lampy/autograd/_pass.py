@@ -73,20 +73,24 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
     visited: set[Node] = set()
     pending: dict[Node, int] = {}
     big = 0
-    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
-    push, pop, add = stack.append, stack.pop, visited.add
+    # Nodes to visit, and for each op visited, the op with a None above it: popping the
+    # None means that everything above it (the op's inputs) is done, so the op is next.
+    stack: list[Node | None] = list(reversed(roots))
+    push, pop, add, finish = stack.append, stack.pop, visited.add, post.append
     while stack:
-        node, expanded = pop()
-        if expanded:
-            post.append(node)
+        node = pop()
+        if node is None:
+            finish(pop())  # type: ignore[arg-type]  # under a None there is always a node
             continue
         if node in visited:
             continue
         add(node)
-        push((node, True))
         params = node.params
         if params is None:
+            finish(node)
             continue
+        push(node)
+        push(None)
         versions = node.versions
         if versions is not None:
             _check_versions(node.name, versions)
@@ -101,7 +105,7 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
                 if targets is None or inp in targets:
                     pending[inp] = pending.get(inp, 0) + 1
             elif inp not in visited:
-                push((inp, False))
+                push(inp)
     post.reverse()
     return Plan(post, pending, big)
 
