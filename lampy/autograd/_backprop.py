@@ -19,8 +19,16 @@ from lampy._errors import LampyTypeError
 from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
-from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
-from lampy.autograd._unbroadcast import Contribution
+from lampy.autograd._pass import (
+    Pass,
+    array_buffer,
+    closure_error,
+    closure_g,
+    commit,
+    first_buffer,
+    owned,
+)
+from lampy.autograd._unbroadcast import Contribution, Grad, accumulate, add_to_scalar
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
 
@@ -37,7 +45,7 @@ def _propagate(
     *,
     stream: bool = False,
     workers: int | str | None = None,
-    sink: Callable[[Node, np.ndarray], None] | None = None,
+    sink: Callable[[Node, Grad], None] | None = None,
 ) -> Iterator[Node]:
     """Run backprop, yielding each leaf node once its gradient is final.
 
@@ -107,6 +115,8 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
                     done.append((node, g))
                     g_free = False
                 i = len(params) - 1
+                if i and type(g) is not _ndarray:  # a 0-d node's numpy scalar
+                    g = closure_g(g, params)
                 try:
                     while i >= 0:
                         inp, fn = params[i]
@@ -122,24 +132,38 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
                                 i -= 1
                                 continue
                         buf = get(inp)
-                        if buf is not None:
-                            fn(g, buf)
-                        elif type(fn) is Contribution:
+                        if type(fn) is Contribution:
                             d = fn.fn(g)
-                            if (
-                                fn.fresh  # the op gives the new array away: the buffer
-                                and type(d) is _ndarray
-                                and d.shape == inp.shape
-                                and d.dtype == inp.dtype
-                            ):
-                                bufs[inp] = _own_grad(d, inp)
+                            if buf is not None:
+                                if type(buf) is _ndarray:
+                                    accumulate(buf, d)
+                                else:  # a 0-d input's numpy scalar
+                                    bufs[inp] = add_to_scalar(buf, d)
+                            elif type(d) is _ndarray:
+                                if (
+                                    fn.fresh  # the op gives the new array away: the buffer
+                                    and d.shape == inp.shape
+                                    and d.dtype == inp.dtype
+                                ):
+                                    bufs[inp] = _own_grad(d, inp)
+                                else:
+                                    bufs[inp] = owned(
+                                        fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
+                                    )
+                            elif type(d) is inp.dtype.type and not inp.shape:
+                                bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
                             else:
-                                bufs[inp] = _own_grad(
-                                    fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
-                                )
+                                bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
                             del d
                         else:
-                            bufs[inp] = first_buffer(fn, g, inp, False)
+                            if type(g) is not _ndarray:  # its only closure is plain
+                                g = np.array(g)
+                            if buf is None:
+                                bufs[inp] = first_buffer(fn, g, inp, False)
+                            else:
+                                if type(buf) is not _ndarray:
+                                    buf = bufs[inp] = array_buffer(buf, inp)
+                                fn(g, buf)
                         i -= 1
                 except Exception as e:
                     raise closure_error(node.name, i, params[i][0], e) from e

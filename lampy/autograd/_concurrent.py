@@ -23,18 +23,23 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import BackwardError
 from lampy.autograd._node import Node
-from lampy.autograd._pass import Pass, closure_error, commit, first_buffer
-from lampy.autograd._unbroadcast import Contribution, accumulate
+from lampy.autograd._pass import (
+    Pass,
+    array_buffer,
+    closure_error,
+    closure_g,
+    commit,
+    first_buffer,
+    owned,
+)
+from lampy.autograd._unbroadcast import Contribution, Grad, accumulate, add_to_scalar
 from lampy.autograd._variable import Backward
 from lampy.autograd._workers import pool
 
-_own_grad = _memory.own_grad
-
 # A task: (plan position, -param index, node name, param index, input, closure, g, seq)
-Task = tuple[int, int, str, int, Node, Backward, np.ndarray, int]
+Task = tuple[int, int, str, int, Node, Backward, Grad, int]
 
 
 class _Scheduler:
@@ -50,7 +55,7 @@ class _Scheduler:
         self.parked: dict[Node, dict[int, tuple[Any, ...]]] = {}
         self.delivered: dict[Node, int] = {}
         self.outq: list[Node] = []
-        self.done: list[tuple[Node, np.ndarray]] = []
+        self.done: list[tuple[Node, Grad]] = []
         self.error: BackwardError | None = None
         self.stopped = False
         self.active = 0
@@ -98,6 +103,7 @@ class _Scheduler:
         else:
             if node in self.keep:
                 self.done.append((node, g))
+            g = closure_g(g, params)  # a 0-d node's numpy scalar, or an array if need be
             k = self.pos[node]
             for i, seq in enumerate(self.seqs[node]):
                 if seq is not None:
@@ -151,14 +157,18 @@ class _Scheduler:
         if len(item) == 3:
             fn, g, d = item
             if buf is None:  # as the serial first_buffer, without adopting g itself
-                self.bufs[inp] = _own_grad(fn.own(d, g, inp.shape, inp.dtype, False), inp)
-            else:
+                self.bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
+            elif type(buf) is np.ndarray:
                 accumulate(buf, d)
+            else:  # a 0-d input's numpy scalar
+                self.bufs[inp] = add_to_scalar(buf, d)
         else:
             fn, g = item
             if buf is None:
                 self.bufs[inp] = first_buffer(fn, g, inp, False)
             else:
+                if type(buf) is not np.ndarray:
+                    buf = self.bufs[inp] = array_buffer(buf, inp)
                 fn(g, buf)
 
     def work(self) -> None:

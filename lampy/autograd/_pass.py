@@ -27,12 +27,13 @@ from lampy._errors import (
     StaleGraphError,
 )
 from lampy.autograd._node import Node
-from lampy.autograd._unbroadcast import Contribution
+from lampy.autograd._unbroadcast import Contribution, Grad
 from lampy.autograd._variable import Backward, Variable
 
 _grad_buffer = _memory.grad_buffer
 _prod = math.prod
 _own_grad = _memory.own_grad
+_ndarray = np.ndarray
 
 # Leaves may be shared by passes running in several threads (params of one model):
 # adding a pass's gradient into a leaf's .grad happens under this lock.
@@ -72,20 +73,24 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
     visited: set[Node] = set()
     pending: dict[Node, int] = {}
     big = 0
-    stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
-    push, pop, add = stack.append, stack.pop, visited.add
+    # Nodes to visit, and for each op visited, the op with a None above it: popping the
+    # None means that everything above it (the op's inputs) is done, so the op is next.
+    stack: list[Node | None] = list(reversed(roots))
+    push, pop, add, finish = stack.append, stack.pop, visited.add, post.append
     while stack:
-        node, expanded = pop()
-        if expanded:
-            post.append(node)
+        node = pop()
+        if node is None:
+            finish(pop())  # type: ignore[arg-type]  # under a None there is always a node
             continue
         if node in visited:
             continue
         add(node)
-        push((node, True))
         params = node.params
         if params is None:
+            finish(node)
             continue
+        push(node)
+        push(None)
         versions = node.versions
         if versions is not None:
             _check_versions(node.name, versions)
@@ -100,7 +105,7 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
                 if targets is None or inp in targets:
                     pending[inp] = pending.get(inp, 0) + 1
             elif inp not in visited:
-                push((inp, False))
+                push(inp)
     post.reverse()
     return Plan(post, pending, big)
 
@@ -165,25 +170,58 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     return np.array(grad, dtype=value.dtype, copy=True)
 
 
-def first_buffer(fn: Backward, g: np.ndarray, inp: Node, g_is_free: bool) -> np.ndarray:
+# Gradients of 0-d nodes flow between Contribution closures as numpy scalars (``Grad``):
+# ``Contribution.own`` makes them, ``add_to_scalar`` adds into them. They become 0-d
+# arrays wherever an array is needed: ``g`` of a node with a plain (g, out) closure
+# (``closure_g``), a buffer a plain closure adds into (``array_buffer``), ``.grad``
+# (``commit``).
+
+
+def owned(b: Grad, inp: Node) -> Grad:
+    """``b`` (made by ``Contribution.own``) taken as ``inp``'s buffer: an array is handed
+    to ``lampy._memory``; a numpy scalar (a 0-d input's) is immutable, kept as it is."""
+    return _own_grad(b, inp) if type(b) is _ndarray else b
+
+
+def array_buffer(buf: Grad, inp: Node) -> np.ndarray:
+    """A 0-d scalar buffer as a 0-d array holding it, for a plain closure to add into."""
+    return _own_grad(np.array(buf), inp)
+
+
+def closure_g(g: Grad, params: Sequence[tuple[Node, Backward]]) -> Grad:
+    """The node's gradient ``g`` as its closures receive it (one object for all): a
+    numpy scalar only if every closure is a Contribution, else a 0-d array holding it
+    (plain ``(g, out)`` closures are promised an ndarray)."""
+    if type(g) is _ndarray:
+        return g
+    for _, fn in params:
+        if type(fn) is not Contribution:
+            return np.array(g)
+    return g
+
+
+def first_buffer(fn: Backward, g: Grad, inp: Node, g_is_free: bool) -> Grad:
     """An input's gradient buffer for this pass, from its first contribution."""
     if type(fn) is Contribution:
-        return _own_grad(fn.first(g, inp.shape, inp.dtype, g_is_free), inp)
+        return owned(fn.first(g, inp.shape, inp.dtype, g_is_free), inp)
     buf = _grad_buffer(inp.shape, inp.dtype, inp)
-    fn(g, buf)
+    fn(g if type(g) is _ndarray else np.array(g), buf)
     return buf
 
 
-def commit(node: Node, g: np.ndarray) -> None:
+def commit(node: Node, g: Grad) -> None:
     """Add a pass's final gradient ``g`` of a leaf (or retained node) into its ``.grad``.
 
-    ``g`` belongs to the pass, so a node without a gradient yet takes it as it is.
+    ``g`` belongs to the pass, so a node without a gradient yet takes it as it is (a
+    numpy scalar as a 0-d array holding it: ``.grad`` is always an ndarray).
     """
     with _COMMIT_LOCK:
         if node.scope is None:
             return  # released meanwhile (by another thread): nothing to add to
         buf = node.grad
         if buf is None:
+            if type(g) is not _ndarray:
+                g = np.array(g)
             node.grad = g
             _memory.charge_grad(node, g)
         else:
@@ -260,20 +298,20 @@ class Pass:
         self.targets = targets
         self.borrowed = self.roots[0] if borrow else None
         self.plan = _plan(self.roots, targets, measure)
-        self.bufs: dict[Node, np.ndarray] = {}
-        self.done: list[tuple[Node, np.ndarray]] = []
+        self.bufs: dict[Node, Grad] = {}
+        self.done: list[tuple[Node, Grad]] = []
         self.handed: list[Node] = []
-        self.deliver: Callable[[Node, np.ndarray], None] = commit
+        self.deliver: Callable[[Node, Grad], None] = commit
         self.stream = False
         self.thread = 0
 
-    def serve(self, stream: bool, sink: Callable[[Node, np.ndarray], None] | None) -> None:
+    def serve(self, stream: bool, sink: Callable[[Node, Grad], None] | None) -> None:
         """Mark this pass as run by the serial loop in the calling thread."""
         self.stream = stream or sink is not None
         self.deliver = commit if sink is None else sink
         self.thread = threading.get_ident()
 
-    def hand_over(self, leaf: Node, g: np.ndarray) -> bool:
+    def hand_over(self, leaf: Node, g: Grad) -> bool:
         """Finish ``leaf``'s gradient with ``g`` now, ahead of the loop, if ``g`` is all of it.
 
         For a closure that works out the gradients of several leaves at once
@@ -313,9 +351,9 @@ class Pass:
             self.done.append((leaf, g))
         return True
 
-    def initial_buffers(self) -> dict[Node, np.ndarray]:
+    def initial_buffers(self) -> dict[Node, Grad]:
         """The pass's gradient buffers, holding the seeds (summed for a repeated root)."""
-        bufs: dict[Node, np.ndarray] = {}
+        bufs: dict[Node, Grad] = {}
         for root, seed in zip(self.roots, self.seeds, strict=True):
             if root.params is None and self.targets is not None and root not in self.targets:
                 continue

@@ -45,7 +45,8 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node
 from lampy.autograd._pass import RUNNING, Pass
 from lampy.autograd._scope import Scope, current_or_none
-from lampy.autograd._unbroadcast import Contribution
+from lampy.autograd._shared import ref_of
+from lampy.autograd._unbroadcast import Contribution, Grad
 from lampy.autograd._variable import Variable, const, op, param
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -297,7 +298,7 @@ class _Recompute:
 
     def __call__(
         self, k: int, g: np.ndarray, first: Node, outer: Pass | None
-    ) -> dict[Node, np.ndarray | None]:
+    ) -> dict[Node, Grad | None]:
         """Run fn again, backpropagate ``g`` from its output ``k``, and release the graph.
 
         Each external node's gradient is handed straight to the enclosing pass
@@ -331,9 +332,9 @@ class _Recompute:
                 targets = None if outer is None else outer.targets
                 if targets is not None:  # the leaves the enclosing pass asks for
                     wanted = [n for n in wanted if n.params is not None or n in targets]
-                grads: dict[Node, np.ndarray | None] = dict.fromkeys(wanted)
+                grads: dict[Node, Grad | None] = dict.fromkeys(wanted)
 
-                def sink(node: Node, d: np.ndarray) -> None:
+                def sink(node: Node, d: Grad) -> None:
                     n = back.get(node, node)
                     # A param's gradient goes straight to the enclosing pass if it can
                     # take it; the others wait for their closures.
@@ -370,14 +371,14 @@ class _Shared:
     __slots__ = ("_grads", "_key", "_lock", "_run")
 
     def __init__(
-        self, run: Callable[[np.ndarray, Node, Pass | None], dict[Node, np.ndarray | None]]
+        self, run: Callable[[np.ndarray, Node, Pass | None], dict[Node, Grad | None]]
     ) -> None:
         self._run = run
         self._lock = threading.Lock()
-        self._key: tuple[weakref.ref[np.ndarray], weakref.ref[Pass] | None] | None = None
-        self._grads: dict[Node, np.ndarray | None] = {}
+        self._key: tuple[Callable[[], Any], weakref.ref[Pass] | None] | None = None
+        self._grads: dict[Node, Grad | None] = {}
 
-    def take(self, g: np.ndarray, node: Node) -> np.ndarray | None:
+    def take(self, g: np.ndarray, node: Node) -> Grad | None:
         """``node``'s gradient for the output gradient ``g`` (None: zero)."""
         running = RUNNING.get()
         # Gradients are handed over only to the serial pass calling this closure.
@@ -393,7 +394,7 @@ class _Shared:
                 self._key = None
                 self._grads = {}  # what an interrupted pass left
                 self._grads = self._run(g, node, outer)
-                self._key = (weakref.ref(g), None if outer is None else weakref.ref(outer))
+                self._key = (ref_of(g), None if outer is None else weakref.ref(outer))
             grads = self._grads
             d = grads.pop(node, None)
             if not grads:  # every closure of this pass has had its gradient

@@ -17,13 +17,23 @@ import numpy as np
 __all__ = ["Lazy", "SharedInBackward"]
 
 
+def ref_of(g: Any) -> Callable[[], Any]:
+    """A reference to the gradient ``g`` that recognises it later (``ref() is g``): weak
+    for an array; a numpy scalar (the gradient of a 0-d value, which cannot be weakly
+    referenced) is held, a few bytes."""
+    if isinstance(g, np.generic):
+        return lambda: g
+    return weakref.ref(g)
+
+
 class SharedInBackward:
     """A function of ``g`` that several closures of one op need: computed by the first
     closure that asks, handed to the others, and dropped after ``users`` asks.
 
-    Only a weak reference to ``g`` is kept, to recognise it: a later pass (a new ``g``)
-    recomputes. If a pass serves fewer closures (gradients for some leaves only), the
-    value is held until the next pass or until the op is released with its scope.
+    Only a weak reference to ``g`` is kept (a numpy scalar ``g``, the gradient of a 0-d
+    value, is held), to recognise it: a later pass (a new ``g``) recomputes. If a pass
+    serves fewer closures (gradients for some leaves only), the value is held until the
+    next pass or until the op is released with its scope.
 
     Args:
         fn: ``fn(g)``, the shared value.
@@ -58,7 +68,7 @@ class SharedInBackward:
         with self._lock:
             if self._left == 0 or self._key() is not g:
                 self._value = self._fn(g)
-                self._key = weakref.ref(g)
+                self._key = ref_of(g)
                 self._left = self._users
             value = self._value
             self._left -= 1

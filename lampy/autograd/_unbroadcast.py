@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 _add = np.add
+_ndarray = np.ndarray
+
+Grad: TypeAlias = "np.ndarray | np.generic"
+"""A gradient buffer of the engine: an ndarray, or for a 0-d Variable possibly a numpy
+scalar of its dtype (immutable: arithmetic on it is ten times cheaper than on a 0-d
+array, and it is safe to share)."""
 
 
 def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
@@ -46,6 +52,33 @@ def accumulate(out: np.ndarray, g: np.ndarray) -> None:
     _add(out, g, out=out)
 
 
+def scalar_of(d: Any, dtype: np.dtype[Any]) -> np.generic:
+    """A 0-d input's gradient ``d`` (a numpy scalar, a Python number, or an array summed
+    down to 0-d) as a numpy scalar of ``dtype``, cast as ``astype`` casts."""
+    if type(d) is _ndarray:
+        if d.shape:
+            d = unbroadcast(d, ())
+        d = d[()]
+    elif not isinstance(d, np.generic):  # a Python number
+        number: np.generic = dtype.type(d)
+        return number
+    scalar: np.generic = d if d.dtype == dtype else d.astype(dtype)
+    return scalar
+
+
+def add_to_scalar(buf: Grad, d: Any) -> Grad:
+    """A 0-d scalar buffer ``buf`` plus the contribution ``d``: the numpy scalar that
+    ``np.add(out, unbroadcast(d, ()), out=out)`` leaves in a 0-d array ``out`` holding
+    ``buf`` (the same loop, then cast to ``buf``'s dtype), bit for bit."""
+    if type(d) is _ndarray and d.shape:
+        d = unbroadcast(d, ())
+    s = buf + d
+    if type(s) is not type(buf):
+        s = np.asarray(s).astype(buf.dtype)[()]
+    total: Grad = s
+    return total
+
+
 class Contribution:
     """A zip-backward closure given as the gradient it contributes: ``fn(g) -> array``.
 
@@ -54,6 +87,12 @@ class Contribution:
     skip the zero-filled buffer for an input's first contribution: the contribution
     becomes the buffer (cast to the input's dtype, and copied unless the op declared it
     ``fresh``), which saves two passes over memory per input for cheap elementwise ops.
+
+    For an op whose value is 0-d, ``g`` may be a numpy scalar of the value's dtype
+    (``numpy.float64``...) rather than a 0-d array: numpy scalars have the read-only
+    array API (``shape``, ``dtype``, ``reshape``, ``astype``, ``g[()]``, arithmetic,
+    ufuncs), and arithmetic on them is much cheaper. They cannot be written to (neither
+    may ``g``) nor weakly referenced; ``np.asarray(g)`` makes a 0-d array of one.
 
     Attributes:
         fn: ``fn(g)`` returns the input's gradient given the output's gradient ``g``,
@@ -67,16 +106,14 @@ class Contribution:
 
     __slots__ = ("__weakref__", "fn", "fresh")
 
-    def __init__(self, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> None:
+    def __init__(self, fn: Callable[[Any], Any], fresh: bool = True) -> None:
         self.fn = fn
         self.fresh = fresh
 
     def __call__(self, g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, self.fn(g))
 
-    def first(
-        self, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
-    ) -> np.ndarray:
+    def first(self, g: Grad, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool) -> Grad:
         """The input's gradient buffer from this first contribution alone.
 
         ``g_is_free`` says that nothing else will read or write ``g`` after this call,
@@ -85,19 +122,30 @@ class Contribution:
         return self.own(self.fn(g), g, shape, dtype, g_is_free)
 
     def own(
-        self, d: Any, g: np.ndarray, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
-    ) -> np.ndarray:
-        """Make the contribution ``d = fn(g)`` a gradient buffer the engine owns."""
-        if type(d) is not np.ndarray:  # a numpy scalar from 0-d arithmetic
-            scalar: np.ndarray = np.array(d, dtype=dtype)
-            return scalar
+        self, d: Any, g: Grad, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
+    ) -> Grad:
+        """Make the contribution ``d = fn(g)`` a gradient buffer the engine owns.
+
+        For a 0-d input that is a numpy scalar of its dtype (immutable, so kept as it
+        is), unless ``d`` is an array the op declared fresh, with the input's dtype.
+        """
+        if type(d) is not _ndarray:  # a numpy scalar from 0-d arithmetic, or a number
+            if not shape:
+                return d if type(d) is dtype.type else scalar_of(d, dtype)
+            d = np.asarray(d)  # spread over the input's shape below
         fresh = self.fresh
         if d.shape != shape:
+            if not shape:
+                return scalar_of(d, dtype)
             d = unbroadcast(d, shape)  # sums over some axis, so the result is new
             fresh = True
         if d.dtype != dtype:
+            if not shape:
+                return scalar_of(d, dtype)
             cast: np.ndarray = d.astype(dtype)
             return cast
+        if not shape and (not fresh or not d.flags.writeable):
+            return scalar_of(d, dtype)  # the value of g or of an array of the op's
         if not fresh and g_is_free and d.size == g.size:
             # g itself, or a view of all of g's memory (a reshape or a transpose), may be
             # kept; a view of part of it is copied so it does not hold the rest.
@@ -110,7 +158,7 @@ class Contribution:
         return kept
 
 
-def contribution(fn: Callable[[np.ndarray], Any], *, fresh: bool = True) -> Contribution:
+def contribution(fn: Callable[[Any], Any], *, fresh: bool = True) -> Contribution:
     """Make a zip-backward closure from the gradient it contributes.
 
     ``x.zip_backward(lampy.contribution(lambda g: g * cos(a)))`` is equivalent to
@@ -119,7 +167,10 @@ def contribution(fn: Callable[[np.ndarray], Any], *, fresh: bool = True) -> Cont
 
     Args:
         fn: ``fn(g)``: the input's gradient, of the input's shape or broadcastable down
-            to it (it is summed over broadcast axes).
+            to it (it is summed over broadcast axes). When the op's value is 0-d, ``g``
+            may be a numpy scalar of its dtype (``numpy.float64``...) instead of a 0-d
+            array: write ``fn`` with numpy functions and arithmetic, which take both
+            (``np.asarray(g)`` gives a 0-d array if one is needed).
         fresh: Declare True only if ``fn`` always returns a new array that nothing else
             references (the engine keeps it and adds into it later). Set False if ``fn``
             may return ``g`` itself, a view of ``g``, or any array used elsewhere (a
