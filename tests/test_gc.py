@@ -31,9 +31,9 @@ def full_collections() -> Iterator[list[int]]:
 
 
 @pytest.mark.xfail(
-    reason="issue 11 (engine half): each op leaves about 7.3 GC-tracked objects (2.7 "
-    "tuples, a closure, a Contribution, an Op, a Node, 0.7 cells), so a 10^5-op chain "
-    "starts 6 full collections while it is built and 1 during backward",
+    reason="issue 11 (engine half): each op leaves about 6.3 GC-tracked objects (2.7 "
+    "tuples, a closure, a Contribution, a Node, 0.7 cells), so a 10^5-op chain still "
+    "starts full collections while it is built",
     strict=True,
 )
 def test_a_long_chain_triggers_no_full_collection(full_collections: list[int]) -> None:
