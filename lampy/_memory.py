@@ -23,10 +23,11 @@ A charge or refund changes the ledger of the node's own scope only: an op costs 
 same at any depth of nesting. The enclosing ledgers take their children's changes in
 when they are read (``Ledger.stats``, a budget check, an event of their own, a child's
 exit): each child remembers what its parent already counts of it and the most it held
-since (its peak is reached just before a decrease, so decreases are where peaks are
-noted), so a parent's ``live`` is exact when read and its ``peak`` is exact for scopes
-nested in one thread (with child scopes open in several threads at once, a parent's
-``peak`` is an upper bound: each child's peak is added to the others' counts as read).
+since (``high``: live is at a peak just before a decrease, so decreases are where it is
+noted, with one comparison), so a parent's ``live`` is exact when read and its ``peak``
+is exact for scopes nested in one thread (with child scopes open in several threads at
+once, a parent's ``peak`` is an upper bound: each child's peak is added to the others'
+counts as read). A ledger's own ``peak`` takes ``high`` in whenever ``high`` restarts.
 """
 
 from __future__ import annotations
@@ -175,15 +176,19 @@ class Ledger:
     Attributes:
         live: Bytes owned now by the scope and, as far as taken in (``_pull``), its open
             children.
-        peak: The largest ``live`` so far (brought up to date before each decrease).
+        peak: The largest ``live`` up to the last restart of ``high`` (so the scope's
+            peak is the largest of ``peak``, ``high`` and ``live``).
+        high: The most ``live`` was, just before a decrease, since ``high`` last
+            restarted (when the ledger was pushed into its parent, or read).
         arrays: The number of arrays counted in ``live``.
         budget: The scope's own limit in bytes, or None.
         parent: The enclosing scope's ledger, or None.
         children: The ledgers of the open child scopes.
         pushed_live: What ``parent.live`` counts of this ledger (``pushed_arrays``:
             of its arrays).
-        since_push: The most ``live`` was, just before a decrease, since the last push.
         limits: This ledger and its ancestors that have a budget (checked on charges).
+        fast: No open children and no limits: a charge or refund then changes
+            ``live`` and ``arrays`` alone, without the lock.
         owner: A weak reference to the Scope (for the budget error's largest owners).
     """
 
@@ -191,6 +196,8 @@ class Ledger:
         "arrays",
         "budget",
         "children",
+        "fast",
+        "high",
         "limits",
         "live",
         "owner",
@@ -198,7 +205,6 @@ class Ledger:
         "peak",
         "pushed_arrays",
         "pushed_live",
-        "since_push",
     )
 
     def __init__(self, owner: Any, budget: int | None) -> None:
@@ -206,19 +212,21 @@ class Ledger:
         self.budget = budget
         self.live = 0
         self.peak = 0
+        self.high = 0
         self.arrays = 0
         self.parent: Ledger | None = None
         self.children: list[Ledger] = []
         self.pushed_live = 0
         self.pushed_arrays = 0
-        self.since_push = 0
         self.limits: tuple[Ledger, ...] = ()
+        self.fast = True
 
     def stats(self) -> MemoryStats:
         with _LOCK:
             _pull(self)
             live = self.live
-            return MemoryStats(live, max(self.peak, live), self.arrays, self.budget)
+            peak = max(self.peak, self.high, live)
+            return MemoryStats(live, peak, self.arrays, self.budget)
 
 
 # Taking children's counts into their parents (reads, events of an enclosing scope,
@@ -227,7 +235,7 @@ _LOCK = threading.RLock()
 
 
 def _pull(ledger: Ledger) -> None:
-    """Take the changes of ``ledger``'s open descendants into its ``live`` and ``peak``."""
+    """Take the changes of ``ledger``'s open descendants into its ``live`` and ``high``."""
     for child in ledger.children:
         if child.children:
             _pull(child)
@@ -237,24 +245,28 @@ def _pull(ledger: Ledger) -> None:
 def _push(child: Ledger, parent: Ledger) -> None:
     """Move ``child``'s changes since its last push into ``parent``."""
     live = child.live
-    top = child.since_push if child.since_push > live else live
+    high = child.high
+    if high > child.peak:
+        child.peak = high
+    top = high if high > live else live
     seen = parent.live + top - child.pushed_live  # the parent's count at the child's peak
-    if seen > parent.peak:
-        parent.peak = seen
-    if seen > parent.since_push:
-        parent.since_push = seen
+    if seen > parent.high:
+        parent.high = seen
     parent.live += live - child.pushed_live
     parent.arrays += child.arrays - child.pushed_arrays
     child.pushed_live = live
     child.pushed_arrays = child.arrays
-    child.since_push = 0
+    child.high = 0
 
 
 def reset_peak(ledger: Ledger) -> None:
     """Start measuring ``ledger``'s peak afresh from its live bytes now."""
     with _LOCK:
         _pull(ledger)
+        if ledger.parent is not None:
+            _push(ledger, ledger.parent)  # the parent keeps the peak it has not seen yet
         ledger.peak = ledger.live
+        ledger.high = 0
 
 
 open_budgets = 0
@@ -273,12 +285,14 @@ def open_ledger(ledger: Ledger, parent: Ledger | None) -> None:
     if parent is not None:
         with _LOCK:
             parent.children.append(ledger)
+            parent.fast = False
     inherited = () if parent is None else parent.limits
     if ledger.budget is not None:
         ledger.limits = (ledger, *inherited)
         open_budgets += 1
     else:
         ledger.limits = inherited
+    ledger.fast = not ledger.limits
 
 
 def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
@@ -299,6 +313,7 @@ def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
             _push(ledger, parent)  # the parent counts all of it, its peak included
             _change(parent, keep_bytes - ledger.live, keep_arrays - ledger.arrays)
             parent.children.remove(ledger)
+            parent.fast = not parent.children and not parent.limits
         ledger.live = ledger.arrays = ledger.pushed_live = ledger.pushed_arrays = 0
     if ledger.budget is not None:
         open_budgets -= 1
@@ -321,11 +336,8 @@ def _change(ledger: Ledger, n: int, arrays: int) -> None:
     with _LOCK:
         _pull(ledger)
         live = ledger.live
-        if n < 0:  # a decrease: live was at a peak just before it
-            if live > ledger.peak:
-                ledger.peak = live
-            if live > ledger.since_push:
-                ledger.since_push = live
+        if n < 0 and live > ledger.high:  # a decrease: live was at a peak just before it
+            ledger.high = live
         ledger.live = live + n
         ledger.arrays += arrays
 
@@ -335,11 +347,11 @@ def charge_value(ledger: Ledger, node: Node) -> None:
     v = node.value
     if v is not None and v.base is None:
         n = node.charged = v.nbytes
-        if ledger.children or ledger.limits:
-            _charge_checked(ledger, node, n)
-        else:  # the common case, once per op: the scope's own ledger, no peak to note
+        if ledger.fast:  # the common case, once per op: no peak to note, nothing to check
             ledger.live += n
             ledger.arrays += 1
+        else:
+            _charge_checked(ledger, node, n)
     else:
         node.charged = 0
     if PROFILE is not None:
@@ -389,14 +401,12 @@ def drop_value(node: Node, ledger: Ledger) -> None:
         r = _ref(v)
         del v
         if r() is None:
-            if ledger.children:
+            if not ledger.fast:
                 _change(ledger, -n, -1)
                 return
             live = ledger.live  # _change(ledger, -n, -1), inlined: once per op result
-            if live > ledger.peak:
-                ledger.peak = live
-            if live > ledger.since_push:
-                ledger.since_push = live
+            if live > ledger.high:
+                ledger.high = live
             ledger.live = live - n
             ledger.arrays -= 1
 
