@@ -91,12 +91,78 @@ def own_value(value: Any, shared: bool = False) -> Any:
         # Always a view: the caller's own array keeps its flags, and the view cannot be
         # made writable again if the caller's memory is read-only (lampy.in_place).
         value = value.view()
-    else:
-        base = value.base
-        if base is not None and getattr(getattr(base, "flags", None), "writeable", True):
-            value = value.copy()
+    elif value.base is not None and reaches_writable(value):
+        value = private_copy(value)
     value.setflags(write=False)  # cheaper than value.flags.writeable = False
     return value
+
+
+def reaches_writable(a: np.ndarray) -> bool:
+    """Whether some array or buffer that ``a``'s memory belongs to can still be written.
+
+    ``a`` itself may be read-only: a read-only *view* (``np.broadcast_to``,
+    ``sliding_window_view``, a view whose flag was cleared) of a writable array still
+    changes when that array is written. Walks ``a.base`` down to the memory's owner: a
+    writable ndarray, or a buffer that is not read-only (a ``bytearray``, a writable
+    ``mmap``), or an owner of unknown kind, answers True.
+    """
+    if a.flags.writeable:
+        return True
+    b = a.base
+    while b is not None:
+        if isinstance(b, _ndarray):
+            if b.flags.writeable:
+                return True
+            b = b.base
+            continue
+        try:
+            with memoryview(b) as m:
+                return not m.readonly
+        except TypeError:  # no buffer: numpy's stride-tricks holder keeps the array in .base
+            b = getattr(b, "base", None)
+            if b is None:
+                return True
+    return False
+
+
+def private_copy(a: np.ndarray) -> np.ndarray:
+    """A copy of ``a`` that nothing else can write, made at the cost of its memory's owner.
+
+    A view keeps its layout: the array owning its memory is copied once and ``a``'s
+    shape, strides and offset are laid over the copy, so a broadcast or a window view
+    does not grow into a full array (``np.broadcast_to(x, (1000, n))`` copies ``x``,
+    not a thousand rows of it). Otherwise (no owning ndarray, or ``a`` reaching outside
+    it) ``a`` is copied into a new contiguous array.
+    """
+    root: np.ndarray = a
+    b: Any = a.base
+    while b is not None:
+        if isinstance(b, _ndarray):
+            root = b
+        b = getattr(b, "base", None)
+    if root is not a and a.size and (root.flags.c_contiguous or root.flags.f_contiguous):
+        lo, hi = _byte_bounds(a)
+        start = root.__array_interface__["data"][0]
+        if start <= lo and hi <= start + root.nbytes:
+            mine = root.copy(order="K")  # the same byte layout as root's
+            offset = a.__array_interface__["data"][0] - start
+            laid: np.ndarray = np.ndarray(a.shape, a.dtype, mine, offset, a.strides)
+            return laid
+    copied: np.ndarray = a.copy()
+    return copied
+
+
+def _byte_bounds(a: np.ndarray) -> tuple[int, int]:
+    """The first and one-past-last byte addresses ``a`` can reach."""
+    lo = hi = a.__array_interface__["data"][0]
+    if a.size:
+        for n, st in zip(a.shape, a.strides, strict=True):
+            if st < 0:
+                lo += (n - 1) * st
+            else:
+                hi += (n - 1) * st
+        hi += a.itemsize
+    return lo, hi
 
 
 # ---------------------------------------------------------------------------- accounting

@@ -27,6 +27,8 @@ _PY_NUMBERS = (int, float)
 # numpy 2's ufuncs keep an array's float dtype next to a Python number (NEP 50).
 _WEAK_PY_SCALARS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
 _new = object.__new__
+_reaches_writable = _memory.reaches_writable
+_private_copy = _memory.private_copy
 
 
 _NUMERIC = frozenset("biufc")  # dtype kinds ops compute on: bool, ints, floats, complex
@@ -42,7 +44,11 @@ def value_of(x: Any, saved: bool = True) -> Any:
 
     A writable numpy array is copied (into a read-only array), as ``lampy.const`` does:
     closures keep what they need for backward, so a later change to the caller's array
-    must not reach the gradient. A read-only array is used as it is, without a copy.
+    must not reach the gradient. So is a read-only *view* of memory that is still
+    writable elsewhere (``np.broadcast_to(a, ...)``, ``sliding_window_view(a, ...)`` of a
+    writable ``a``): its memory's owner is copied once and the view laid over the copy,
+    so a broadcast does not grow into a full array. A read-only array whose memory
+    nothing can write is used as it is, without a copy.
     Python and numpy scalars are returned unchanged. An op that does not keep this
     operand for backward passes ``saved=False``: it then gets a read-only view of the
     caller's array, without the copy (its forward result is computed now, and
@@ -68,6 +74,9 @@ def value_of(x: Any, saved: bool = True) -> Any:
             raise not_numbers(x, x)
         if x.flags.writeable:
             x = x.copy() if saved else x.view()
+            x.flags.writeable = False
+        elif saved and x.base is not None and _reaches_writable(x):
+            x = _private_copy(x)  # a read-only view of memory the caller can still write
             x.flags.writeable = False
         return x
     if isinstance(x, (bool, int, float, complex)):
