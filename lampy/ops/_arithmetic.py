@@ -103,7 +103,8 @@ def power(x1: Operand, x2: Operand) -> Variable:
         return g * d
 
     def d_exponent(g: np.ndarray) -> Any:
-        d = value * np.log(a)
+        # log in the value's dtype: numpy's log of a small int or bool base is float16
+        d = value * np.log(a, dtype=value.dtype)
         zero_base = np.equal(a, 0)
         if np.any(zero_base):
             d = np.where(zero_base & (np.asarray(b) >= 0), 0, d)

@@ -38,7 +38,9 @@ def arctan2(x1: Operand, x2: Operand) -> Variable:
     def r2() -> Any:
         """``x1**2 + x2**2``, with 1 where it is 0 (both numerators are 0 there)."""
         if not cache:
-            cache.append(_nonzero(a * a + b * b))
+            # in the value's dtype: an integer operand would square in its own, and wrap
+            af, bf = np.asarray(a, value.dtype), np.asarray(b, value.dtype)
+            cache.append(_nonzero(af * af + bf * bf))
         return cache[0]
 
     def d_x1(g: np.ndarray, out: np.ndarray) -> None:

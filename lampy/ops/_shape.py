@@ -92,7 +92,9 @@ def ravel(a: Operand, order: str = "C") -> Variable:
         ``da = g.reshape(a.shape, order)``; for ``'K'`` on an array that is neither C-
         nor Fortran-contiguous, ``g`` is put back through the permutation numpy read.
     """
-    x = np.asarray(value_of(a))
+    # No closure keeps x; and a constant ndarray must keep its caller's layout, which
+    # 'A' and 'K' read (value_of's saved copy of a writable array is C-ordered).
+    x = np.asarray(value_of(a, saved=False))
     if order not in ("C", "F", "A", "K"):
         raise LampyValueError(f"ravel: order must be 'C', 'F', 'A' or 'K', got {order!r}")
     value = np.ravel(x, order)  # type: ignore[call-overload]

@@ -233,3 +233,22 @@ def test_one_0d_variable_is_not_a_sequence() -> None:
     """A 0-d Variable cannot be iterated, as in numpy: a LampyTypeError saying so."""
     with lampy.Scope(), pytest.raises(LampyTypeError, match="vstack: takes a sequence"):
         vstack(lampy.param(1.0))
+
+
+@pytest.mark.parametrize("order", ["A", "K"])
+@pytest.mark.parametrize(
+    "layout",
+    [np.asfortranarray, lambda a: a.transpose(2, 0, 1), lambda a: a[:, ::-1, ::2]],
+    ids=["fortran", "transposed", "strided"],
+)
+def test_ravel_of_a_constant_array_reads_the_callers_layout(order: str, layout: Any) -> None:
+    """ravel(order='A'/'K') of a plain ndarray follows that array's memory layout, as
+    numpy does (lampy's private copy of the constant must not reorder the result), and
+    the result does not share the caller's memory."""
+    arr = layout(A.copy())
+    with lampy.Scope():
+        v = lampy.ravel(arr, order=order)
+        np.testing.assert_array_equal(v.value, np.ravel(arr, order=order))
+        expected = v.value.copy()
+        arr[...] = -1.0
+        np.testing.assert_array_equal(v.value, expected)
