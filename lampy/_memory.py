@@ -148,7 +148,7 @@ def private_copy(a: np.ndarray) -> np.ndarray:
             offset = a.__array_interface__["data"][0] - start
             laid: np.ndarray = np.ndarray(a.shape, a.dtype, mine, offset, a.strides)
             return laid
-    copied: np.ndarray = a.copy()
+    copied: np.ndarray = a.copy(order="K")
     return copied
 
 

@@ -73,7 +73,7 @@ def value_of(x: Any, saved: bool = True) -> Any:
         if dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC:
             raise not_numbers(x, x)
         if x.flags.writeable:
-            x = x.copy() if saved else x.view()
+            x = x.copy(order="K") if saved else x.view()  # numpy's layout kept
             x.flags.writeable = False
         elif saved and x.base is not None and _reaches_writable(x):
             x = _private_copy(x)  # a read-only view of memory the caller can still write
