@@ -34,7 +34,8 @@ def test_gains_follow_pytorch() -> None:
 
 
 @pytest.mark.parametrize(
-    "name", ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"]
+    "name",
+    ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"],
 )
 def test_every_convolution_has_gain_one(name: str) -> None:
     """PyTorch's linear_fns include conv_transpose3d (it used to be unsupported)."""
