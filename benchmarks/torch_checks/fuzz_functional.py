@@ -370,6 +370,9 @@ def _normalize(d: Draw) -> tuple[list[Any], dict[str, Any]]:
     if d.p(0.15):
         x = np.zeros(s, dtype=d.dt)
     kw: dict[str, Any] = {"dim": d.axis(len(s))}
+    if d.p(0.3):  # several axes normalised together; None and () mean all of them
+        axes = [a for a in range(-len(s), 0) if d.p(0.6)]
+        kw["dim"] = d.pick([tuple(axes), tuple(axes), None])
     if d.p(0.8):
         kw["p"] = float(d.pick([1.0, 2.0, 3.0, 0.5, math.inf, 4.0]))
     if d.p(0.3):

@@ -59,8 +59,29 @@ def fan_in_and_fan_out(shape: Shape) -> tuple[int, int]:
 
 
 def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
-    """PyTorch's recommended gain for a nonlinearity (``torch.nn.init.calculate_gain``)."""
-    linear = ("linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d")
+    """PyTorch's recommended gain for a nonlinearity (``torch.nn.init.calculate_gain``).
+
+    Args:
+        nonlinearity: ``'linear'``, a convolution name (``'conv1d'`` to ``'conv3d'``,
+            ``'conv_transpose1d'`` to ``'conv_transpose3d'``), ``'sigmoid'`` (all gain
+            1), ``'tanh'`` (5/3), ``'relu'`` (sqrt(2)), ``'leaky_relu'``
+            (``sqrt(2 / (1 + param**2))``) or ``'selu'`` (3/4).
+        param: The negative slope of ``'leaky_relu'`` (0.01 when None); ignored by the
+            others.
+
+    Raises:
+        LampyValueError: an unknown nonlinearity, or a ``'leaky_relu'`` slope that is
+            not an int or a float (a bool included), as PyTorch.
+    """
+    linear = (
+        "linear",
+        "conv1d",
+        "conv2d",
+        "conv3d",
+        "conv_transpose1d",
+        "conv_transpose2d",
+        "conv_transpose3d",
+    )
     if nonlinearity in linear or nonlinearity == "sigmoid":
         return 1.0
     if nonlinearity == "tanh":
@@ -68,7 +89,17 @@ def calculate_gain(nonlinearity: str, param: float | None = None) -> float:
     if nonlinearity == "relu":
         return math.sqrt(2.0)
     if nonlinearity == "leaky_relu":
-        slope = 0.01 if param is None else float(param)
+        if param is None:
+            slope = 0.01
+        elif isinstance(param, (int, float, np.integer, np.floating)) and not isinstance(
+            param, (bool, np.bool_)
+        ):
+            slope = float(param)
+        else:
+            raise LampyValueError(
+                f"calculate_gain: the negative slope of 'leaky_relu' must be an int or a "
+                f"float, got {param!r} ({type(param).__name__})."
+            )
         return math.sqrt(2.0 / (1 + slope**2))
     if nonlinearity == "selu":
         return 3.0 / 4.0

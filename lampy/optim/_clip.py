@@ -41,9 +41,11 @@ def _grads(parameters: Variable | Iterable[Variable], name: str) -> list[np.ndar
 
 
 def _vector_norm(x: np.ndarray, norm_type: float) -> Any:
-    """``torch.linalg.vector_norm`` of a flat view; the norm of no elements is 0."""
+    """``torch.linalg.vector_norm`` of a flat view. The norm of no elements is 0, except
+    for ``norm_type=-inf`` (the smallest ``|x|``), where it is ``inf``, the identity of a
+    minimum: an empty gradient then leaves the total to the other gradients."""
     if x.size == 0:
-        return x.dtype.type(0)
+        return x.dtype.type(math.inf if norm_type == -math.inf else 0)
     return np.linalg.norm(x.reshape(-1), ord=norm_type)
 
 

@@ -360,11 +360,20 @@ class CosineAnnealingLR(LRScheduler):
         T_max: Half-period, in epochs.
         eta_min: The smallest lr.
         last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
+
+    Raises:
+        LampyValueError: ``T_max`` is 0 (PyTorch fails with a ``ZeroDivisionError`` at its
+            first step).
     """
 
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
+        if T_max == 0:
+            raise LampyValueError(
+                "CosineAnnealingLR: T_max must not be 0 (the cosine's half-period, in "
+                "epochs); give the number of epochs to anneal over, e.g. T_max=epochs."
+            )
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)

@@ -252,6 +252,26 @@ def test_empty_batch() -> None:
         assert z.shape == (0, 2, 9, 9)
 
 
+@pytest.mark.parametrize("nd", [1, 2])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_empty_batch_bias_gradient_is_zero(nd: int, transpose: bool) -> None:
+    """With a 0-sample batch the bias gradient is an empty sum, zeros (PyTorch's too);
+    it used to fail in backward reshaping the empty gradient to (0, -1)."""
+    f = (CONV_T if transpose else CONV)[nd]
+    w_shape = (2, 3, *(2,) * nd) if transpose else (3, 2, *(2,) * nd)
+    with lampy.Scope():
+        x = lampy.param(np.zeros((0, 2, *(4,) * nd)))
+        w = lampy.param(np.ones(w_shape))
+        b = lampy.param(np.ones(3, np.float32))
+        y = f(x, w, b)
+        assert y.shape[:2] == (0, 3)
+        y.sum().backward()
+        np.testing.assert_array_equal(b.grad, np.zeros(3, np.float32))
+        assert b.grad.dtype == np.float32
+        np.testing.assert_array_equal(w.grad, np.zeros(w_shape))
+        assert x.grad.shape == x.shape
+
+
 def test_mixed_dtypes_promote_and_keep_gradient_dtypes() -> None:
     """A float32 input with a float64 weight computes in float64; each gradient has its
     own input's dtype."""

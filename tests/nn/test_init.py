@@ -33,6 +33,27 @@ def test_gains_follow_pytorch() -> None:
         init.calculate_gain("swish")
 
 
+@pytest.mark.parametrize(
+    "name",
+    ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"],
+)
+def test_every_convolution_has_gain_one(name: str) -> None:
+    """PyTorch's linear_fns include conv_transpose3d (it used to be unsupported)."""
+    assert init.calculate_gain(name) == 1.0
+
+
+def test_leaky_relu_gain_slope_must_be_a_number() -> None:
+    """An int slope counts (0 gives relu's sqrt(2)); a bool or a string is refused, as
+    PyTorch does (True used to give slope 1.0, gain 1)."""
+    assert init.calculate_gain("leaky_relu", 0) == math.sqrt(2)
+    assert init.calculate_gain("leaky_relu", 1) == 1.0
+    assert init.calculate_gain("leaky_relu", np.float32(0.5)) == math.sqrt(2 / 1.25)
+    assert init.calculate_gain("leaky_relu") == math.sqrt(2 / (1 + 0.01**2))
+    for bad in (True, "0.2"):
+        with pytest.raises(LampyValueError, match="negative slope of 'leaky_relu'"):
+            init.calculate_gain("leaky_relu", bad)  # type: ignore[arg-type]
+
+
 @given(shape=shapes, seed=st.integers(0, 2**16))
 def test_kaiming_uniform_with_sqrt5_is_pytorchs_linear_default(
     shape: tuple[int, ...], seed: int

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lampy
-from lampy._errors import ShapeError
+from lampy._errors import LampyValueError, ShapeError
 from lampy.nn.functional._losses import (
     binary_cross_entropy,
     binary_cross_entropy_with_logits,
@@ -433,6 +433,18 @@ def test_value_errors() -> None:
             cross_entropy(np.ones((1, 2)), np.array([2]))
         with pytest.raises(ValueError, match="between 0 and 1"):
             binary_cross_entropy(np.array([1.5]), np.array([1.0]))
+
+
+@pytest.mark.parametrize("t", [1.5, -0.5])
+def test_binary_cross_entropy_refuses_a_target_outside_0_1(t: float) -> None:
+    """A target outside [0, 1] is not a probability: PyTorch raises, and so does lampy
+    (it used to extend the formula silently, giving a loss PyTorch never computes)."""
+    with lampy.Scope():
+        x = lampy.param(np.array([0.3, 0.6]))
+        with pytest.raises(LampyValueError, match="binary_cross_entropy: all elements of target"):
+            binary_cross_entropy(x, np.array([t, 0.0]))
+        ok = binary_cross_entropy(x, np.array([1.0, 0.0]), reduction="sum")  # bounds are legal
+        np.testing.assert_allclose(ok.value, -np.log(0.3) - np.log(0.4))
 
 
 @given(

@@ -430,6 +430,44 @@ def test_normalize_forward_and_gradients(
         check_grad(lambda x: normalize(x, p=p, dim=dim), rng.normal(size=shape))
 
 
+@given(
+    shape=st.lists(st.integers(1, 4), min_size=2, max_size=3),
+    seed=st.integers(0, 2**32 - 1),
+    p=st.sampled_from([1.0, 2.0, 3.0]),
+    data=st.data(),
+)
+@settings(max_examples=25)
+def test_normalize_over_several_axes(
+    shape: list[int], seed: int, p: float, data: st.DataObject
+) -> None:
+    """A tuple dim normalises the elements of those axes together, as PyTorch (it used
+    to fail with a bare ValueError); None and () mean every axis."""
+    nd = len(shape)
+    axes = data.draw(
+        st.lists(st.integers(-nd, nd - 1), min_size=1, max_size=nd, unique_by=lambda a: a % nd)
+    )
+    rng = np.random.default_rng(seed)
+    x = rng.normal(size=shape)
+    keep = tuple(a % nd for a in axes)
+    norm = np.sum(np.abs(x) ** p, axis=keep, keepdims=True) ** (1 / p)
+    np.testing.assert_allclose(_forward(normalize, x, p=p, dim=tuple(axes)), x / norm, rtol=1e-12)
+    whole = x / np.sum(np.abs(x) ** p) ** (1 / p)
+    for every in (None, (), list(range(nd))):
+        np.testing.assert_allclose(_forward(normalize, x, p=p, dim=every), whole, rtol=1e-12)
+    check_grad(lambda v: normalize(v, p=p, dim=tuple(axes)), x)
+
+
+def test_normalize_over_several_axes_with_inf_norm_and_empty_axis() -> None:
+    """The max norm over two axes is the largest |x| of the slice; an empty slice has
+    norm 0, so the (empty) output keeps its shape."""
+    x = np.array([[[1.0, -4.0], [2.0, 0.5]], [[-3.0, 1.0], [0.0, 2.0]]])
+    want = x / np.array([4.0, 3.0])[:, None, None]
+    np.testing.assert_allclose(_forward(normalize, x, p=float("inf"), dim=(1, 2)), want)
+    assert _forward(normalize, np.ones((2, 0, 3)), p=float("inf"), dim=(1, 2)).shape == (2, 0, 3)
+    with lampy.Scope(), pytest.raises(ShapeError, match="repeats an axis"):
+        normalize(np.ones((2, 3)), dim=(1, -1))
+
+
 def test_normalize_clamped_norm_gradient() -> None:
     """Below eps the denominator is the constant eps (gradient g / eps); at 0 too."""
     with lampy.Scope():

@@ -92,3 +92,16 @@ def test_clip_rejects_non_variables(fn: Any) -> None:
     """Arrays instead of Variables raise LampyTypeError."""
     with pytest.raises(LampyTypeError, match="Variables"):
         fn([np.zeros(2)], 1.0)
+
+
+def test_min_norm_ignores_empty_gradients() -> None:
+    """norm_type=-inf is the smallest |g| over all elements; an empty gradient has no
+    element, so it must not pull the total to 0 (it used to count as norm 0)."""
+    with lampy.Scope():
+        ps = _params_with_grads([np.zeros(0), np.array([4.0, -2.0]), np.array([3.0])])
+        total = clip_grad_norm_(ps, 1.0, -math.inf)
+        assert total == 2.0
+        np.testing.assert_allclose(ps[1].grad, np.array([4.0, -2.0]) / (2.0 + 1e-6))
+        np.testing.assert_allclose(ps[2].grad, [3.0 / (2.0 + 1e-6)])
+        (empty,) = _params_with_grads([np.zeros(0)])
+        assert clip_grad_norm_([empty], 1.0, math.inf) == 0.0  # max over nothing: 0

@@ -258,6 +258,10 @@ def test_scheduler_errors() -> None:
             LinearLR(opt, end_factor=1.5)
         with pytest.raises(LampyValueError, match="step_size"):
             StepLR(opt, 0)
+        lr = opt.param_groups[0]["lr"]
+        with pytest.raises(LampyValueError, match="CosineAnnealingLR: T_max must not be 0"):
+            CosineAnnealingLR(opt, 0)  # was a bare ZeroDivisionError
+        assert opt.param_groups[0]["lr"] == lr
         with pytest.raises(LampyValueError, match="total_steps"):
             OneCycleLR(opt, 1.0)
         with pytest.raises(LampyValueError, match="pct_start"):

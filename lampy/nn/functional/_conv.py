@@ -58,6 +58,8 @@ def _bias_grad(b: np.ndarray | None, unbatched: bool, dtype: Any) -> Any:
     ``sum`` over the batch and spatial axes)."""
 
     def fn(g: np.ndarray) -> Any:
+        if g.size == 0:  # an empty batch: reshape(0, -1) is ambiguous, the sum is 0
+            return np.zeros(g.shape[0 if unbatched else 1], dtype)
         gb = g.reshape(1 if unbatched else g.shape[0], -1)  # (N, C * prod(S))
         per_position = np.ones(gb.shape[0], g.dtype) @ gb
         grid = per_position.reshape(g.shape[0 if unbatched else 1], -1)

@@ -449,6 +449,10 @@ def binary_cross_entropy(
     """Binary cross-entropy of probabilities ``input`` in [0, 1]:
     ``-weight (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch.
 
+    Raises:
+        LampyValueError: an element of ``input`` or of ``target`` outside [0, 1] (as
+            PyTorch), or an unknown ``reduction``.
+
     Gradient:
         ``d input = g weight (x - t) / max(x (1 - x), 1e-12)`` (PyTorch's formula, with
         its float32 ``1e-12``), ``d target = g weight (log(1 - x) - log(x))`` with the
@@ -461,6 +465,11 @@ def binary_cross_entropy(
     _same_shape(name, a, b)
     if np.any((a < 0) | (a > 1)):
         raise LampyValueError(f"{name}: all elements of input should be between 0 and 1.")
+    if np.any((b < 0) | (b > 1)):
+        raise LampyValueError(
+            f"{name}: all elements of target should be between 0 and 1 (probabilities, as "
+            f"in PyTorch), got values in [{b.min()}, {b.max()}]."
+        )
     w = _weight_of(name, weight, a)
     with np.errstate(divide="ignore"):
         log_x = np.maximum(np.log(a), -100)

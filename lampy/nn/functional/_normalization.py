@@ -14,6 +14,7 @@ gradient in their own dtype.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -371,10 +372,10 @@ def rms_norm(
 # --- p-norms (shared with the distance losses) --------------------------------------
 
 
-def vector_norm(a: np.ndarray, p: float, axis: int) -> Any:
-    """The p-norm of ``a`` along ``axis``, kept as a length-1 axis (``torch.norm``):
-    p = 0 counts the non-zeros, ±inf is the max/min of ``|a|``, else
-    ``sum(|a|**p)**(1/p)``."""
+def vector_norm(a: np.ndarray, p: float, axis: int | tuple[int, ...]) -> Any:
+    """The p-norm of ``a`` along ``axis`` (one axis or a tuple of them), kept as
+    length-1 axes (``torch.norm``): p = 0 counts the non-zeros, ±inf is the max/min of
+    ``|a|``, else ``sum(|a|**p)**(1/p)``."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         if p == 2:
             return np.sqrt((a * a).sum(axis=axis, keepdims=True))
@@ -383,15 +384,19 @@ def vector_norm(a: np.ndarray, p: float, axis: int) -> Any:
         if p == 0:
             return (a != 0).sum(axis=axis, keepdims=True).astype(a.dtype)
         if math.isinf(p):
-            if a.shape[axis] == 0:
-                return np.zeros((*a.shape[:axis], 1, *a.shape[axis + 1 :]), a.dtype)
+            axes = (axis,) if isinstance(axis, int) else axis
+            if any(a.shape[ax] == 0 for ax in axes):
+                kept = tuple(1 if ax in axes else n for ax, n in enumerate(a.shape))
+                return np.zeros(kept, a.dtype)
             reduce = np.max if p > 0 else np.min
             return np.asarray(reduce(np.abs(a), axis=axis, keepdims=True))
         s = (np.abs(a) ** p).sum(axis=axis, keepdims=True)
         return np.asarray(s ** (1.0 / p), dtype=a.dtype)
 
 
-def vector_norm_grad(a: np.ndarray, norm: np.ndarray, p: float, axis: int, c: Any) -> Any:
+def vector_norm_grad(
+    a: np.ndarray, norm: np.ndarray, p: float, axis: int | tuple[int, ...], c: Any
+) -> Any:
     """``c * d norm / d a`` for ``norm = vector_norm(a, p, axis)`` (``c`` broadcasts
     against ``norm``), with PyTorch's conventions: 0 where the norm is 0, and for ±inf
     the gradient split evenly among the entries attaining it; p = 0 gives zeros."""
@@ -417,9 +422,23 @@ def vector_norm_grad(a: np.ndarray, norm: np.ndarray, p: float, axis: int, c: An
         return (scaled * scale).astype(a.dtype, copy=False)
 
 
-def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Variable:
+def normalize(
+    input: Operand, p: float = 2.0, dim: int | Sequence[int] | None = 1, eps: float = 1e-12
+) -> Variable:
     """``input / max(||input||_p, eps)`` along ``dim``, as
     ``torch.nn.functional.normalize``.
+
+    Args:
+        input: The array to normalise (at least 1-d).
+        p: The order of the norm: a float, ``math.inf`` or ``-math.inf``.
+        dim: The axis, or a tuple of axes whose elements are normalised together (the
+            p-norm of all of them); None or ``()`` normalises over every axis, as
+            PyTorch.
+        eps: The smallest divisor.
+
+    Raises:
+        ShapeError: a 0-d input, or an axis out of range or repeated.
+        LampyTypeError: ``dim`` is not an int, a sequence of ints or None.
 
     Gradient:
         With ``n`` the p-norm and ``d = max(n, eps)``: ``dx = g / d - x * sum(g x) / d**2
@@ -431,7 +450,9 @@ def normalize(input: Operand, p: float = 2.0, dim: int = 1, eps: float = 1e-12) 
     a = _float(input)
     if a.ndim == 0:
         raise ShapeError(f"{name}: the input must have at least one dimension, got a 0-d array.")
-    (axis,) = normalize_axis(name, dim, a.ndim)
+    empty = isinstance(dim, (tuple, list)) and len(dim) == 0
+    axes = normalize_axis(name, None if empty else dim, a.ndim)
+    axis = axes[0] if len(axes) == 1 else axes
     norm = vector_norm(a, p, axis)
     clamped = norm < eps
     denom = np.maximum(norm, a.dtype.type(eps))
