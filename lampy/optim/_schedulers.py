@@ -111,9 +111,17 @@ class LRScheduler:
         return list(self._last_lr)
 
     def step(self) -> None:
-        """Advance the schedule by one epoch (or batch) and set each group's lr."""
+        """Advance the schedule by one epoch (or batch) and set each group's lr.
+
+        A step that raises leaves the scheduler and the learning rates as they were.
+        """
+        counts = self._step_count, self.last_epoch
         self._step_count += 1
-        self._update_lr()
+        try:
+            self._update_lr()
+        except BaseException:
+            self._step_count, self.last_epoch = counts
+            raise
 
     def _update_lr(self, epoch: int | None = None) -> None:
         if epoch is None:
@@ -362,27 +370,32 @@ class CosineAnnealingLR(LRScheduler):
         last_epoch: See ``lampy.optim.lr_scheduler.LRScheduler``.
 
     Raises:
-        LampyValueError: ``T_max`` is 0 (PyTorch fails with a ``ZeroDivisionError`` at its
-            first step).
+        LampyValueError: at a step with ``T_max`` 0 (PyTorch fails there with a
+            ``ZeroDivisionError``). Making the scheduler with ``T_max=0`` is allowed, as
+            in PyTorch, so ``T_max=epochs`` works for a run of 0 epochs.
     """
 
     def __init__(
         self, optimizer: Optimizer, T_max: int, eta_min: float = 0.0, last_epoch: int = -1
     ) -> None:
-        if T_max == 0:
-            raise LampyValueError(
-                "CosineAnnealingLR: T_max must not be 0 (the cosine's half-period, in "
-                "epochs); give the number of epochs to anneal over, e.g. T_max=epochs."
-            )
         self.T_max = T_max
         self.eta_min = eta_min
         super().__init__(optimizer, last_epoch)
+
+    def _check_period(self) -> None:
+        if self.T_max == 0:
+            raise LampyValueError(
+                "CosineAnnealingLR.step: T_max is 0 (the cosine's half-period, in epochs), "
+                "so there is no cosine to follow; give the number of epochs to anneal over, "
+                "e.g. T_max=epochs."
+            )
 
     def get_lr(self) -> list[float]:
         groups = self.optimizer.param_groups
         e, t_max, eta_min = self.last_epoch, self.T_max, self.eta_min
         if self._is_initial:
             return _lrs(self.optimizer)
+        self._check_period()
         if self._step_count == 1 and e > 0:
             return [
                 eta_min + (base - eta_min) * (1 + math.cos(e * math.pi / t_max)) / 2
@@ -397,6 +410,7 @@ class CosineAnnealingLR(LRScheduler):
         return [ratio * (group["lr"] - eta_min) + eta_min for group in groups]
 
     def _get_closed_form_lr(self) -> list[float]:
+        self._check_period()
         return [
             self.eta_min
             + (base - self.eta_min) * (1 + math.cos(math.pi * self.last_epoch / self.T_max)) / 2

@@ -259,9 +259,11 @@ def test_scheduler_errors() -> None:
         with pytest.raises(LampyValueError, match="step_size"):
             StepLR(opt, 0)
         lr = opt.param_groups[0]["lr"]
-        with pytest.raises(LampyValueError, match="CosineAnnealingLR: T_max must not be 0"):
-            CosineAnnealingLR(opt, 0)  # was a bare ZeroDivisionError
+        cosine = CosineAnnealingLR(opt, 0)  # allowed, as in PyTorch (T_max=epochs, 0 epochs)
+        with pytest.raises(LampyValueError, match=r"CosineAnnealingLR\.step: T_max is 0"):
+            cosine.step()  # was a bare ZeroDivisionError
         assert opt.param_groups[0]["lr"] == lr
+        assert (cosine.last_epoch, cosine._step_count) == (0, 1)  # the failed step undone
         with pytest.raises(LampyValueError, match="total_steps"):
             OneCycleLR(opt, 1.0)
         with pytest.raises(LampyValueError, match="pct_start"):
