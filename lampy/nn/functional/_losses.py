@@ -100,7 +100,7 @@ def _reduced(
 
         return fn
 
-    return op(name, value, *(contrib_of(x, contribution(d)) for x, d in pairs))
+    return op(name, value, *[contrib_of(x, contribution(d)) for x, d in pairs])
 
 
 def _pointwise_operands(name: str, input: Any, target: Any, reduction: str) -> tuple[Any, Any]:
@@ -392,7 +392,7 @@ def cross_entropy(
     else:
         e, sums, shift = x.copy(), np.zeros((*x.shape[:-1], 1), a.dtype), a.dtype.type(0)
     log_s = np.log(sums[..., 0])
-    shift_n = shift if np.ndim(shift) == 0 else shift[..., 0]
+    shift_n = shift[..., 0] if type(shift) is np.ndarray and shift.ndim else shift
     picked = _at_targets(x, safe_t) - shift_n
     picked -= log_s  # log p at the targets
     wt = _target_weights(w_class, safe_t, kept, a.dtype)  # None: every target weighs 1
