@@ -12,6 +12,7 @@ class-index targets are integers and get none.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -261,11 +262,19 @@ def _target_weights(
     return wt.astype(dtype, copy=False)
 
 
+@functools.lru_cache(maxsize=16)
+def _rows(n: int) -> np.ndarray:
+    """``arange(n)``, read-only, made once per ``n`` (the row index of a batch)."""
+    rows = np.arange(n)
+    rows.setflags(write=False)
+    return rows
+
+
 def _at_targets(p: np.ndarray, safe_t: np.ndarray) -> np.ndarray:
     """``p[..., t]`` for each target (classes on the last axis): a new array of
     ``safe_t``'s shape."""
     if p.ndim == 2:  # (N, C): one fancy index, cheaper than take_along_axis
-        picked: np.ndarray = p[np.arange(p.shape[0]), safe_t]
+        picked: np.ndarray = p[_rows(p.shape[0]), safe_t]
         return picked
     return np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
 
@@ -274,7 +283,7 @@ def _subtract_at_targets(d: np.ndarray, safe_t: np.ndarray, v: Any) -> None:
     """``d[..., t] -= v`` in place for each target, ``v`` a scalar or of ``safe_t``'s
     shape (each target is one distinct element of ``d``)."""
     if d.ndim == 2:
-        d[np.arange(d.shape[0]), safe_t] -= v
+        d[_rows(d.shape[0]), safe_t] -= v
         return
     idx = safe_t[..., None]
     hot = np.take_along_axis(d, idx, -1) - np.asarray(v)[..., None]
