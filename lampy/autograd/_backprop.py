@@ -155,10 +155,13 @@ def _run_atomic(p: Pass) -> None:
 
 def _leaf_roots(p: Pass, bufs: dict[Node, Grad]) -> list[Node]:
     """The roots that are leaves whose gradient is final at once (no op reaches them)."""
+    roots = p.roots
+    if len(roots) == 1 and roots[0].params is not None:
+        return []  # one op result (the usual loss)
     pending = p.plan.pending
     return [
         root
-        for root in dict.fromkeys(p.roots)
+        for root in dict.fromkeys(roots)
         if root.params is None and root in bufs and root not in pending
     ]
 

@@ -93,7 +93,9 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
         push(None)
         versions = node.versions
         if versions is not None:
-            _check_versions(node.name, versions)
+            for leaf, saved in versions:
+                if leaf.version != saved:
+                    _check_versions(node.name, versions)  # raises
         if measure:
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
