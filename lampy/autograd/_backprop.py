@@ -24,7 +24,7 @@ from lampy.autograd._pass import (
     array_buffer,
     closure_error,
     closure_g,
-    commit,
+    commit_all,
     first_buffer,
     owned,
 )
@@ -65,8 +65,13 @@ def _propagate(
     else:
         p.serve(stream, sink)
         run = _run_serial(p, p.stream)
-    # p is the running pass (_pass.RUNNING) while its loop runs, not while the caller
-    # handles what it yields; leaves Pass.hand_over finished are yielded before the next.
+    return _drive(p, run)
+
+
+def _drive(p: Pass, run: Generator[Node, None, None]) -> Iterator[Node]:
+    """Advance ``run`` (the loop of ``p``) as the caller asks, with ``p`` the running
+    pass (``_pass.RUNNING``) while its loop runs, not while the caller handles what it
+    yields; leaves ``Pass.hand_over`` finished are yielded before the next."""
     handed = p.handed
     try:
         while True:
@@ -86,108 +91,167 @@ def _propagate(
         run.close()  # a pass stopped early (backward_iter closed) stops its loop now
 
 
-def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
-    """Visit every node once, in order, serving its params last to first.
+def _backward_atomic(
+    roots: Sequence[Variable], grads: Sequence[Any] | None, retain: Iterable[Variable], workers: Any
+) -> None:
+    """An atomic pass (``backward``'s default), run to its end: as
+    ``for _ in _propagate(roots, grads, retain, workers=workers): pass``, the same
+    visits in the same order, but the serial loop is a plain call with ``p`` running
+    for all of it (no generator resumed per leaf)."""
+    n_workers = resolve_workers(workers)
+    p = Pass(roots, grads, retain, None, measure=n_workers > 1)
+    del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
+    if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
+        for _ in _drive(p, run_concurrent(p, n_workers, False)):
+            pass
+        return
+    p.serve(False, None)
+    token = _RUNNING.set(p)
+    try:
+        _run_atomic(p)
+    finally:
+        _RUNNING.reset(token)
 
-    Inputs are served last to first so that the first input (usually the full-size
-    operand, e.g. ``x`` in ``x + bias``) is the one that may keep ``g`` itself.
-    """
+
+def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
+    """Visit every node once, in order; yield each leaf once its gradient is final
+    (``stream``: delivered then, as it becomes final; otherwise after the commit at the
+    end of the pass)."""
     bufs = p.initial_buffers()
-    pending = p.plan.pending
-    keep, targets, borrowed = p.keep, p.targets, p.borrowed
-    done = p.done  # final gradients, committed at the end
-    deliver = p.deliver
-    ready: list[Node] = []
-    for root in dict.fromkeys(p.roots):  # a root that is itself a leaf is final at once
-        if root.params is None and root in bufs and root not in pending:
-            ready.append(root)
-    pop, get = bufs.pop, bufs.get
+    ready = _leaf_roots(p, bufs)
+    done, deliver, pop = p.done, p.deliver, bufs.pop
     it = iter(p.plan.order)
     while True:
-        with np.errstate(all="ignore"):
-            for node in it:
-                params = node.params
-                if params is None:
-                    continue
-                g = pop(node)
-                g_free = node is not borrowed
-                if keep and node in keep:
-                    done.append((node, g))
-                    g_free = False
-                i = len(params) - 1
-                if i and type(g) is not _ndarray:  # a 0-d node's numpy scalar
-                    g = closure_g(g, params)
-                try:
-                    while i >= 0:
-                        inp, fn = params[i]
-                        if inp.params is None:
-                            if targets is not None and inp not in targets:
-                                i -= 1
-                                continue
-                            left = pending[inp] - 1
-                            pending[inp] = left
-                            if left == 0:
-                                ready.append(inp)
-                            elif left < 0:  # finished ahead of the loop (Pass.hand_over)
-                                i -= 1
-                                continue
-                        buf = get(inp)
-                        if type(fn) is Contribution:
-                            d = fn.fn(g)
-                            if buf is not None:
-                                if type(buf) is _ndarray:
-                                    accumulate(buf, d)
-                                else:  # a 0-d input's numpy scalar
-                                    bufs[inp] = add_to_scalar(buf, d)
-                            elif type(d) is _ndarray:
-                                if (
-                                    fn.fresh  # the op gives the new array away: the buffer
-                                    and d.shape == inp.shape
-                                    and d.dtype == inp.dtype
-                                ):
-                                    bufs[inp] = _own_grad(d, inp)
-                                else:
-                                    bufs[inp] = owned(
-                                        fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
-                                    )
-                            elif type(d) is inp.dtype.type and not inp.shape:
-                                bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
-                            else:
-                                bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
-                            del d
-                        else:
-                            if type(g) is not _ndarray:  # its only closure is plain
-                                g = np.array(g)
-                            if buf is None:
-                                bufs[inp] = first_buffer(fn, g, inp, False)
-                            else:
-                                if type(buf) is not _ndarray:
-                                    buf = bufs[inp] = array_buffer(buf, inp)
-                                fn(g, buf)
-                        i -= 1
-                except Exception as e:
-                    raise closure_error(node.name, i, params[i][0], e) from e
-                del g
-                if ready:
-                    break
-        if ready:
-            for leaf in ready:
-                g = pop(leaf)
-                if stream:
-                    deliver(leaf, g)
-                else:
-                    done.append((leaf, g))
+        _visit(p, it, ready, hold=False)
+        if not ready:
+            break
+        for leaf in ready:  # no local holds a delivered gradient while the loop goes on
             if stream:
-                yield from ready
-            ready.clear()
-            continue
-        break
-    for node, g in done:
-        commit(node, g)
+                deliver(leaf, pop(leaf))
+            else:
+                done.append((leaf, pop(leaf)))
+        if stream:
+            yield from ready
+        ready.clear()
+    commit_all(done)
     if not stream:
         for node, _ in done:
             if node.params is None:
                 yield node
+
+
+def _run_atomic(p: Pass) -> None:
+    """The serial loop of an atomic pass, as ``_run_serial(p, False)`` run to its end
+    (the same visits in the same order, so bitwise the same gradients), without a
+    generator: nothing is yielded before the final commit, so the loop never stops."""
+    bufs = p.initial_buffers()
+    ready = _leaf_roots(p, bufs)
+    _visit(p, iter(p.plan.order), ready, hold=True)
+    done, pop = p.done, bufs.pop
+    for leaf in ready:  # roots that are leaves, in a graph without ops
+        done.append((leaf, pop(leaf)))
+    commit_all(done)
+
+
+def _leaf_roots(p: Pass, bufs: dict[Node, Grad]) -> list[Node]:
+    """The roots that are leaves whose gradient is final at once (no op reaches them)."""
+    roots = p.roots
+    if len(roots) == 1 and roots[0].params is not None:
+        return []  # one op result (the usual loss)
+    pending = p.plan.pending
+    return [
+        root
+        for root in dict.fromkeys(roots)
+        if root.params is None and root in bufs and root not in pending
+    ]
+
+
+def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> None:
+    """Visit the nodes of ``it`` in order, serving each node's params last to first.
+
+    Inputs are served last to first so that the first input (usually the full-size
+    operand, e.g. ``x`` in ``x + bias``) is the one that may keep ``g`` itself.
+
+    Leaves whose gradient became final are put in ``ready``. Without ``hold`` the visit
+    returns after the node that made them final (the caller delivers them and calls
+    again with the same iterator); with ``hold`` their gradients are kept for the end of
+    the pass (``p.done``) at once and the visit goes on to the end of ``it``.
+    """
+    bufs = p.bufs
+    pending = p.plan.pending
+    keep, targets, borrowed = p.keep, p.targets, p.borrowed
+    done = p.done
+    pop, get = bufs.pop, bufs.get
+    with np.errstate(all="ignore"):
+        for node in it:
+            params = node.params
+            if params is None:
+                continue
+            g = pop(node)
+            g_free = node is not borrowed
+            if keep and node in keep:
+                done.append((node, g))
+                g_free = False
+            i = len(params) - 1
+            if i and type(g) is not _ndarray:  # a 0-d node's numpy scalar
+                g = closure_g(g, params)
+            try:
+                while i >= 0:
+                    inp, fn = params[i]
+                    if inp.params is None:
+                        if targets is not None and inp not in targets:
+                            i -= 1
+                            continue
+                        left = pending[inp] - 1
+                        pending[inp] = left
+                        if left == 0:
+                            ready.append(inp)
+                        elif left < 0:  # finished ahead of the loop (Pass.hand_over)
+                            i -= 1
+                            continue
+                    buf = get(inp)
+                    if type(fn) is Contribution:
+                        d = fn.fn(g)
+                        if buf is not None:
+                            if type(buf) is _ndarray:
+                                accumulate(buf, d)
+                            else:  # a 0-d input's numpy scalar
+                                bufs[inp] = add_to_scalar(buf, d)
+                        elif type(d) is _ndarray:
+                            if (
+                                fn.fresh  # the op gives the new array away: the buffer
+                                and d.shape == inp.shape
+                                and d.dtype == inp.dtype
+                            ):
+                                bufs[inp] = _own_grad(d, inp)
+                            else:
+                                bufs[inp] = owned(
+                                    fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
+                                )
+                        elif type(d) is inp.dtype.type and not inp.shape:
+                            bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
+                        else:
+                            bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
+                        del d
+                    else:
+                        if type(g) is not _ndarray:  # its only closure is plain
+                            g = np.array(g)
+                        if buf is None:
+                            bufs[inp] = first_buffer(fn, g, inp, False)
+                        else:
+                            if type(buf) is not _ndarray:
+                                buf = bufs[inp] = array_buffer(buf, inp)
+                            fn(g, buf)
+                    i -= 1
+            except Exception as e:
+                raise closure_error(node.name, i, params[i][0], e) from e
+            del g
+            if ready:
+                if not hold:
+                    return
+                for leaf in ready:
+                    done.append((leaf, pop(leaf)))
+                ready.clear()
 
 
 def _as_roots(roots: Variable | Sequence[Variable]) -> list[Variable]:
@@ -249,7 +313,10 @@ def backward(
     if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
         grads = [grads]  # backward(root, g): one root, one grad
     with _memory.backward_phase():  # shades the pass in lampy.memory_profile's plot
-        for _ in _propagate(_as_roots(roots), grads, retain, stream=not atomic, workers=workers):
+        if atomic:
+            _backward_atomic(_as_roots(roots), grads, retain, workers)
+            return
+        for _ in _propagate(_as_roots(roots), grads, retain, stream=True, workers=workers):
             pass
 
 

@@ -93,7 +93,9 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
         push(None)
         versions = node.versions
         if versions is not None:
-            _check_versions(node.name, versions)
+            for leaf, saved in versions:
+                if leaf.version != saved:
+                    _check_versions(node.name, versions)  # raises
         if measure:
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
@@ -215,17 +217,25 @@ def commit(node: Node, g: Grad) -> None:
     ``g`` belongs to the pass, so a node without a gradient yet takes it as it is (a
     numpy scalar as a 0-d array holding it: ``.grad`` is always an ndarray).
     """
+    commit_all(((node, g),))
+
+
+def commit_all(done: Sequence[tuple[Node, Grad]]) -> None:
+    """``commit`` each ``(node, g)`` of ``done``, in order, under one hold of the lock
+    (leaves may be shared by passes running in other threads)."""
+    charge = _memory.charge_grad
     with _COMMIT_LOCK:
-        if node.scope is None:
-            return  # released meanwhile (by another thread): nothing to add to
-        buf = node.grad
-        if buf is None:
-            if type(g) is not _ndarray:
-                g = np.array(g)
-            node.grad = g
-            _memory.charge_grad(node, g)
-        else:
-            np.add(buf, g, out=buf)
+        for node, g in done:
+            if node.scope is None:
+                continue  # released meanwhile (by another thread): nothing to add to
+            buf = node.grad
+            if buf is None:
+                if type(g) is not _ndarray:
+                    g = np.array(g)
+                node.grad = g
+                charge(node, g)
+            else:
+                np.add(buf, g, out=buf)
 
 
 def closure_error(op_name: str, i: int, inp: Node, e: Exception) -> BackwardError:

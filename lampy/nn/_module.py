@@ -118,9 +118,16 @@ def _collect_parameters(value: Any, out: list[Variable], seen: set[int]) -> None
     """Append to ``out`` the trainable Variables below ``value`` not in ``seen``, in the
     order of ``Module._named_state`` (depth first, fields in declaration order)."""
     if isinstance(value, Module):
-        if _plain_walk(type(value)):
-            for name, _ in _state_fields(type(value)):
-                _collect_parameters(getattr(value, name), out, seen)
+        cls = type(value)
+        if _plain_walk(cls):
+            for name, _ in _state_fields(cls):
+                v = getattr(value, name)
+                if type(v) is Variable:  # the common leaf, without a call
+                    if v.needs_grad and id(v) not in seen:
+                        seen.add(id(v))
+                        out.append(v)
+                elif v is not None:
+                    _collect_parameters(v, out, seen)
         else:
             for _, leaf in value._named_state():
                 if isinstance(leaf, Variable):

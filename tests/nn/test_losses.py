@@ -557,3 +557,30 @@ def test_mean_over_only_ignored_targets_is_nan_with_zero_gradient(name: str) -> 
         loss.backward()
         assert x.grad is not None
         np.testing.assert_array_equal(x.grad, np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("t_dtype", [np.int8, np.uint8, np.int32, np.uint32, np.int64, np.uint64])
+@pytest.mark.parametrize("ls", [0.0, 0.2])
+@pytest.mark.parametrize("contiguous", [True, False])
+def test_class_losses_read_targets_of_any_integer_dtype_and_any_layout(
+    t_dtype: Any, ls: float, contiguous: bool
+) -> None:
+    """cross_entropy and nll_loss (with an ignored target and class weights or none)
+    give for targets of every integer dtype bitwise the values and gradients of int64
+    targets (uint64 ones are read as (rows, t) pairs, the others as flat indices), for
+    a C-ordered and a Fortran-ordered (N, C) input."""
+
+    def run(dtype: Any, c_order: bool, weighted: bool) -> list[bytes]:
+        rng = np.random.default_rng(5)
+        logits = rng.normal(size=(7, 4)).astype(np.float32)
+        t = np.array([0, 3, 1, 2, 3, 0, 1]).astype(dtype)
+        weight = np.array([1.0, 2.0, 0.5, 1.5], np.float32) if weighted else None
+        with lampy.Scope():
+            x = lampy.param(logits if c_order else np.asfortranarray(logits))
+            ce = cross_entropy(x, t, weight=weight, ignore_index=2, label_smoothing=ls)
+            nll = nll_loss(x * 0.5, t, weight=weight, ignore_index=2)
+            (ce + nll).backward()
+            return [ce.value.tobytes(), nll.value.tobytes(), x.grad.tobytes()]  # type: ignore[union-attr]
+
+    for weighted in (False, True):
+        assert run(t_dtype, contiguous, weighted) == run(np.int64, contiguous, weighted)

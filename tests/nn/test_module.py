@@ -356,3 +356,24 @@ def test_forward_not_defined_is_a_clear_error() -> None:
     """Calling a module without forward says what to define."""
     with pytest.raises(NotImplementedError, match=r"Module\.forward is not defined"):
         Module()(1)
+
+
+@attrs.frozen(eq=False)
+class _Doubling(Module):
+    """A module that overrides __call__ (doubling what forward returns)."""
+
+    def forward(self, x: Any) -> Any:
+        return x + 1.0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return super().__call__(*args, **kwargs) * 2.0
+
+
+def test_sequential_calls_a_layer_that_overrides_call_through_it() -> None:
+    """Sequential runs a layer through its own __call__ when its class overrides it, and
+    through forward (the same result as Module.__call__) otherwise."""
+    with lampy.Scope():
+        lin = lampy.nn.Linear.init(2, 2, rng=np.random.default_rng(0))
+        x = np.array([[1.0, -2.0]], np.float32)
+        y = Sequential.init(lin, _Doubling(), lampy.nn.Tanh.init())(x)
+        np.testing.assert_array_equal(y.value, np.tanh((lin(x).value + 1.0) * 2.0))

@@ -90,8 +90,10 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     """
     # Only d_weight keeps the input and only d_input keeps the weight: a numpy batch
     # passed to a layer whose weight needs no gradient is read without a copy.
-    w = _as_array(weight, saved=needs_grad(input))
-    a = _float_like(_as_array(input, saved=needs_grad(weight)), w)
+    w = weight.value if type(weight) is Variable else _as_array(weight, saved=needs_grad(input))
+    a = input.value if type(input) is Variable else _as_array(input, saved=needs_grad(weight))
+    if a.dtype.kind != "f":
+        a = _float_like(a, w)
     name = "linear"
     if w.ndim not in (1, 2):
         raise shape_mismatch(
@@ -117,8 +119,9 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     y2 = _matmul(x2, w2.T)  # a new (n_rows, n_out) array
     b = None
     if bias is not None:
-        b = _as_array(bias, saved=False)  # closures keep only its shape
-        _check_bias(name, b, n_out, w)
+        b = bias.value if type(bias) is Variable else _as_array(bias, saved=False)
+        if b.shape != (n_out,):  # the closures keep only its shape
+            _check_bias(name, b, n_out, w)
         y2 += b
     value = y2 if y2.shape == out_shape else frozen(y2, out_shape)
 
@@ -127,17 +130,19 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     # Each gradient is one matrix product (one reduction for the bias) into a new
     # array, which the engine takes as the gradient buffer (fresh=True): no
     # zero-filled buffer, no copy, no transpose copied.
+    g_shape = (n_rows, n_out)  # g as a matrix: g itself for a 2-d input and weight
+
     def d_input(g: np.ndarray) -> Any:
-        d = _matmul(g.reshape(n_rows, n_out), w2)
+        d = _matmul(g if g.shape == g_shape else g.reshape(g_shape), w2)
         return d if d.shape == in_shape else d.reshape(in_shape)
 
     def d_weight(g: np.ndarray) -> Any:
-        d = _matmul(g.reshape(n_rows, n_out).T, x2)
+        d = _matmul((g if g.shape == g_shape else g.reshape(g_shape)).T, x2)
         return d if d.shape == w_shape else d.reshape(w_shape)
 
     def d_bias(g: np.ndarray) -> Any:
         assert b is not None
-        d = _add_reduce(g.reshape(n_rows, n_out), axis=0)
+        d = _add_reduce(g if g.shape == g_shape else g.reshape(g_shape), axis=0)
         return d if d.shape == b.shape else unbroadcast(d, b.shape)
 
     return op(

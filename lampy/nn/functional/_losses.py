@@ -12,6 +12,7 @@ class-index targets are integers and get none.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -100,7 +101,7 @@ def _reduced(
 
         return fn
 
-    return op(name, value, *(contrib_of(x, contribution(d)) for x, d in pairs))
+    return op(name, value, *[contrib_of(x, contribution(d)) for x, d in pairs])
 
 
 def _pointwise_operands(name: str, input: Any, target: Any, reduction: str) -> tuple[Any, Any]:
@@ -261,20 +262,57 @@ def _target_weights(
     return wt.astype(dtype, copy=False)
 
 
-def _at_targets(p: np.ndarray, safe_t: np.ndarray) -> np.ndarray:
+@functools.lru_cache(maxsize=16)
+def _rows(n: int) -> np.ndarray:
+    """``arange(n)``, read-only, made once per ``n`` (the row index of a batch)."""
+    rows = np.arange(n)
+    rows.setflags(write=False)
+    return rows
+
+
+@functools.lru_cache(maxsize=16)
+def _row_starts(n: int, c: int) -> np.ndarray:
+    """``arange(n) * c``, read-only, made once: where each row of a C-order (n, c) array
+    starts in its flat memory."""
+    starts = np.arange(n) * c
+    starts.setflags(write=False)
+    return starts
+
+
+def _flat_targets(p: np.ndarray, safe_t: np.ndarray) -> np.ndarray | None:
+    """For an (N, C) ``p`` (classes on the last axis) and targets in ``[0, C)``: the
+    targets' indices ``row * C + t`` in a C-order array of ``p``'s shape read flat (one
+    index array: indexing with it is two to three times cheaper than with the pair
+    ``(rows, t)``); None for other shapes."""
+    if p.ndim != 2:
+        return None
+    flat = _row_starts(*p.shape) + safe_t
+    return flat if flat.dtype.kind == "i" else None  # uint64 targets: the pair instead
+
+
+def _at_targets(p: np.ndarray, safe_t: np.ndarray, flat: np.ndarray | None = None) -> np.ndarray:
     """``p[..., t]`` for each target (classes on the last axis): a new array of
-    ``safe_t``'s shape."""
+    ``safe_t``'s shape. ``flat`` is ``_flat_targets(p, safe_t)``, if known."""
+    if flat is not None and p.flags.c_contiguous:
+        at_flat: np.ndarray = p.reshape(-1)[flat]
+        return at_flat
     if p.ndim == 2:  # (N, C): one fancy index, cheaper than take_along_axis
-        picked: np.ndarray = p[np.arange(p.shape[0]), safe_t]
+        picked: np.ndarray = p[_rows(p.shape[0]), safe_t]
         return picked
     return np.take_along_axis(p, safe_t[..., None], -1)[..., 0]
 
 
-def _subtract_at_targets(d: np.ndarray, safe_t: np.ndarray, v: Any) -> None:
+def _subtract_at_targets(
+    d: np.ndarray, safe_t: np.ndarray, v: Any, flat: np.ndarray | None = None
+) -> None:
     """``d[..., t] -= v`` in place for each target, ``v`` a scalar or of ``safe_t``'s
-    shape (each target is one distinct element of ``d``)."""
+    shape (each target is one distinct element of ``d``). ``flat`` is
+    ``_flat_targets(d, safe_t)``, if known."""
+    if flat is not None and d.flags.c_contiguous:
+        d.reshape(-1)[flat] -= v  # a view of d's memory: written in place
+        return
     if d.ndim == 2:
-        d[np.arange(d.shape[0]), safe_t] -= v
+        d[_rows(d.shape[0]), safe_t] -= v
         return
     idx = safe_t[..., None]
     hot = np.take_along_axis(d, idx, -1) - np.asarray(v)[..., None]
@@ -304,13 +342,14 @@ def nll_loss(
     wt = _target_weights(w, safe_t, kept, a.dtype)
     if wt is None:
         wt = np.ones(safe_t.shape, a.dtype)
-    picked = _at_targets(x, safe_t)
+    flat = _flat_targets(x, safe_t)
+    picked = _at_targets(x, safe_t, flat)
     loss = -(wt * picked)
 
     def d_input() -> Any:
         assert wt is not None
         d = np.zeros(x.shape, a.dtype)
-        _subtract_at_targets(d, safe_t, wt)
+        _subtract_at_targets(d, safe_t, wt, flat)
         return d
 
     # The derivative is built in (..., C) layout; the cotangent is broadcast over C.
@@ -392,8 +431,9 @@ def cross_entropy(
     else:
         e, sums, shift = x.copy(), np.zeros((*x.shape[:-1], 1), a.dtype), a.dtype.type(0)
     log_s = np.log(sums[..., 0])
-    shift_n = shift if np.ndim(shift) == 0 else shift[..., 0]
-    picked = _at_targets(x, safe_t) - shift_n
+    shift_n = shift[..., 0] if type(shift) is np.ndarray and shift.ndim else shift
+    flat = _flat_targets(x, safe_t)
+    picked = _at_targets(x, safe_t, flat) - shift_n
     picked -= log_s  # log p at the targets
     wt = _target_weights(w_class, safe_t, kept, a.dtype)  # None: every target weighs 1
 
@@ -407,7 +447,7 @@ def cross_entropy(
 
         def d_smoothed(c: Any) -> Any:
             q = (ls / n_classes) * w_s * kept_s[..., None]
-            _subtract_at_targets(q, safe_t, -(1 - ls) * wt_s)  # + (1 - ls) weight[t]
+            _subtract_at_targets(q, safe_t, -(1 - ls) * wt_s, flat)  # + (1 - ls) weight[t]
             d = spread(np.multiply, e, (q.sum(axis=-1, keepdims=True) / sums).astype(a.dtype))
             d -= q
             return np.multiply(d, c, out=d)
@@ -421,7 +461,7 @@ def cross_entropy(
         # pass over e.
         cw = c if wt is None else wt[..., None] * c
         d = spread(np.multiply, e, cw / sums)
-        _subtract_at_targets(d, safe_t, cw if cw.ndim == 0 else cw[..., 0])
+        _subtract_at_targets(d, safe_t, cw if cw.ndim == 0 else cw[..., 0], flat)
         return d
 
     n = safe_t.size if wt is None else wt.sum()

@@ -40,6 +40,9 @@ __all__ = [
 ]
 
 _vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
+_matmul = np.matmul
+# The ufuncs' reductions, without the Python layer of ndarray.max and ndarray.min.
+_max_reduce, _min_reduce = np.maximum.reduce, np.minimum.reduce
 
 
 def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
@@ -63,10 +66,18 @@ def sum_along(a: np.ndarray, axis: int) -> np.ndarray:
     than numpy's pairwise ``sum`` there)."""
     if axis == a.ndim - 1 and a.size and a.flags.c_contiguous:
         d = a.shape[-1]
-        s: np.ndarray = a.reshape(-1, d) @ np.ones(d, a.dtype)
+        s: np.ndarray = _matmul(a.reshape(-1, d), _ones(d, a.dtype))
         return s.reshape(*a.shape[:-1], 1)
     summed: np.ndarray = a.sum(axis=axis, keepdims=True)
     return summed
+
+
+@functools.lru_cache(maxsize=64)
+def _ones(n: int, dtype: np.dtype[Any]) -> np.ndarray:
+    """A read-only vector of ``n`` ones of ``dtype`` (``sum_along``'s, made once)."""
+    ones = np.ones(n, dtype)
+    ones.setflags(write=False)
+    return ones
 
 
 def dot_along(a: np.ndarray, b: np.ndarray, axis: int) -> np.ndarray:
@@ -151,11 +162,11 @@ def shifted_exp(a: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray, Any]:
     others, or a nan or infinite max) the shift is the max of each slice, the classic
     formula, and its results.
     """
-    m = a.max()
+    m = _max_reduce(a, axis=None)  # a.max(), without the Python layer of ndarray.max
     if math.isfinite(m):
         e = exp_(np.subtract(a, m))
         s = sum_along(e, axis)
-        if s.min() >= _TINY_SUM:
+        if _min_reduce(s, axis=None) >= _TINY_SUM:
             return e, s, m
     m = a.max(axis=axis, keepdims=True)
     e = exp_(np.subtract(a, m))
