@@ -38,6 +38,7 @@ import platform
 import re
 import threading
 import weakref
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -444,6 +445,12 @@ def charge_grad(node: Node, g: np.ndarray) -> None:
         _change(scope.ledger, g.nbytes, 1)
 
 
+def charge_grads(pairs: Iterable[tuple[Node, np.ndarray]]) -> None:
+    """``charge_grad`` for each ``(node, g)``, with one update per scope's ledger (a
+    backward pass commits the gradients of all its params at once)."""
+    _change_by_ledger((node, g.nbytes, 1) for node, g in pairs)
+
+
 def drop_grad(node: Node) -> None:
     """``node.grad = None`` (``lampy.Variable.zero_grad``), refunding the buffer
     ``charge_grad`` charged."""
@@ -452,6 +459,36 @@ def drop_grad(node: Node) -> None:
     scope = node.scope
     if g is not None and scope is not None:
         _change(scope.ledger, -g.nbytes, -1)
+
+
+def drop_grads(nodes: Iterable[Node]) -> None:
+    """``drop_grad`` for each node, with one refund per scope's ledger (a model's or an
+    optimizer's ``zero_grad``)."""
+    dropped: list[tuple[Node, int, int]] = []
+    for node in nodes:
+        g = node.grad
+        if g is not None:
+            node.grad = None
+            dropped.append((node, -g.nbytes, -1))
+    _change_by_ledger(dropped)
+
+
+def _change_by_ledger(changes: Iterable[tuple[Node, int, int]]) -> None:
+    """Add each ``(node, n, arrays)`` to the ledger of the node's scope, summed per
+    ledger first: one update (and one peak noted) per ledger."""
+    totals: dict[Ledger, list[int]] = {}
+    for node, n, arrays in changes:
+        scope = node.scope
+        if scope is None:
+            continue
+        total = totals.get(scope.ledger)
+        if total is None:
+            totals[scope.ledger] = [n, arrays]
+        else:
+            total[0] += n
+            total[1] += arrays
+    for ledger, (n, arrays) in totals.items():
+        _change(ledger, n, arrays)
 
 
 def drop_value(node: Node, ledger: Ledger) -> None:

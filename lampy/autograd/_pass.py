@@ -223,7 +223,7 @@ def commit(node: Node, g: Grad) -> None:
 def commit_all(done: Sequence[tuple[Node, Grad]]) -> None:
     """``commit`` each ``(node, g)`` of ``done``, in order, under one hold of the lock
     (leaves may be shared by passes running in other threads)."""
-    charge = _memory.charge_grad
+    new: list[tuple[Node, np.ndarray]] = []
     with _COMMIT_LOCK:
         for node, g in done:
             if node.scope is None:
@@ -233,9 +233,11 @@ def commit_all(done: Sequence[tuple[Node, Grad]]) -> None:
                 if type(g) is not _ndarray:
                     g = np.array(g)
                 node.grad = g
-                charge(node, g)
+                new.append((node, g))
             else:
                 np.add(buf, g, out=buf)
+        if new:
+            _memory.charge_grads(new)  # one count per scope, not one per param
 
 
 def closure_error(op_name: str, i: int, inp: Node, e: Exception) -> BackwardError:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import weakref
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeAlias
 
 import attrs
@@ -480,6 +481,27 @@ def const(
         NoScopeError: if no scope is active.
     """
     return _leaf("const", x, dtype, False, copy)
+
+
+def zero_grads(variables: Iterable[Variable], set_to_none: bool = True) -> None:
+    """``v.zero_grad(set_to_none)`` for each of ``variables`` (a model's or an
+    optimizer's ``zero_grad``), with one memory-accounting update per scope instead of
+    one per Variable. Nothing is reset if one of them was released.
+
+    Raises:
+        ReleasedError: if a Variable's scope has exited.
+    """
+    nodes = [v.node for v in variables]
+    for node in nodes:
+        if node.scope is None:
+            raise node.released_error(".zero_grad()")
+    if set_to_none:
+        _memory.drop_grads(nodes)
+        return
+    for node in nodes:
+        g = node.grad
+        if g is not None:
+            g.fill(0)
 
 
 def variable_of(node: Node) -> Variable | None:

@@ -37,7 +37,7 @@ from lampy._errors import (
 )
 from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
-from lampy.autograd._variable import Variable, const, param
+from lampy.autograd._variable import Variable, const, param, zero_grads
 
 __all__ = ["INLINE", "IncompatibleKeys", "Module", "eval_mode", "inline"]
 
@@ -390,8 +390,7 @@ class Module:
     def zero_grad(self, set_to_none: bool = True) -> None:
         """Reset every parameter's gradient (None by default, as in PyTorch 2; with
         ``set_to_none=False`` the buffers are kept and filled with zeros)."""
-        for p in self.parameters():
-            p.zero_grad(set_to_none)
+        zero_grads(self.parameters(), set_to_none)
 
     # ----------------------------------------------------------------- state
     def state_dict(self) -> dict[str, np.ndarray]:

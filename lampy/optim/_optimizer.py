@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
-from lampy.autograd._variable import Variable
+from lampy.autograd._variable import Variable, zero_grads
 
 __all__ = ["Optimizer", "ParamsT", "required"]
 
@@ -227,9 +227,7 @@ class Optimizer:
                 None. With False, the buffers are kept and filled with zeros (a param
                 with a zero gradient is still stepped: weight decay and momentum act).
         """
-        for group in self.param_groups:
-            for p in group["params"]:
-                p.zero_grad(set_to_none)
+        zero_grads((p for group in self.param_groups for p in group["params"]), set_to_none)
 
     def step(self, closure: Callable[[], Any] | None = None) -> Any:
         """Update every param that has a gradient, in place, and return the closure's loss.

@@ -95,6 +95,57 @@ def test_optimizer_steps_keep_live_bytes_flat():
         assert seen[0] == seen[1] == seen[2]
 
 
+@pytest.mark.parametrize("set_to_none", [True, False])
+@pytest.mark.parametrize("via", ["model", "optimizer"])
+def test_batched_gradient_counts_are_exact_per_scope(set_to_none, via):
+    """A backward pass commits the gradients of params owned by two scopes (an outer
+    one and the model's, with the step scope open below them), and zero_grad resets
+    them: each scope's count is the sum of nbytes it owns after each, the peak noted."""
+    rng = np.random.default_rng(1)
+    with lampy.Scope() as outer:
+        extra = lampy.param(np.ones(3, np.float32))
+        with lampy.Scope() as models:
+            model = nn.Sequential(nn.Linear.init(4, 5, rng=rng), nn.Linear.init(5, 3, rng=rng))
+            params = [*model.parameters(), extra]
+            opt = lampy.optim.SGD(params, lr=0.1)
+            base = models.memory.live_bytes
+            with lampy.Scope():
+                ((model(np.ones((2, 4), np.float32)) * extra) ** 2).sum().backward()
+            grads = sum(p.grad.nbytes for p in model.parameters())
+            assert models.memory.live_bytes == base + grads
+            assert (models.memory.live_bytes, models.memory.arrays) == owned_bytes(models)
+            assert (outer.memory.live_bytes, outer.memory.arrays) == tuple(
+                map(sum, zip(owned_bytes(outer), owned_bytes(models), strict=True))
+            )
+            peak = models.memory.peak_bytes
+            if via == "model":
+                model.zero_grad(set_to_none)
+                extra.zero_grad(set_to_none)
+            else:
+                opt.zero_grad(set_to_none)
+            expected = base if set_to_none else base + grads
+            assert models.memory.live_bytes == expected
+            assert models.memory.peak_bytes == peak
+            assert (outer.memory.live_bytes, outer.memory.arrays) == tuple(
+                map(sum, zip(owned_bytes(outer), owned_bytes(models), strict=True))
+            )
+            assert all((p.grad is None) == set_to_none for p in params)
+
+
+def test_zero_grad_of_a_released_param_changes_nothing():
+    """Optimizer.zero_grad with a param whose scope exited raises before any .grad is
+    reset (it used to reset the params listed before it)."""
+    with lampy.Scope():
+        kept = lampy.param(np.ones(2))
+        with lampy.Scope():
+            gone = lampy.param(np.ones(2))
+            opt = lampy.optim.SGD([kept, gone], lr=0.1)
+            (kept * gone).sum().backward()
+        with pytest.raises(lampy.ReleasedError):
+            opt.zero_grad()
+        assert kept.grad is not None
+
+
 @pytest.mark.parametrize(
     ("budget", "expected"),
     [(1000, 1000), ("2 KiB", 2048), ("1.5 GiB", 3 * 2**29), ("200MB", 200 * 10**6), ("64k", 65536)],

@@ -584,3 +584,17 @@ def test_class_losses_read_targets_of_any_integer_dtype_and_any_layout(
 
     for weighted in (False, True):
         assert run(t_dtype, contiguous, weighted) == run(np.int64, contiguous, weighted)
+
+
+def test_cross_entropy_refuses_ignore_index_with_probability_targets() -> None:
+    """ignore_index means nothing for probability targets: PyTorch raises, and lampy
+    used to ignore it silently (computing the loss of every sample)."""
+    logits = np.zeros((2, 3))
+    probs = np.full((2, 3), 1.0 / 3.0)
+    with lampy.Scope():
+        x = lampy.param(logits)
+        with pytest.raises(LampyValueError, match=r"ignore_index=1 applies to class-index"):
+            cross_entropy(x, probs, ignore_index=1)
+        assert x.grad is None
+        loss = cross_entropy(x, probs, ignore_index=-100)  # the default: allowed
+        np.testing.assert_allclose(loss.item(), np.log(3.0))

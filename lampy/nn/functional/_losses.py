@@ -400,6 +400,13 @@ def cross_entropy(
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
             raise shape_mismatch(name, a, t, detail="Probability targets need the input's shape.")
+        if ignore_index != -100:
+            raise LampyValueError(
+                f"{name}: ignore_index={ignore_index} applies to class-index targets only, "
+                f"and the target here holds probabilities (dtype {t.dtype}, shape {t.shape}); "
+                "as in PyTorch it is not supported. Leave those samples out of the batch, "
+                "or give class-index targets."
+            )
         c_axis = 0 if a.ndim == 1 else 1
         n_classes = a.shape[c_axis]
         w = np.ones(n_classes, a.dtype) if weight is None else np.asarray(value_of(weight), a.dtype)
