@@ -167,7 +167,7 @@ def test_a_closure_that_assigns_is_caught_for_a_0d_input_and_a_second_input() ->
 
         return lampy.op("mul", a * b, x.zip_backward(d_x), y.zip_backward(d_y))
 
-    with pytest.raises(AssertionError, match="gradient of input 1 .*assigns into `out`"):
+    with pytest.raises(AssertionError, match=r"gradient of input 1 .*assigns into `out`"):
         check_grad(mul_assigning_y, X, np.float64(1.5))
 
 
