@@ -10,12 +10,15 @@ import numpy as np
 from lampy.autograd._backprop import backward
 from lampy.autograd._grad_mode import no_grad
 from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable, param
+from lampy.autograd._variable import Variable, op, param
 
-# Default tolerances by the dtype the analytic gradient is computed in.
+# Default (atol, rtol) by the dtype the analytic gradient is computed in. The numerical
+# gradient is float64, so the tolerance need only cover the analytic gradient's own
+# rounding: float32 carries about 7 digits, and 1e-3 relative still catches a gradient
+# off by 1% (JAX's check_grads uses 2e-3 against float32 differences).
 _TOLERANCES = {
     np.dtype(np.float64): (1e-6, 1e-5),
-    np.dtype(np.float32): (2e-3, 2e-2),
+    np.dtype(np.float32): (1e-4, 1e-3),
     np.dtype(np.float16): (5e-2, 5e-2),
 }
 
@@ -70,6 +73,53 @@ def numerical_grad(
     return grads
 
 
+def _prefill(shape: tuple[int, ...], dtype: np.dtype[Any]) -> np.ndarray:
+    """A known, exactly representable gradient (0.25, 0.5, 0.75 or 1 per element)."""
+    return (0.25 * (1 + np.arange(int(np.prod(shape))) % 4)).astype(dtype).reshape(shape)
+
+
+def _probe(p: Variable) -> Variable:
+    """A scalar op of ``p`` whose closure adds ``_prefill`` into ``p``'s buffer."""
+    r = _prefill(p.shape, p.dtype)
+
+    def d_p(g: np.ndarray, out: np.ndarray) -> None:
+        np.add(out, r, out=out)
+
+    return op("check_grad_probe", np.zeros((), p.dtype), p.zip_backward(d_p))
+
+
+def _analytic(
+    f: Callable[..., Any], inputs: list[np.ndarray], w: np.ndarray, probes: str | None
+) -> list[np.ndarray]:
+    """lampy's gradients of ``sum(f(...) * w)``, in the inputs' dtypes.
+
+    With ``probes`` each input also feeds a probe op contributing ``_prefill`` to its
+    gradient, backpropagated before (``"first"``) or after (``"last"``) ``f``'s
+    closures; that known contribution is subtracted again. A closure that assigns into
+    ``out`` instead of adding is right alone but wrong next to the probe.
+    """
+    with Scope():
+        ps = [param(a) for a in inputs]
+        out = _output(f, list(ps), "check_grad")
+        if out.needs_grad:
+            seed = np.asarray(w, dtype=out.dtype)
+            if probes is None:
+                backward(out, [seed])
+            else:
+                extra = [_probe(p) for p in ps]
+                # The engine serves the roots' own ops last root first.
+                if probes == "first":
+                    backward([out, *extra], [seed, *[None] * len(extra)])
+                else:
+                    backward([*extra, out], [*[None] * len(extra), seed])
+        grads = [np.zeros(p.shape, p.dtype) if p.grad is None else p.grad.copy() for p in ps]
+        probed = probes is not None and out.needs_grad
+    if probed:
+        for g in grads:
+            np.subtract(g, _prefill(g.shape, g.dtype), out=g, casting="unsafe")
+    return grads
+
+
 def check_grad(
     f: Callable[..., Any],
     *arrays: Any,
@@ -85,11 +135,20 @@ def check_grad(
     is checked. The analytic gradient is computed in the arrays' own dtype (float32
     stays float32, and the gradient's dtype must match), the numerical one in float64.
 
+    The analytic gradient is computed three times: alone, and with each input also
+    receiving a known contribution from another op before, then after, ``f``'s own
+    closures. So a closure that assigns into ``out`` instead of adding into it (right
+    when its input has no other consumer, wrong otherwise) fails too.
+
+    Tolerances are absolute plus relative to the numerical gradient: for a function
+    whose gradients are far below 1 in size, pass an ``atol`` on their scale (with the
+    default ``atol`` a gradient of size 1e-7 is not checked in float64).
+
     Args:
-        f: The function to check.
+        f: The function to check. It is called several times and must be deterministic.
         *arrays: Inputs (float arrays or scalars), each becoming a param.
-        atol: Absolute tolerance; default by dtype (1e-6 for float64, 2e-3 for float32).
-        rtol: Relative tolerance; default by dtype (1e-5 for float64, 2e-2 for float32).
+        atol: Absolute tolerance; default by dtype (1e-6 for float64, 1e-4 for float32).
+        rtol: Relative tolerance; default by dtype (1e-5 for float64, 1e-3 for float32).
         eps: Finite-difference step (relative to ``max(1, |x|)``).
         seed: Seed of the random cotangent.
 
@@ -102,13 +161,22 @@ def check_grad(
             raise TypeError(f"check_grad: input {i} has dtype {a.dtype}; pass float arrays.")
     rng = np.random.default_rng(seed)
     with Scope():
-        ps = [param(a) for a in inputs]
-        out = _output(f, list(ps), "check_grad")
-        w = rng.uniform(0.5, 1.5, size=out.shape) * rng.choice([-1.0, 1.0], size=out.shape)
-        if out.needs_grad:
-            backward(out, [np.asarray(w, dtype=out.dtype)])
-        analytic = [np.zeros(p.shape, p.dtype) if p.grad is None else p.grad.copy() for p in ps]
+        shape = _output(f, [param(a) for a in inputs], "check_grad").shape
+    w = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
     numeric = numerical_grad(f, *inputs, eps=eps, cotangent=w)
+    for probes in (None, "first", "last"):
+        analytic = _analytic(f, inputs, w, probes)
+        _compare(inputs, analytic, numeric, atol, rtol, probes)
+
+
+def _compare(
+    inputs: list[np.ndarray],
+    analytic: list[np.ndarray],
+    numeric: list[np.ndarray],
+    atol: float | None,
+    rtol: float | None,
+    probes: str | None,
+) -> None:
     for i, (a, an, nu) in enumerate(zip(inputs, analytic, numeric, strict=True)):
         if an.dtype != a.dtype:
             raise AssertionError(
@@ -133,9 +201,19 @@ def check_grad(
         if np.any(bad):
             excess = np.where(bad, np.nan_to_num(err - bound, nan=np.inf), -np.inf)
             worst = tuple(int(k) for k in np.unravel_index(int(np.argmax(excess)), a.shape))
+            context = (
+                ""
+                if probes is None
+                else (
+                    " only when another op also contributes to the input's gradient "
+                    f"(backpropagated {'before' if probes == 'first' else 'after'} f's "
+                    "closures); right alone: a closure assigns into `out` (or uses what "
+                    "it holds) instead of adding into it"
+                )
+            )
             raise AssertionError(
                 f"check_grad: gradient of input {i} (shape {a.shape}, {a.dtype}) is wrong at "
-                f"index {worst}: lampy {float(an64[worst])!r}, numerical {float(nu[worst])!r}, "
-                f"abs error {float(err[worst]):.3g} > atol {at} + rtol {rt} * |numerical|; "
-                f"{int(np.sum(bad))} of {a.size} elements fail."
+                f"index {worst}{context}: lampy {float(an64[worst])!r}, numerical "
+                f"{float(nu[worst])!r}, abs error {float(err[worst]):.3g} > atol {at} + "
+                f"rtol {rt} * |numerical|; {int(np.sum(bad))} of {a.size} elements fail."
             )

@@ -193,3 +193,23 @@ def test_unfold_of_an_empty_batch() -> None:
         assert cols.shape == (0, 8, 4)
         cols.sum().backward()
         assert x.grad is not None and x.grad.shape == (0, 2, 3, 5)
+
+
+@pytest.mark.parametrize("which", ["fold", "unfold"])
+@pytest.mark.parametrize("op_first", [True, False])
+def test_a_1x1_kernel_input_also_used_elsewhere_gets_both_gradients(
+    which: str, op_first: bool
+) -> None:
+    """With a 1x1 kernel (the windows are the input itself), the gradient of an input that
+    another op also uses is the sum of both contributions, whichever comes first."""
+    x0 = np.array([[[[0.5, -1.0], [2.0, 3.0]]]])
+    with lampy.Scope():
+        if which == "fold":
+            x = lampy.param(x0.reshape(1, 1, 4))
+            y = fold(x, (2, 2), kernel_size=1)
+        else:
+            x = lampy.param(x0)
+            y = unfold(x, kernel_size=1)
+        a, b = (y * 3.0).sum(), (x * 2.0).sum()
+        (a + b if op_first else b + a).backward()
+        np.testing.assert_array_equal(x.grad, np.full(x.shape, 5.0))  # type: ignore[arg-type]

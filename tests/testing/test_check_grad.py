@@ -109,6 +109,100 @@ def test_offset_within_float32_tolerance_is_accepted_but_not_in_float64() -> Non
         check_grad(f, X)
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_gradient_off_by_one_percent_is_caught(dtype: Any) -> None:
+    """A gradient 1% too large fails, in float32 too (the numerical gradient is float64)."""
+    with pytest.raises(AssertionError, match="check_grad: gradient of input 0"):
+        check_grad(
+            square_with(lambda g, out, a: np.add(out, g * 2.02 * a, out=out)), X.astype(dtype)
+        )
+
+
+def test_a_gradient_wrong_at_one_element_in_float32_only_is_caught() -> None:
+    """A closure wrong by 1% at one element, and only on the float32 path, fails for a
+    float32 input and names that element."""
+
+    def d_x(g: np.ndarray, out: np.ndarray, a: np.ndarray) -> None:
+        d = g * 2 * a
+        if a.dtype == np.float32:
+            d[1, 2] *= 1.01
+        np.add(out, d, out=out)
+
+    check_grad(square_with(d_x), X)
+    with pytest.raises(AssertionError, match=r"wrong at index \(1, 2\).* 1 of 6 elements"):
+        check_grad(square_with(d_x), X.astype(np.float32))
+
+
+ASSIGNING: list[Any] = [
+    pytest.param(lambda g, out, a: np.copyto(out, g * 2 * a), id="copyto"),
+    pytest.param(lambda g, out, a: out.__setitem__(..., g * 2 * a), id="setitem"),
+    pytest.param(lambda g, out, a: np.multiply(g * 2, a, out=out), id="ufunc-out"),
+]
+
+
+@pytest.mark.parametrize("d_x", ASSIGNING)
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_a_closure_that_assigns_into_out_is_caught(d_x: Any, dtype: Any) -> None:
+    """A closure that assigns its gradient into ``out`` instead of adding it is right when
+    its input has no other consumer, wrong otherwise; check_grad fails it and says why."""
+    with lampy.Scope():  # right alone ...
+        x = lampy.param(X.astype(dtype))
+        square_with(d_x)(x).sum().backward()
+        np.testing.assert_allclose(x.grad, 2 * X, rtol=1e-6)  # type: ignore[arg-type]
+    with pytest.raises(AssertionError, match="assigns into `out`"):  # ... but caught
+        check_grad(square_with(d_x), X.astype(dtype))
+
+
+def test_a_closure_that_assigns_is_caught_for_a_0d_input_and_a_second_input() -> None:
+    """The check that closures add covers 0-d inputs and every input of a binary op."""
+
+    def mul_assigning_y(x: lampy.Variable, y: lampy.Variable) -> lampy.Variable:
+        a, b = x.value, y.value
+
+        def d_x(g: np.ndarray, out: np.ndarray) -> None:
+            np.add(out, g * b, out=out)
+
+        def d_y(g: np.ndarray, out: np.ndarray) -> None:
+            out[...] = (g * a).sum()
+
+        return lampy.op("mul", a * b, x.zip_backward(d_x), y.zip_backward(d_y))
+
+    with pytest.raises(AssertionError, match=r"gradient of input 1 .*assigns into `out`"):
+        check_grad(mul_assigning_y, X, np.float64(1.5))
+
+
+def test_0d_and_empty_inputs() -> None:
+    """0-d inputs are checked like any other (a wrong gradient fails); an empty input has
+    no element to check and gets an empty float gradient of its dtype."""
+    check_grad(square_with(right), np.float64(1.5))
+    check_grad(square_with(right), np.float32(1.5))
+    with pytest.raises(AssertionError, match=r"shape \(\), float32\) is wrong at index \(\)"):
+        check_grad(
+            square_with(lambda g, out, a: np.add(out, g * 2.1 * a, out=out)), np.float32(1.5)
+        )
+    check_grad(square_with(right), np.zeros((0, 3)))
+    check_grad(lambda x: (x * x).sum(), np.zeros((2, 0), np.float32))
+
+
+def test_points_without_a_derivative_follow_the_central_difference() -> None:
+    """At a kink the numerical gradient is the central difference (the mean of the one-sided
+    derivatives): |x| at 0 agrees with lampy's 0; a relu whose derivative at 0 is 0 (as
+    PyTorch's) does not agree with the central difference's 1/2, and is reported."""
+
+    def relu(x: lampy.Variable) -> lampy.Variable:
+        a = x.value
+        return lampy.op(
+            "relu",
+            np.maximum(a, 0.0),
+            x.zip_backward(lambda g, out: np.add(out, g * (a > 0), out=out)),
+        )
+
+    check_grad(lampy.abs, np.array([0.0, 1.0]))
+    check_grad(relu, np.array([-1.0, 1.0]))
+    with pytest.raises(AssertionError, match=r"index \(0,\): lampy 0\.0, numerical -?0\.[2-7]"):
+        check_grad(relu, np.array([0.0, 1.0]))
+
+
 def test_explicit_tolerances_and_step_are_used() -> None:
     """atol, rtol and eps given explicitly override the defaults."""
     f = square_with(lambda g, out, a: np.add(out, g * 2 * a + 1e-4, out=out))

@@ -48,7 +48,7 @@ def _unfold(
     x: np.ndarray, kernel: Ints, dilation: Ints, pads: Pads, stride: Ints, blocks: Ints
 ) -> Any:
     """``(N, C, H, W) -> (N, C * prod(kernel), prod(blocks))``, a new array."""
-    cols = np.ascontiguousarray(windows(pad(x, pads), kernel, blocks, stride, dilation))
+    cols = _new_array(windows(pad(x, pads), kernel, blocks, stride, dilation))
     return cols.reshape(x.shape[0], x.shape[1] * math.prod(kernel), math.prod(blocks))
 
 
@@ -58,7 +58,20 @@ def _fold(
     """``(N, C * prod(kernel), prod(blocks)) -> (N, C, *size)``, a new array."""
     n, ck = x.shape[:2]
     cols = x.reshape((n, ck // math.prod(kernel), *kernel, *blocks))
-    return np.ascontiguousarray(col2im(cols, size, pads, kernel, stride, dilation))
+    return _new_array(col2im(cols, size, pads, kernel, stride, dilation))
+
+
+def _new_array(a: np.ndarray) -> np.ndarray:
+    """``a`` as a C-contiguous array that owns its memory: copied if it is a view.
+
+    With a 1x1 kernel, stride 1 and no padding the windows of ``x`` are ``x`` itself
+    (a read-only view of it), and ``np.ascontiguousarray`` would return that view: the
+    closures declare their result fresh (the engine keeps it as a gradient buffer and
+    adds into it), so it must not be ``g``'s memory.
+    """
+    if a.flags.c_contiguous and a.flags.owndata and a.flags.writeable:
+        return a
+    return np.array(a, order="C")
 
 
 def unfold(
