@@ -244,7 +244,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                             fn(g, buf)
                     i -= 1
             except Exception as e:
-                raise closure_error(node.name, i, params[i][0], e) from e
+                raise closure_error(node.name, i, params[i][0], e, p.stream) from e
             del g
             if ready:
                 if not hold:

@@ -123,7 +123,7 @@ class _Scheduler:
         except Exception as e:
             with self.lock:
                 if self.error is None:
-                    error = closure_error(name, i, inp, e)
+                    error = closure_error(name, i, inp, e, self.stream)
                     error.__cause__ = e
                     self.error = error
                 self.cond.notify_all()

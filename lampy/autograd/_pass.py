@@ -240,12 +240,22 @@ def commit_all(done: Sequence[tuple[Node, Grad]]) -> None:
             _memory.charge_grads(new)  # one count per scope, not one per param
 
 
-def closure_error(op_name: str, i: int, inp: Node, e: Exception) -> BackwardError:
-    """The error for a closure of op ``op_name`` (for its input ``i``) that raised ``e``."""
+def closure_error(
+    op_name: str, i: int, inp: Node, e: Exception, stream: bool = False
+) -> BackwardError:
+    """The error for a closure of op ``op_name`` (for its input ``i``) that raised ``e``
+    in a pass that delivers final gradients as it goes (``stream``) or at its end."""
+    if stream:
+        changed = (
+            "the gradients that were final before it had already been delivered (added "
+            "into .grad by backward(atomic=False), or yielded by backward_iter); no other "
+            "gradient was changed by this pass."
+        )
+    else:
+        changed = "no gradient was changed by this pass."
     return BackwardError(
         f"backward: the closure of op '{op_name}' for its input {i} ({inp.describe()}) "
-        f"raised {type(e).__name__}: {e}. Backprop stopped; no gradient was changed by "
-        "this pass (backward_iter: only the gradients it had already yielded)."
+        f"raised {type(e).__name__}: {e}. Backprop stopped; {changed}"
     )
 
 
@@ -288,6 +298,14 @@ class Pass:
         targets: set[Node] | None,
         measure: bool,
     ) -> None:
+        if grads is not None and (
+            not hasattr(grads, "__len__") or (isinstance(grads, np.ndarray) and not grads.ndim)
+        ):
+            raise LampyTypeError(
+                f"backward: grads must be a sequence with one grad per root ({len(roots)} "
+                f"roots), got {type(grads).__name__}; for one root write "
+                "lampy.backward([root], [g]) or root.backward(g)."
+            )
         if grads is not None and len(grads) != len(roots):
             raise LampyError(
                 f"backward: {len(roots)} roots but {len(grads)} grads; pass one grad per "
