@@ -161,7 +161,9 @@ def remat(fn: F) -> F:
     arguments' values and the outputs stay in memory: the values ``fn`` makes inside
     are released as soon as it returns. Backprop through the result runs ``fn`` again
     on the same argument values, backpropagates through that fresh graph, and releases
-    it. The gradients equal those without remat (bitwise for deterministic ops);
+    it. The gradients equal those without remat: bitwise for deterministic ops when
+    each argument and param has one consumer inside ``fn`` (a stack of layers), up to
+    rounding otherwise (the contributions are added in another order);
     dropout and other random ops inside ``fn`` replay the same draws. Memory for
     compute: each backward through the result costs one more forward run of ``fn``.
     The params' gradients reach the pass one at a time, as the recomputation finds
