@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import LampyError, LampyTypeError, LampyValueError, ShapeError
 
 __all__ = ["Batches", "train_test_split"]
 
@@ -286,7 +286,10 @@ def _prefetched(source: Iterator[Any], depth: int) -> Iterator[Any]:
             for item in source:
                 if not put((item, None)):
                     return
-        except Exception as e:  # handed to the consumer, raised there
+        # Any exception, KeyboardInterrupt and SystemExit too, is handed to the consumer
+        # and raised there: one that ended this thread unreported left the loop waiting
+        # for the next batch forever.
+        except BaseException as e:
             put((_DONE, e))
             return
         finally:
@@ -297,7 +300,14 @@ def _prefetched(source: Iterator[Any], depth: int) -> Iterator[Any]:
     thread.start()
     try:
         while True:
-            item, error = slots.get()
+            try:
+                item, error = slots.get(timeout=0.1)
+            except queue.Empty:
+                if thread.is_alive() or not slots.empty():
+                    continue
+                raise LampyError(  # not expected: the thread always says why it stops
+                    "Batches: the prefetch thread stopped without a batch or an error."
+                ) from None
             if error is not None:
                 raise error
             if item is _DONE:

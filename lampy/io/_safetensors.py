@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import re
 import socket
@@ -25,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyError, LampyTypeError
+from lampy._errors import LampyError, LampyTypeError, LampyValueError
 
 __all__ = ["CheckpointError", "CheckpointWriteError", "read_safetensors", "write_safetensors"]
 
@@ -42,9 +43,21 @@ _DTYPES: dict[str, np.dtype[Any]] = {
     "U16": np.dtype("<u2"),
     "U8": np.dtype("u1"),
     "BOOL": np.dtype("?"),
+    "C64": np.dtype("<c8"),
 }
 _CODES = {dt.newbyteorder("="): code for code, dt in _DTYPES.items()}
-_MAX_HEADER = 100 * 2**20  # the safetensors package's own limit
+# dtypes of the safetensors format that numpy (so lampy) has no type for.
+_UNSUPPORTED = {
+    "BF16": "bfloat16",
+    "F8_E4M3": "float8 e4m3",
+    "F8_E5M2": "float8 e5m2",
+    "F8_E8M0": "float8 e8m0",
+    "F6_E2M3": "float6 e2m3",
+    "F6_E3M2": "float6 e3m2",
+    "F4": "float4",
+}
+_MAX_HEADER = 100_000_000  # the safetensors package's own limit, in bytes
+_METADATA = "__metadata__"
 
 
 class CheckpointError(LampyError, ValueError):
@@ -69,6 +82,23 @@ def _code(name: str, a: np.ndarray) -> str:
     return code
 
 
+def _text(what: str, value: Any) -> str:
+    """``value``, checked to be a string that UTF-8 can encode (a header is UTF-8 JSON)."""
+    if not isinstance(value, str):
+        raise LampyTypeError(
+            f"save: {what} {value!r} is a {type(value).__name__}; safetensors headers hold "
+            "strings only: pass str(...) or json.dumps(...) of it."
+        )
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as e:
+        raise LampyValueError(
+            f"save: {what} {value!r} is not valid Unicode ({e.reason}: a lone surrogate); "
+            "safetensors readers reject such a header."
+        ) from None
+    return value
+
+
 def write_safetensors(
     path: str | os.PathLike[str],
     tensors: Mapping[str, np.ndarray],
@@ -83,34 +113,62 @@ def write_safetensors(
     (``0o666`` minus the umask). Temporary files of ``path`` left by processes of this
     machine that were killed mid-write are removed first.
 
+    The header lists the tensors in the order of ``tensors``; their bytes are laid out
+    largest item size first (as the ``safetensors`` package does), so every tensor starts
+    at a multiple of its item size and readers can map it without copying. Arrays are
+    stored little-endian and in C order whatever their byte order and strides.
+
     Raises:
         CheckpointWriteError: (an ``OSError``) if the file cannot be written (no space
             left, a file size limit, no permission); the previous file is unchanged and
             no temporary file is left.
-        LampyTypeError: if an array's dtype cannot be stored.
+        LampyTypeError: if an array's dtype cannot be stored, or a tensor name, metadata
+            key or metadata value is not a string.
+        LampyValueError: if a tensor is named ``"__metadata__"`` (the format reserves it),
+            a string is not valid Unicode, or the header would exceed the 100 MB that
+            safetensors readers accept.
     """
-    header: dict[str, Any] = {}
-    if metadata:
-        header["__metadata__"] = {str(k): str(v) for k, v in metadata.items()}
-    arrays: list[np.ndarray] = []
-    offset = 0
+    arrays: dict[str, tuple[str, np.ndarray]] = {}
     for name, value in tensors.items():
+        _text("tensor name", name)
+        if name == _METADATA:
+            raise LampyValueError(
+                f"save: a tensor cannot be named '{_METADATA}': the safetensors format keeps "
+                "the file's metadata under that key. Rename the tensor."
+            )
         a = np.asarray(value)
         code = _code(name, a)
-        a = np.asarray(a, dtype=_DTYPES[code], order="C")  # keeps 0-d arrays 0-d
-        header[name] = {
-            "dtype": code,
-            "shape": list(a.shape),
-            "data_offsets": [offset, offset + a.nbytes],
+        arrays[name] = (code, np.asarray(a, dtype=_DTYPES[code], order="C"))  # 0-d stays 0-d
+    header: dict[str, Any] = {}
+    if metadata:
+        header[_METADATA] = {
+            _text("metadata key", k): _text(f"metadata value of {k!r}:", v)
+            for k, v in metadata.items()
         }
-        offset += a.nbytes
-        arrays.append(a)
-    raw = json.dumps(header, separators=(",", ":")).encode()
+    # Largest item size first: item sizes are powers of two, so each tensor's offset is a
+    # multiple of its own (the header is padded to 8 bytes).
+    layout = sorted(arrays, key=lambda name: -arrays[name][1].itemsize)
+    spans: dict[str, list[int]] = {}
+    offset = 0
+    for name in layout:
+        nbytes = arrays[name][1].nbytes
+        spans[name] = [offset, offset + nbytes]
+        offset += nbytes
+    for name, (code, a) in arrays.items():
+        header[name] = {"dtype": code, "shape": list(a.shape), "data_offsets": spans[name]}
+    raw = json.dumps(header, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
     raw += b" " * (-len(raw) % 8)  # keep the data 8-byte aligned, as safetensors does
+    if len(raw) > _MAX_HEADER:
+        raise LampyValueError(
+            f"save: the header of '{path}' would take {len(raw)} bytes, more than the "
+            f"{_MAX_HEADER} safetensors readers (lampy's too) accept; store fewer, larger "
+            "tensors or less metadata."
+        )
     target = Path(os.path.realpath(path))  # through symbolic links: the link stays
+    chunks = [len(raw).to_bytes(8, "little"), raw, *(arrays[name][1].data for name in layout)]
     try:
         _remove_stale_temporaries(target)
-        _write_replace(target, [len(raw).to_bytes(8, "little"), raw, *(a.data for a in arrays)])
+        _write_replace(target, chunks)
     except OSError as e:
         if isinstance(e, CheckpointWriteError):
             raise
@@ -219,61 +277,172 @@ def read_safetensors(
 ) -> tuple[dict[str, np.ndarray], dict[str, str]]:
     """Read a safetensors file: its tensors (new, writable arrays) and its metadata.
 
+    The whole header is validated before any tensor is read, as strictly as the
+    ``safetensors`` package does; each tensor is then read from the file straight into
+    its array (no second copy of the file in memory). The tensors come in the header's
+    order.
+
     Raises:
-        CheckpointError: if the file is truncated, its header is not valid JSON or
-            describes tensors that do not fit the data (unknown dtype, a size that does
-            not match the shape, gaps or overlaps).
+        CheckpointError: if the file is truncated or is not a safetensors file: a header
+            that is not UTF-8 JSON, repeats a key or describes tensors that do not fit
+            the data (an unknown or unsupported dtype such as ``BF16``, a shape or offset
+            that is not a whole number, a size that does not match the shape, gaps,
+            overlaps, bytes after the last tensor, ``BOOL`` bytes other than 0 and 1).
     """
-    data = Path(path).read_bytes()
     where = f"load: '{path}'"
-    if len(data) < 8:
-        raise CheckpointError(f"{where} is not a safetensors file: {len(data)} bytes long.")
-    n = int.from_bytes(data[:8], "little")
-    if n > _MAX_HEADER or 8 + n > len(data):
-        raise CheckpointError(
-            f"{where} is not a safetensors file or is truncated: its header claims {n} "
-            f"bytes, the file has {len(data)}."
-        )
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        first = f.read(8)
+        if len(first) < 8:
+            raise CheckpointError(f"{where} is not a safetensors file: {size} bytes long.")
+        n = int.from_bytes(first, "little")
+        if n > _MAX_HEADER or 8 + n > size:
+            raise CheckpointError(
+                f"{where} is not a safetensors file or is truncated: its header claims {n} "
+                f"bytes, the file has {size} (and headers are at most {_MAX_HEADER})."
+            )
+        meta, entries = _parse_header(where, f.read(n), size - 8 - n)
+        tensors: dict[str, np.ndarray] = {}
+        for name, (dtype, shape, begin) in entries.items():
+            a = np.empty(shape, dtype)
+            f.seek(8 + n + begin)
+            _read_into(where, name, f, a.reshape(-1).view(np.uint8))
+            if dtype == np.bool_ and a.view(np.uint8).max(initial=0) > 1:
+                raise CheckpointError(
+                    f"{where}: BOOL tensor '{name}' holds bytes other than 0 and 1; the file "
+                    "is corrupt or was not written as booleans."
+                )
+            tensors[name] = a
+    return tensors, meta
+
+
+def _read_into(where: str, name: str, f: Any, buf: np.ndarray) -> None:
+    """Fill ``buf`` (bytes) from ``f``, or raise if the file ends first."""
+    view = memoryview(buf)  # type: ignore[arg-type]
+    done = 0
+    while done < len(view):
+        got = f.readinto(view[done:])
+        if not got:
+            raise CheckpointError(
+                f"{where}: the file ended inside tensor '{name}' (it shrank while read?)."
+            )
+        done += got
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object as a dict, refusing a repeated key (JSON parsers keep one silently)."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _Duplicate(key)
+        out[key] = value
+    return out
+
+
+class _Duplicate(Exception):
+    """A JSON object repeats a key."""
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _whole(value: Any) -> bool:
+    """Whether ``value`` is a JSON whole number >= 0 (not a float, a bool or a string)."""
+    return type(value) is int and value >= 0
+
+
+def _parse_header(
+    where: str, raw: bytes, data_size: int
+) -> tuple[dict[str, str], dict[str, tuple[np.dtype[Any], tuple[int, ...], int]]]:
+    """The metadata and each tensor's ``(dtype, shape, begin)``, all checked against the
+    ``data_size`` bytes after the header."""
     try:
-        header = json.loads(data[8 : 8 + n])
-    except (UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise CheckpointError(f"{where} has a header that is not valid JSON ({e}).") from e
+        header = json.loads(
+            raw.decode("utf-8"), object_pairs_hook=_no_duplicates, parse_constant=_no_constant
+        )
+    except _Duplicate as e:
+        raise CheckpointError(
+            f"{where} has a header that repeats the key {e.args[0]!r}; which entry is meant "
+            "is ambiguous, so the file is refused."
+        ) from None
+    except (UnicodeDecodeError, ValueError, RecursionError) as e:
+        raise CheckpointError(
+            f"{where} has a header that is not valid JSON in UTF-8 ({e})."
+        ) from None
     if not isinstance(header, dict):
         raise CheckpointError(f"{where} has a header that is not a JSON object.")
-    meta = header.pop("__metadata__", None) or {}
-    body = memoryview(data)[8 + n :]
-    tensors: dict[str, np.ndarray] = {}
+    meta = header.pop(_METADATA, None)
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
+        raise CheckpointError(f"{where}: {_METADATA} must map strings to strings.")
+    for text in [*header, *meta, *meta.values()]:
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise CheckpointError(
+                f"{where} has a header string that is not valid Unicode ({text!r})."
+            ) from None
+    entries: dict[str, tuple[np.dtype[Any], tuple[int, ...], int]] = {}
     spans = []
     for name, info in header.items():
-        try:
-            dtype = _DTYPES[info["dtype"]]
-            shape = tuple(int(s) for s in info["shape"])
-            begin, end = (int(o) for o in info["data_offsets"])
-        except (KeyError, TypeError, ValueError) as e:
+        if not isinstance(info, dict) or not {"dtype", "shape", "data_offsets"} <= info.keys():
             raise CheckpointError(
-                f"{where}: the entry of tensor '{name}' is malformed or has an unsupported "
-                f"dtype ({info!r})."
-            ) from e
-        if min(shape, default=0) < 0 or not 0 <= begin <= end <= len(body):
-            raise CheckpointError(f"{where}: tensor '{name}' lies outside the file's data.")
-        if (end - begin) != int(np.prod(shape)) * dtype.itemsize:
-            raise CheckpointError(
-                f"{where}: tensor '{name}' has {end - begin} bytes, but shape {shape} of "
-                f"{info['dtype']} needs {int(np.prod(shape)) * dtype.itemsize}."
+                f"{where}: the entry of tensor '{name}' is not an object with dtype, shape "
+                f"and data_offsets ({info!r})."
             )
+        code, shape, offsets = info["dtype"], info["shape"], info["data_offsets"]
+        if code in _UNSUPPORTED:
+            raise CheckpointError(
+                f"{where}: tensor '{name}' is {code} ({_UNSUPPORTED[code]}), which numpy, so "
+                "lampy, has no dtype for. Save it as float32 instead; from PyTorch: "
+                "safetensors.torch.save_file({k: v.float() if v.is_floating_point() else v "
+                "for k, v in state_dict.items()}, path)."
+            )
+        if not isinstance(code, str) or code not in _DTYPES:
+            raise CheckpointError(
+                f"{where}: tensor '{name}' has dtype {code!r}, not one of the safetensors "
+                f"dtypes lampy reads ({', '.join(_DTYPES)})."
+            )
+        if not (isinstance(shape, list) and all(_whole(d) for d in shape)):
+            raise CheckpointError(
+                f"{where}: tensor '{name}' has shape {shape!r}; a shape is a list of whole "
+                "numbers >= 0."
+            )
+        if not (isinstance(offsets, list) and len(offsets) == 2 and all(map(_whole, offsets))):
+            raise CheckpointError(
+                f"{where}: tensor '{name}' has data_offsets {offsets!r}; they are two whole "
+                "numbers >= 0, [begin, end]."
+            )
+        begin, end = offsets
+        dtype = _DTYPES[code]
+        need = math.prod(shape) * dtype.itemsize
+        if not begin <= end <= data_size:
+            raise CheckpointError(
+                f"{where}: tensor '{name}' has data_offsets [{begin}, {end}], outside the "
+                f"file's {data_size} bytes of data."
+            )
+        if end - begin != need:
+            raise CheckpointError(
+                f"{where}: tensor '{name}' has {end - begin} bytes, but shape {tuple(shape)} "
+                f"of {code} needs {need}."
+            )
+        if need == 0 or len(shape) > 32:  # sizes fit the file, but dimensions may not
+            try:  # a dimension beyond 2**63 with a 0 elsewhere, or more than numpy's 64
+                np.empty(tuple(shape), dtype)
+            except ValueError as e:
+                raise CheckpointError(f"{where}: tensor '{name}' has shape {shape}: {e}.") from None
         spans.append((begin, end, name))
-        tensors[name] = np.frombuffer(body[begin:end], dtype=dtype).reshape(shape).copy()
-    spans.sort()
+        entries[name] = (dtype, tuple(shape), begin)
     pos = 0
-    for begin, end, name in spans:
+    for begin, end, name in sorted(spans):
         if begin != pos:
             raise CheckpointError(
                 f"{where}: tensor '{name}' starts at byte {begin}, expected {pos}: the "
                 "data has gaps or overlapping tensors."
             )
         pos = end
-    if pos != len(body):
-        raise CheckpointError(f"{where}: {len(body) - pos} bytes after the last tensor.")
-    if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
-        raise CheckpointError(f"{where}: __metadata__ must map strings to strings.")
-    return tensors, meta
+    if pos != data_size:
+        raise CheckpointError(f"{where}: {data_size - pos} bytes after the last tensor.")
+    return meta, entries

@@ -118,16 +118,32 @@ def _tuples(group: dict[str, Any]) -> dict[str, Any]:
 
 
 def load(
-    path: PathLike | Module, module: Module | PathLike, optimizer: Any = None
+    path: PathLike | Module,
+    module: Module | PathLike,
+    optimizer: Any = None,
+    *,
+    strict: bool = True,
 ) -> dict[str, Any]:
     """Load a checkpoint written by ``lampy.save`` into ``module`` (and ``optimizer``).
 
-    ``load(module, path)`` is accepted too, as ``save`` accepts PyTorch's order.
+    ``load(module, path)`` is accepted too, as ``save`` accepts PyTorch's order. Any
+    safetensors file of weights under the module's names loads too (one saved by
+    ``safetensors.torch.save_file(torch_model.state_dict(), path)``, say).
 
     Weights are copied into the module's existing parameter buffers in place (see
     ``lampy.nn.Module.load_state_dict``); names, shapes and dtypes
     are all checked first, so a checkpoint that does not fit changes nothing. Nothing is
     unpickled: the file holds JSON and raw numbers only.
+
+    Args:
+        path: The checkpoint file.
+        module: The module to load the weights into.
+        optimizer: An optimizer to load the saved optimizer state into.
+        strict: Whether the checkpoint's weights must be exactly the module's entries,
+            as in PyTorch's ``load_state_dict(strict=...)``. With ``strict=False``,
+            entries the file lacks keep their values and weights the module lacks are
+            ignored (``module.load_state_dict(read_safetensors(path)[0], strict=False)``
+            lists both); shapes and dtypes are checked all the same.
 
     Returns:
         The metadata given to ``save`` as keywords.
@@ -139,6 +155,8 @@ def load(
             ``load_state_dict`` when names, shapes or dtypes do not fit.
     """
     path, module = _path_and_module("load", path, module)
+    if not isinstance(strict, bool):
+        raise LampyTypeError(f"load: strict must be True or False, got {strict!r}.")
     tensors, meta = read_safetensors(path)
     try:  # parse all metadata before anything is changed
         user = dict(json.loads(meta.get("lampy.metadata", "{}")))
@@ -150,7 +168,7 @@ def load(
     # writes, so only the optimizer needs a dry run first.
     if opt_sd is not None:
         _dry_run_optimizer(optimizer, opt_sd)
-    module.load_state_dict(model_sd)
+    module.load_state_dict(model_sd, strict=strict)
     if opt_sd is not None:
         optimizer.load_state_dict(opt_sd)
     return user

@@ -99,6 +99,49 @@ def test_an_exception_while_gathering_is_raised_in_the_loop_in_order() -> None:
     assert prefetch_threads() == []
 
 
+class Interrupted(BaseException):
+    """Not an Exception: as KeyboardInterrupt or SystemExit raised by a dataset."""
+
+
+class Raising:
+    """A dataset whose third batch raises ``error``."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+    def __len__(self) -> int:
+        return 10
+
+    def __getitem__(self, idx: np.ndarray) -> np.ndarray:
+        if idx[0] == 4:
+            raise self.error
+        return np.asarray(idx)
+
+
+@pytest.mark.parametrize("error", [Interrupted("stop"), KeyboardInterrupt(), SystemExit(3)])
+def test_a_base_exception_while_gathering_reaches_the_loop(error: BaseException) -> None:
+    """KeyboardInterrupt, SystemExit or another BaseException raised while gathering is
+    raised in the loop after the batches before it, and the thread is gone (the loop used
+    to wait forever for a batch the dead thread would never send). The loop runs in a
+    thread of its own here, so a hang fails the test instead of stopping the suite."""
+    got: list[int] = []
+    caught: list[BaseException] = []
+
+    def consume() -> None:
+        try:
+            for (xb,) in Batches(Raising(error), batch_size=2, prefetch=2):
+                got.append(int(xb[0]))
+        except BaseException as e:
+            caught.append(e)
+
+    loop = threading.Thread(target=consume, daemon=True)
+    loop.start()
+    loop.join(timeout=30)
+    assert not loop.is_alive(), "the loop hangs waiting for the prefetch thread"
+    assert caught == [error] and got == [0, 2]
+    assert prefetch_threads() == []
+
+
 def test_stopping_early_stops_the_thread() -> None:
     """Closing the iterator after two batches (a for loop left by break or an exception
     does this) stops the thread, which reads nothing more."""
