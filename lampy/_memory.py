@@ -127,13 +127,14 @@ def reaches_writable(a: np.ndarray) -> bool:
 
 
 def private_copy(a: np.ndarray) -> np.ndarray:
-    """A copy of ``a`` that nothing else can write, made at the cost of its memory's owner.
+    """A copy of ``a`` that nothing else can write, as small as the memory ``a`` spans.
 
-    A view keeps its layout: the array owning its memory is copied once and ``a``'s
-    shape, strides and offset are laid over the copy, so a broadcast or a window view
-    does not grow into a full array (``np.broadcast_to(x, (1000, n))`` copies ``x``,
-    not a thousand rows of it). Otherwise (no owning ndarray, or ``a`` reaching outside
-    it) ``a`` is copied into a new contiguous array.
+    A view keeps its layout: the bytes it can reach in its owner's memory are copied
+    once and ``a``'s shape and strides are laid over the copy, so a broadcast or a
+    window view does not grow into a full array (``np.broadcast_to(x, (1000, n))``
+    copies ``x``, not a thousand rows of it), and a slice of a large array copies the
+    slice, not the array. Otherwise (no contiguous owning ndarray, or ``a`` reaching
+    outside it) ``a`` is copied into a new array.
     """
     root: np.ndarray = a
     b: Any = a.base
@@ -145,9 +146,10 @@ def private_copy(a: np.ndarray) -> np.ndarray:
         lo, hi = _byte_bounds(a)
         start = root.__array_interface__["data"][0]
         if start <= lo and hi <= start + root.nbytes:
-            mine = root.copy(order="K")  # the same byte layout as root's
-            offset = a.__array_interface__["data"][0] - start
-            laid: np.ndarray = np.ndarray(a.shape, a.dtype, mine, offset, a.strides)
+            raw = root.ravel(order="K").view(np.uint8)  # root's memory, byte by byte
+            span = raw[lo - start : hi - start].copy()
+            offset = a.__array_interface__["data"][0] - lo
+            laid: np.ndarray = np.ndarray(a.shape, a.dtype, span, offset, a.strides)
             return laid
     copied: np.ndarray = a.copy(order="K")
     return copied

@@ -46,8 +46,8 @@ def value_of(x: Any, saved: bool = True) -> Any:
     closures keep what they need for backward, so a later change to the caller's array
     must not reach the gradient. So is a read-only *view* of memory that is still
     writable elsewhere (``np.broadcast_to(a, ...)``, ``sliding_window_view(a, ...)`` of a
-    writable ``a``): its memory's owner is copied once and the view laid over the copy,
-    so a broadcast does not grow into a full array. A read-only array whose memory
+    writable ``a``): the memory it spans is copied once and the view laid over the
+    copy, so a broadcast does not grow into a full array. A read-only array whose memory
     nothing can write is used as it is, without a copy.
     Python and numpy scalars are returned unchanged. An op that does not keep this
     operand for backward passes ``saved=False``: it then gets a read-only view of the

@@ -79,6 +79,24 @@ def test_window_and_reversed_views_are_copied_keeping_their_layout() -> None:
     assert value_of(w)[0, 0] == -1.0  # a new call reads the array as it is now
 
 
+def test_a_read_only_slice_of_a_large_array_copies_the_slice_only() -> None:
+    """A batch marked read-only but sliced from a writable dataset: the copy spans the
+    batch's bytes, not the dataset's."""
+    data = np.arange(100_000, dtype=np.float32).reshape(1000, 100)
+    batch = data[10:42]
+    batch.flags.writeable = False
+    v = value_of(batch)
+    np.testing.assert_array_equal(v, data[10:42])
+    assert v.base is not None and v.base.nbytes == batch.nbytes
+    columns = data[5:9, ::-7]  # strided and reversed: the rows it spans
+    columns.flags.writeable = False
+    w = value_of(columns)
+    np.testing.assert_array_equal(w, data[5:9, ::-7])
+    assert w.base is not None and w.base.nbytes <= 4 * data.strides[0]
+    data[:] = 0.0
+    assert v[0, 0] == 1000.0 and w[0, 0] == 599.0
+
+
 def test_memory_that_nothing_can_write_is_not_copied() -> None:
     """A read-only view of a read-only array, an array over immutable bytes: as they
     are. A read-only view over a bytearray (writable memory): copied."""
@@ -128,3 +146,7 @@ def test_private_copy_of_any_strided_view(
     assert not np.shares_memory(mine, root)
     owner = mine if mine.base is None else mine.base
     assert owner.nbytes <= max(root.nbytes, view.nbytes)
+    if view.size:  # no more than the bytes the view spans
+        lo = sum(min(0, (n - 1) * st) for n, st in zip(view.shape, view.strides, strict=True))
+        hi = sum(max(0, (n - 1) * st) for n, st in zip(view.shape, view.strides, strict=True))
+        assert owner.nbytes <= hi - lo + view.itemsize
