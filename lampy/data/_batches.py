@@ -70,6 +70,10 @@ class Batches:
     ``shuffle=True`` each iteration draws a new permutation from ``rng``, so the batch
     order is reproducible from the generator's seed and differs between epochs.
 
+    In file order (``shuffle=False``, no ``shard``) a batch of an in-memory array is a
+    *read-only view* of it, not a copy: ``xb /= 255`` raises instead of changing your
+    data (write ``xb = xb / 255``); a shuffled batch is a new array.
+
     Only one batch is in memory at a time: each batch is gathered with one index
     array, so a ``numpy.memmap`` (``np.load(path, mmap_mode="r")``) is read batch by
     batch from disk, never whole. The pages of a file read through a memory map count
@@ -254,10 +258,14 @@ def _shard(shard: Any) -> tuple[int, int]:
 
 
 def _rows(a: np.ndarray, start: int, stop: int, mapped: bool) -> np.ndarray:
-    """Rows ``start:stop`` of ``a``: a view, or a copy of a read-only memory-mapped array
-    (whose pages are handed back to the OS after the batch is gathered)."""
+    """Rows ``start:stop`` of ``a``: a read-only view (an in-place change of the batch
+    would change the caller's data), or a copy of a read-only memory-mapped array (whose
+    pages are handed back to the OS after the batch is gathered)."""
     rows = a[start:stop]
-    return np.array(rows) if mapped else rows
+    if mapped:
+        return np.array(rows)
+    rows.flags.writeable = False
+    return rows
 
 
 _DONE = object()

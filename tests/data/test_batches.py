@@ -134,6 +134,10 @@ def test_shard_of_one_is_the_plain_batches_and_errors() -> None:
     assert "shard" not in repr(sharded) and "shard=(1, 2)" in repr(
         Batches(x, batch_size=4, shard=(1, 2))
     )
+    (view,) = next(iter(plain))
+    with pytest.raises(ValueError, match="read-only"):
+        view /= 2.0  # would have halved x's first rows
+    np.testing.assert_array_equal(x, np.arange(10.0))
     with pytest.raises(LampyValueError, match=r"0 <= rank < world, got \(2, 2\)"):
         Batches(x, batch_size=2, shard=(2, 2))
     with pytest.raises(LampyValueError, match="world >= 1"):
