@@ -153,6 +153,17 @@ from lampy.ops import mod as mod
 from lampy.ops import moveaxis as moveaxis
 from lampy.ops import multiply as multiply
 from lampy.ops import nan_to_num as nan_to_num
+from lampy.ops import nanargmax as nanargmax
+from lampy.ops import nanargmin as nanargmin
+from lampy.ops import nancumprod as nancumprod
+from lampy.ops import nancumsum as nancumsum
+from lampy.ops import nanmax as nanmax
+from lampy.ops import nanmean as nanmean
+from lampy.ops import nanmin as nanmin
+from lampy.ops import nanprod as nanprod
+from lampy.ops import nanstd as nanstd
+from lampy.ops import nansum as nansum
+from lampy.ops import nanvar as nanvar
 from lampy.ops import negative as negative
 from lampy.ops import normalize_axis as normalize_axis
 from lampy.ops import not_equal as not_equal

@@ -96,6 +96,17 @@ from lampy.ops._magnitude import positive as positive
 from lampy.ops._masking import masked_fill as masked_fill
 from lampy.ops._masking import nan_to_num as nan_to_num
 from lampy.ops._masking import one_hot as one_hot
+from lampy.ops._nan_reductions import nanargmax as nanargmax
+from lampy.ops._nan_reductions import nanargmin as nanargmin
+from lampy.ops._nan_reductions import nancumprod as nancumprod
+from lampy.ops._nan_reductions import nancumsum as nancumsum
+from lampy.ops._nan_reductions import nanmax as nanmax
+from lampy.ops._nan_reductions import nanmean as nanmean
+from lampy.ops._nan_reductions import nanmin as nanmin
+from lampy.ops._nan_reductions import nanprod as nanprod
+from lampy.ops._nan_reductions import nanstd as nanstd
+from lampy.ops._nan_reductions import nansum as nansum
+from lampy.ops._nan_reductions import nanvar as nanvar
 from lampy.ops._pad import flip as flip
 from lampy.ops._pad import fliplr as fliplr
 from lampy.ops._pad import flipud as flipud
