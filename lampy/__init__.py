@@ -147,6 +147,7 @@ from lampy.ops import matrix_transpose as matrix_transpose
 from lampy.ops import max as max
 from lampy.ops import maximum as maximum
 from lampy.ops import mean as mean
+from lampy.ops import median as median
 from lampy.ops import min as min
 from lampy.ops import minimum as minimum
 from lampy.ops import mod as mod
@@ -159,8 +160,11 @@ from lampy.ops import nancumprod as nancumprod
 from lampy.ops import nancumsum as nancumsum
 from lampy.ops import nanmax as nanmax
 from lampy.ops import nanmean as nanmean
+from lampy.ops import nanmedian as nanmedian
 from lampy.ops import nanmin as nanmin
+from lampy.ops import nanpercentile as nanpercentile
 from lampy.ops import nanprod as nanprod
+from lampy.ops import nanquantile as nanquantile
 from lampy.ops import nanstd as nanstd
 from lampy.ops import nansum as nansum
 from lampy.ops import nanvar as nanvar
@@ -171,11 +175,13 @@ from lampy.ops import one_hot as one_hot
 from lampy.ops import outer as outer
 from lampy.ops import pad as pad
 from lampy.ops import partition as partition
+from lampy.ops import percentile as percentile
 from lampy.ops import permute_dims as permute_dims
 from lampy.ops import positive as positive
 from lampy.ops import power as power
 from lampy.ops import prod as prod
 from lampy.ops import put_along_axis as put_along_axis
+from lampy.ops import quantile as quantile
 from lampy.ops import rad2deg as rad2deg
 from lampy.ops import radians as radians
 from lampy.ops import ravel as ravel

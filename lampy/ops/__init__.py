@@ -107,6 +107,12 @@ from lampy.ops._nan_reductions import nanprod as nanprod
 from lampy.ops._nan_reductions import nanstd as nanstd
 from lampy.ops._nan_reductions import nansum as nansum
 from lampy.ops._nan_reductions import nanvar as nanvar
+from lampy.ops._order_statistics import median as median
+from lampy.ops._order_statistics import nanmedian as nanmedian
+from lampy.ops._order_statistics import nanpercentile as nanpercentile
+from lampy.ops._order_statistics import nanquantile as nanquantile
+from lampy.ops._order_statistics import percentile as percentile
+from lampy.ops._order_statistics import quantile as quantile
 from lampy.ops._pad import flip as flip
 from lampy.ops._pad import fliplr as fliplr
 from lampy.ops._pad import flipud as flipud

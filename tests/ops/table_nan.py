@@ -37,7 +37,7 @@ from .spec import Inputs, OpSpec
 from .table_reductions import _reduced_count, distinct, zero_or_moderate
 
 
-def _keep(mask: np.ndarray, axis: Any, last: bool) -> None:
+def keep_entries(mask: np.ndarray, axis: Any, last: bool) -> None:
     """Clear ``mask`` at the first (and with ``last`` also the last) entry of every slice
     reduced over ``axis``, so each slice keeps values that are not nan."""
     ndim = mask.ndim
@@ -76,7 +76,7 @@ def with_nans(
             mask = np.array(d(hnp.arrays(np.bool_, shape)))
             two = ddof and _reduced_count(shape, kwargs["axis"]) > 1
             if keep:
-                _keep(mask, kwargs["axis"], last=two)
+                keep_entries(mask, kwargs["axis"], last=two)
             if ddof:
                 kwargs["ddof"] = d(st.sampled_from([0, 1])) if two else 0
             a[mask] = np.nan
