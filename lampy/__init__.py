@@ -122,6 +122,7 @@ from lampy.ops import hypot as hypot
 from lampy.ops import index_add as index_add
 from lampy.ops import index_select as index_select
 from lampy.ops import inner as inner
+from lampy.ops import interp as interp
 from lampy.ops import isclose as isclose
 from lampy.ops import isfinite as isfinite
 from lampy.ops import isinf as isinf

@@ -75,6 +75,7 @@ from lampy.ops._hyperbolic import tanh as tanh
 from lampy.ops._indexing import compress as compress
 from lampy.ops._indexing import getitem as getitem
 from lampy.ops._indexing import take as take
+from lampy.ops._interp import interp as interp
 from lampy.ops._join import append as append
 from lampy.ops._join import array_split as array_split
 from lampy.ops._join import broadcast_arrays as broadcast_arrays

@@ -17,6 +17,7 @@ from . import (
     table_products,
     table_reductions,
     table_shape,
+    table_signal,
     table_unary,
 )
 from .spec import OpSpec
@@ -33,6 +34,7 @@ OPS: list[OpSpec] = [
     *table_shape.OPS,
     *table_indexing.OPS,
     *table_differences.OPS,
+    *table_signal.OPS,
     *table_creation.OPS,
 ]
 

@@ -1,0 +1,51 @@
+"""Op table of the 1-d signal ops: interp.
+
+interp is piecewise linear with kinks where ``x`` meets a sample point: the sample
+points are drawn distinct and well separated (sorted, as numpy needs them) and ``x``
+keeps 0.05 away from every one of them, so finite differences in ``x`` and ``xp`` do
+not straddle a kink. ``x`` ranges past both ends (the clamped regions); ``left`` and
+``right`` are drawn as params too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from hypothesis import strategies as st
+
+from lampy.ops._interp import interp
+from lampy.testing import strategies as ls
+
+from .spec import Inputs, OpSpec
+from .table_reductions import distinct
+
+
+def interp_inputs(bounds: bool) -> Any:
+    """``x`` of any shape, ``xp`` sorted and distinct (1 to 5 points), ``fp``; with
+    ``bounds`` also ``left`` and ``right`` as 0-d arrays."""
+
+    def draw(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+        @st.composite
+        def build(d: st.DrawFn) -> Inputs:
+            n = d(st.integers(1, 5))
+            xp = np.sort(d(distinct((n,), dtype, step=1.0)))
+            fp = d(ls.arrays((n,), dtype, min_value=-3, max_value=3))
+            lo, hi = float(xp[0]) - 1.5, float(xp[-1]) + 1.5
+            avoid = tuple(float(v) for v in xp)
+            x = d(ls.arrays(ls.shapes(max_dims=2, max_side=4), dtype, min_value=lo,
+                            max_value=hi, avoid=avoid, margin=0.05))  # fmt: skip
+            arrays = [x, xp, fp]
+            if bounds:
+                arrays += [d(ls.arrays((), dtype, min_value=-3, max_value=3)) for _ in "lr"]
+            return arrays, {}
+
+        return build()
+
+    return draw
+
+
+OPS: list[OpSpec] = [
+    OpSpec("interp", interp, np.interp, interp_inputs(bounds=False)),
+    OpSpec("interp_left_right", interp, np.interp, interp_inputs(bounds=True)),
+]
