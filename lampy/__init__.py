@@ -83,7 +83,9 @@ from lampy.ops import clip as clip
 from lampy.ops import column_stack as column_stack
 from lampy.ops import compress as compress
 from lampy.ops import concatenate as concatenate
+from lampy.ops import convolve as convolve
 from lampy.ops import copy as copy
+from lampy.ops import correlate as correlate
 from lampy.ops import cos as cos
 from lampy.ops import cosh as cosh
 from lampy.ops import cross as cross

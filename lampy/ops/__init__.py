@@ -36,6 +36,8 @@ from lampy.ops._comparison import logical_or as logical_or
 from lampy.ops._comparison import logical_xor as logical_xor
 from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
+from lampy.ops._convolve import convolve as convolve
+from lampy.ops._convolve import correlate as correlate
 from lampy.ops._creation import full as full
 from lampy.ops._creation import linspace as linspace
 from lampy.ops._cumulative import cumprod as cumprod

@@ -1,4 +1,8 @@
-"""Op table of the 1-d signal ops: interp.
+"""Op table of the 1-d signal ops: interp, convolve, correlate.
+
+convolve and correlate are bilinear (central differences are exact up to rounding); the
+draws cover every pair of lengths from 1 to 6 (either operand the longer, where
+numpy's windows differ) and the three modes.
 
 interp is piecewise linear with kinks where ``x`` meets a sample point: the sample
 points are drawn distinct and well separated (sorted, as numpy needs them) and ``x``
@@ -14,6 +18,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from lampy.ops._convolve import convolve, correlate
 from lampy.ops._interp import interp
 from lampy.testing import strategies as ls
 
@@ -45,7 +50,21 @@ def interp_inputs(bounds: bool) -> Any:
     return draw
 
 
+def pair_1d(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """Two 1-d operands of lengths 1 to 6 and a mode (numpy's names)."""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        a = d(ls.arrays((d(st.integers(1, 6)),), dtype, min_value=-3, max_value=3))
+        v = d(ls.arrays((d(st.integers(1, 6)),), dtype, min_value=-3, max_value=3))
+        return [a, v], {"mode": d(st.sampled_from(["full", "same", "valid"]))}
+
+    return build()
+
+
 OPS: list[OpSpec] = [
     OpSpec("interp", interp, np.interp, interp_inputs(bounds=False)),
     OpSpec("interp_left_right", interp, np.interp, interp_inputs(bounds=True)),
+    OpSpec("convolve", convolve, np.convolve, pair_1d),
+    OpSpec("correlate", correlate, np.correlate, pair_1d),
 ]
