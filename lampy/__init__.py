@@ -180,6 +180,7 @@ from lampy.ops import pad as pad
 from lampy.ops import partition as partition
 from lampy.ops import percentile as percentile
 from lampy.ops import permute_dims as permute_dims
+from lampy.ops import polyval as polyval
 from lampy.ops import positive as positive
 from lampy.ops import power as power
 from lampy.ops import prod as prod

@@ -124,6 +124,7 @@ from lampy.ops._pad import repeat as repeat
 from lampy.ops._pad import roll as roll
 from lampy.ops._pad import rot90 as rot90
 from lampy.ops._pad import tile as tile
+from lampy.ops._polynomials import polyval as polyval
 from lampy.ops._powers_roots import cbrt as cbrt
 from lampy.ops._powers_roots import reciprocal as reciprocal
 from lampy.ops._powers_roots import sqrt as sqrt

@@ -1,8 +1,9 @@
-"""Op table of the 1-d signal ops: interp, convolve, correlate.
+"""Op table of the 1-d signal ops and polynomials: interp, convolve, correlate, polyval.
 
 convolve and correlate are bilinear (central differences are exact up to rounding); the
 draws cover every pair of lengths from 1 to 6 (either operand the longer, where
-numpy's windows differ) and the three modes.
+numpy's windows differ) and the three modes. polyval draws up to 5 coefficients (none
+too: zeros, as numpy) and x in [-2, 2], where the powers stay moderate.
 
 interp is piecewise linear with kinks where ``x`` meets a sample point: the sample
 points are drawn distinct and well separated (sorted, as numpy needs them) and ``x``
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 
 from lampy.ops._convolve import convolve, correlate
 from lampy.ops._interp import interp
+from lampy.ops._polynomials import polyval
 from lampy.testing import strategies as ls
 
 from .spec import Inputs, OpSpec
@@ -62,9 +64,22 @@ def pair_1d(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     return build()
 
 
+def polyval_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """0 to 5 coefficients and x of any shape."""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        p = d(ls.arrays((d(st.integers(0, 5)),), dtype, min_value=-3, max_value=3))
+        x = d(ls.arrays(ls.shapes(max_dims=3, max_side=3), dtype, min_value=-2, max_value=2))
+        return [p, x], {}
+
+    return build()
+
+
 OPS: list[OpSpec] = [
     OpSpec("interp", interp, np.interp, interp_inputs(bounds=False)),
     OpSpec("interp_left_right", interp, np.interp, interp_inputs(bounds=True)),
     OpSpec("convolve", convolve, np.convolve, pair_1d),
     OpSpec("correlate", correlate, np.correlate, pair_1d),
+    OpSpec("polyval", polyval, np.polyval, polyval_inputs),
 ]
