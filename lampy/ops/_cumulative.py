@@ -18,7 +18,7 @@ from lampy.ops._torch_names import axis_or_dim
 _add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where
 
 
-def _reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
+def reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
     """``out[i] = sum(g[i:])`` along ``axis``: the adjoint of ``cumsum``."""
     return _flip(_cumsum(_flip(g, axis), axis=axis), axis)
 
@@ -40,7 +40,7 @@ def cumsum(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) 
     flat = ax is None or not shape  # the value is 1-d, along axis 0
 
     def d_a(g: np.ndarray) -> Any:
-        d = _reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
+        d = reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
         return d.reshape(shape) if flat else d
 
     return op("cumsum", value, contrib_of(a, d_a))
@@ -70,19 +70,24 @@ def cumprod(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None)
 
     def d_a(g: np.ndarray) -> Any:
         xv = np.asarray(x, dtype=value.dtype).reshape(value.shape)
-        after = _reverse_cumsum(g * value, k)
-        zeros = xv == 0
-        if not zeros.any():
-            d = after / xv
-        else:
-            seen = _cumsum(zeros, axis=k)  # zeros up to and including each position
-            first = zeros & (seen == 1)
-            before = seen == 0
-            at_first = _reverse_cumsum(g * np.cumprod(_where(first, 1, xv), axis=k), k)
-            d = _where(before, after / _where(zeros, 1, xv), _where(first, at_first, 0))
+        d = cumprod_grad(g, xv, value, k)
         return d.reshape(shape) if flat else d
 
     return op("cumprod", value, contrib_of(a, d_a))
+
+
+def cumprod_grad(g: Any, xv: Any, value: Any, k: int) -> Any:
+    """``cumprod``'s gradient along axis ``k`` at ``xv`` (of the value's shape), whose
+    cumulative product is ``value``: exact with zeros, no division by zero."""
+    after = reverse_cumsum(g * value, k)
+    zeros = xv == 0
+    if not zeros.any():
+        return after / xv
+    seen = _cumsum(zeros, axis=k)  # zeros up to and including each position
+    first = zeros & (seen == 1)
+    before = seen == 0
+    at_first = reverse_cumsum(g * np.cumprod(_where(first, 1, xv), axis=k), k)
+    return _where(before, after / _where(zeros, 1, xv), _where(first, at_first, 0))
 
 
 __all__ = ["cumprod", "cumsum"]

@@ -22,7 +22,7 @@ from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 _add, _isnan, _equal = np.add, np.isnan, np.equal
 
 
-def _reduce_error(name: str, shape: tuple[int, ...], axis: Any, e: Exception) -> ShapeError:
+def reduce_error(name: str, shape: tuple[int, ...], axis: Any, e: Exception) -> ShapeError:
     if "identity" in str(e) or "empty" in str(e):
         return ShapeError(
             f"{name}: cannot reduce an empty selection (shape {shape}, axis {axis!r}): the "
@@ -58,7 +58,7 @@ def _extreme(
     try:
         value_kd = fn(x, axis=axes, keepdims=True, **kwargs)
     except ValueError as e:
-        raise _reduce_error(name, shape, axis, e) from None
+        raise reduce_error(name, shape, axis, e) from None
     value = value_kd if keepdims else np.squeeze(value_kd, axes)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
@@ -169,7 +169,7 @@ def _arg_extreme(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims:
     try:
         return fn(x, axis=ax, keepdims=keepdims)
     except ValueError as e:
-        raise _reduce_error(name, np.shape(x), axis, e) from None
+        raise reduce_error(name, np.shape(x), axis, e) from None
 
 
 def argmax(

@@ -266,20 +266,24 @@ def prod(
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         xv = x if dtype is None else np.asarray(x, dtype=np.result_type(value))
         gk = expand_reduced(g, axes, keepdims)
-        pk = expand_reduced(value, axes, keepdims)
-        # A zero makes its slice's product 0 (or nan next to an inf): checking the
-        # products spares a pass over the input when there are none.
-        if not (np.any(pk == 0) or np.any(np.isnan(pk))):
-            _add(out, (gk * pk) / xv, out=out)
-            return
-        zeros = xv == 0
-        n_zeros = np.sum(zeros, axis=axes, keepdims=True)
-        nonzero = np.where(zeros, 1, xv)
-        others = np.prod(nonzero, axis=axes, keepdims=True)  # product of the non-zeros
-        d = np.where(n_zeros == 0, others / nonzero, np.where(zeros & (n_zeros == 1), others, 0))
-        _add(out, gk * d, out=out)
+        _add(out, prod_grad(xv, gk, expand_reduced(value, axes, keepdims), axes), out=out)
 
     return op("prod", value, param_of(a, d_a))
+
+
+def prod_grad(xv: Any, gk: Any, pk: Any, axes: tuple[int, ...]) -> Any:
+    """``prod``'s gradient ``gk * prod_{j != i} xv_j`` over ``axes``, exact with zeros
+    (``gk`` and the product ``pk`` with the reduced axes kept as length 1)."""
+    # A zero makes its slice's product 0 (or nan next to an inf): checking the
+    # products spares a pass over the input when there are none.
+    if not (np.any(pk == 0) or np.any(np.isnan(pk))):
+        return (gk * pk) / xv
+    zeros = xv == 0
+    n_zeros = np.sum(zeros, axis=axes, keepdims=True)
+    nonzero = np.where(zeros, 1, xv)
+    others = np.prod(nonzero, axis=axes, keepdims=True)  # product of the non-zeros
+    d = np.where(n_zeros == 0, others / nonzero, np.where(zeros & (n_zeros == 1), others, 0))
+    return gk * d
 
 
 def _weights_along(w: Any, shape: tuple[int, ...], axis: Any) -> tuple[Any, tuple[int, ...] | None]:

@@ -12,9 +12,12 @@ from . import (
     table_differences,
     table_indexing,
     table_linalg,
+    table_nan,
+    table_order_statistics,
     table_products,
     table_reductions,
     table_shape,
+    table_signal,
     table_unary,
 )
 from .spec import OpSpec
@@ -24,11 +27,14 @@ OPS: list[OpSpec] = [
     *table_unary.OPS,
     *table_binary.OPS,
     *table_reductions.OPS,
+    *table_nan.OPS,
+    *table_order_statistics.OPS,
     *table_products.OPS,
     *table_linalg.OPS,
     *table_shape.OPS,
     *table_indexing.OPS,
     *table_differences.OPS,
+    *table_signal.OPS,
     *table_creation.OPS,
 ]
 
