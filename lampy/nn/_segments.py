@@ -59,7 +59,7 @@ def remat_sequential(
 
     Raises:
         LampyValueError: if ``segments`` is below 1 or ``modules`` is empty.
-        LampyTypeError: if a module is not callable.
+        LampyTypeError: if a module is not callable, or ``segments`` is not an int.
 
     Examples:
         >>> import numpy as np, lampy
@@ -83,7 +83,13 @@ def remat_sequential(
             )
     n = len(mods)
     k = math.ceil(math.sqrt(n)) if segments is None else segments
-    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer):
+        raise LampyTypeError(
+            f"remat_sequential: segments must be an int of at least 1 (or None), got "
+            f"{type(segments).__name__} {segments!r}."
+        )
+    k = int(k)
+    if k < 1:
         raise LampyValueError(
             f"remat_sequential: segments must be an int of at least 1, got {segments!r}."
         )
