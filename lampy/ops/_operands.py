@@ -177,6 +177,18 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
     return a, b, value
 
 
+def reserve_output(name: str, shape: tuple[int, ...], dtype: Any) -> None:
+    """Check, before allocating, that op ``name``'s output of ``shape`` and ``dtype`` fits
+    the budgets of the current scope (``lampy.MemoryBudgetError`` if not); a no-op when no
+    scope has a budget.
+
+    Ops whose output size is known before they compute it call this first, so a refused
+    output is never allocated.
+    """
+    if _memory.open_budgets:
+        _memory.reserve(name, shape, dtype)
+
+
 def param_of(x: Any, fn: Backward) -> Param | None:
     """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None."""
     if type(x) is Variable:

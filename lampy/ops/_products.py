@@ -14,10 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd._unbroadcast import contribution, unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, real_result, values_of
+from lampy.ops._operands import contrib_of, param_of, real_result, reserve_output, values_of
 from lampy.ops._shape import one_axis
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
@@ -111,6 +112,21 @@ def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail
         raise shape_mismatch(name, np.asarray(a), np.asarray(b), detail=detail)
 
 
+def _matmul_shape(sa: tuple[int, ...], sb: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape of ``a @ b`` for operands of shapes ``sa`` and ``sb`` (at least 1-d), or
+    None if they do not match."""
+    ra = (1, *sa) if len(sa) == 1 else sa
+    rb = (*sb, 1) if len(sb) == 1 else sb
+    if ra[-1] != rb[-2]:
+        return None
+    try:
+        batch = np.broadcast_shapes(ra[:-2], rb[:-2])
+    except ValueError:
+        return None
+    tail = (() if len(sa) == 1 else (ra[-2],)) + (() if len(sb) == 1 else (rb[-1],))
+    return (*batch, *tail)
+
+
 def matmul(x1: Operand, x2: Operand) -> Variable:
     """Matrix product with numpy's rules: 1-d operands are promoted to a row (left) or a
     column (right) and the added axis removed; leading axes broadcast as a batch.
@@ -127,6 +143,10 @@ def matmul(x1: Operand, x2: Operand) -> Variable:
             np.asarray(b),
             detail="matmul does not take 0-d operands; use multiply (`*`) for scalars.",
         )
+    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+        shape = _matmul_shape(np.shape(a), np.shape(b))
+        if shape is not None:  # otherwise _matmul raises the ShapeError below
+            reserve_output("matmul", shape, np.result_type(a, b))
     try:
         value = _matmul(a, b)
     except ValueError:

@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
@@ -28,11 +29,19 @@ from lampy.ops._operands import (
     needs_grad,
     param_of,
     real_result,
+    reserve_output,
     value_of,
 )
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add = np.add
+
+
+def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool) -> tuple[int, ...]:
+    """The shape of a reduction of an array of ``shape`` over ``axes`` (normalized)."""
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
 def normalize_axis(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
@@ -124,6 +133,12 @@ def sum(
     a = value_of(x)
     check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
+    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+        reserve_output(
+            "sum",
+            reduced_shape(np.shape(a), axes, keepdims),
+            np.sum(np.zeros(1, np.result_type(a)), dtype=dtype).dtype,
+        )
     value = np.sum(a, axis=axes, dtype=dtype, keepdims=keepdims)
     shape = np.shape(a)
     # The gradient is g spread over the summed axes: a broadcast view, which the engine
