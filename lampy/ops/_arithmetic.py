@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_binary, contrib_of, value_of
+from lampy.ops._operands import apply_binary, apply_unary, contrib_of, value_of
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
@@ -80,7 +80,7 @@ def negative(x: Operand) -> Variable:
         ``dx = -g``.
     """
     a = value_of(x)
-    return op("negative", np.negative(a), contrib_of(x, lambda g: -g))
+    return op("negative", apply_unary(np.negative, a), contrib_of(x, lambda g: -g))
 
 
 def power(x1: Operand, x2: Operand) -> Variable:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.ops._operands import apply_unary, contrib_of, value_of
 
 _add, _multiply, _divide = np.add, np.multiply, np.divide
 
@@ -22,7 +22,7 @@ def exp(x: Operand) -> Variable:
     Gradient:
         ``dx = g * exp(x)`` (reuses the forward value).
     """
-    value = np.exp(value_of(x))
+    value = apply_unary(np.exp, value_of(x))
     return op("exp", value, contrib_of(x, lambda g: g * value))
 
 
@@ -32,7 +32,7 @@ def exp2(x: Operand) -> Variable:
     Gradient:
         ``dx = g * 2**x * ln(2)`` (reuses the forward value).
     """
-    value = np.exp2(value_of(x))
+    value = apply_unary(np.exp2, value_of(x))
     return op("exp2", value, contrib_of(x, lambda g: g * (value * _LN2)))
 
 
@@ -42,7 +42,7 @@ def expm1(x: Operand) -> Variable:
     Gradient:
         ``dx = g * exp(x) = g * (expm1(x) + 1)`` (reuses the forward value).
     """
-    value = np.expm1(value_of(x))
+    value = apply_unary(np.expm1, value_of(x))
     return op("expm1", value, contrib_of(x, lambda g: g * (value + 1)))
 
 
@@ -53,7 +53,7 @@ def log(x: Operand) -> Variable:
         ``dx = g / x``.
     """
     a = value_of(x)
-    value = np.log(a)
+    value = apply_unary(np.log, a)
     return op("log", value, contrib_of(x, lambda g: _divide(g, a)))
 
 
@@ -64,7 +64,7 @@ def log2(x: Operand) -> Variable:
         ``dx = g / (x * ln(2))``; infinite at ``x = 0``.
     """
     a = value_of(x)
-    value = np.log2(a)
+    value = apply_unary(np.log2, a)
     return op("log2", value, contrib_of(x, lambda g: g / (a * _LN2)))
 
 
@@ -75,7 +75,7 @@ def log10(x: Operand) -> Variable:
         ``dx = g / (x * ln(10))``; infinite at ``x = 0``.
     """
     a = value_of(x)
-    value = np.log10(a)
+    value = apply_unary(np.log10, a)
     return op("log10", value, contrib_of(x, lambda g: g / (a * _LN10)))
 
 
@@ -86,7 +86,7 @@ def log1p(x: Operand) -> Variable:
         ``dx = g / (1 + x)``; infinite at ``x = -1``.
     """
     a = value_of(x)
-    value = np.log1p(a)
+    value = apply_unary(np.log1p, a)
     return op("log1p", value, contrib_of(x, lambda g: g / (a + 1)))
 
 

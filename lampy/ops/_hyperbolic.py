@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.ops._operands import apply_unary, contrib_of, value_of
 
 _add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 
@@ -19,7 +19,7 @@ def sinh(x: Operand) -> Variable:
         ``dx = g * cosh(x)``.
     """
     a = value_of(x)
-    value = np.sinh(a)
+    value = apply_unary(np.sinh, a)
     return op("sinh", value, contrib_of(x, lambda g: g * np.cosh(a)))
 
 
@@ -30,7 +30,7 @@ def cosh(x: Operand) -> Variable:
         ``dx = g * sinh(x)``.
     """
     a = value_of(x)
-    value = np.cosh(a)
+    value = apply_unary(np.cosh, a)
     return op("cosh", value, contrib_of(x, lambda g: g * np.sinh(a)))
 
 
@@ -40,7 +40,7 @@ def tanh(x: Operand) -> Variable:
     Gradient:
         ``dx = g * (1 - tanh(x)**2)`` (reuses the forward value).
     """
-    value = np.tanh(value_of(x, saved=False))  # the closure keeps only the output
+    value = apply_unary(np.tanh, value_of(x, saved=False))  # the closure keeps only the output
 
     def d_x(g: np.ndarray) -> Any:
         if value.ndim == 0:
@@ -60,7 +60,7 @@ def arcsinh(x: Operand) -> Variable:
         ``dx = g / sqrt(x**2 + 1)``.
     """
     a = value_of(x)
-    value = np.arcsinh(a)
+    value = apply_unary(np.arcsinh, a)
     return op("arcsinh", value, contrib_of(x, lambda g: g / _sqrt(a * a + 1)))
 
 
@@ -72,7 +72,7 @@ def arccosh(x: Operand) -> Variable:
         ``x = 1``, nan for ``x < 1``.
     """
     a = value_of(x)
-    value = np.arccosh(a)
+    value = apply_unary(np.arccosh, a)
 
     def d_x(g: np.ndarray) -> Any:
         return g / _sqrt((a - 1) * (a + 1))
@@ -88,7 +88,7 @@ def arctanh(x: Operand) -> Variable:
         infinite at ``x = ±1``.
     """
     a = value_of(x)
-    value = np.arctanh(a)
+    value = apply_unary(np.arctanh, a)
 
     def d_x(g: np.ndarray) -> Any:
         return g / ((1 - a) * (1 + a))

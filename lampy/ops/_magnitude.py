@@ -9,7 +9,7 @@ import numpy as np
 from lampy._errors import DTypeError, shape_mismatch
 from lampy.autograd._unbroadcast import accumulate
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, real_result, value_of
+from lampy.ops._operands import apply_unary, contrib_of, param_of, real_result, value_of
 
 _add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
 
@@ -30,7 +30,7 @@ def positive(x: Operand) -> Variable:
     Gradient:
         ``dx = g``.
     """
-    value = np.positive(value_of(x))
+    value = apply_unary(np.positive, value_of(x))
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
 
 
@@ -60,7 +60,7 @@ def abs(x: Operand) -> Variable:
         at ``x = nan`` (PyTorch's ``sgn(nan) = 0``; see "NaN inputs" in docs/ops.md).
     """
     a = value_of(x)
-    value = np.absolute(a)
+    value = apply_unary(np.absolute, a, "abs")
     return op("abs", value, contrib_of(x, lambda g: _times(sign_or_zero(a), g)))
 
 
@@ -80,7 +80,7 @@ def fabs(x: Operand) -> Variable:
     """
     a = value_of(x)
     try:
-        value = np.fabs(a)
+        value = apply_unary(np.fabs, a)
     except TypeError:
         raise DTypeError(
             f"fabs: takes real numbers, got dtype {np.result_type(a)}; numpy's fabs has no "

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import sys
 from collections.abc import Callable
@@ -175,6 +176,20 @@ def apply_binary(name: str, ufunc: Any, x1: Any, x2: Any) -> tuple[Any, Any, Any
     if value.dtype.kind in "cO":
         real_result(name, value, x1, x2)
     return a, b, value
+
+
+def apply_unary(ufunc: Any, a: Any, name: str | None = None) -> Any:
+    """``ufunc(a)`` for an elementwise op of one operand, its output's size checked first
+    against the budgets of the current scope (``lampy.MemoryBudgetError``, named ``name``,
+    by default the ufunc's name), so a refused output is never allocated."""
+    if _memory.open_budgets:
+        dtype = np.result_type(a)
+        resolve = getattr(ufunc, "resolve_dtypes", None)  # None: not a ufunc (np.sinc)
+        if resolve is not None:
+            with contextlib.suppress(TypeError, ValueError):  # no loop: ufunc(a) raises
+                dtype = resolve((dtype, None))[-1]
+        _memory.reserve(name or ufunc.__name__, np.shape(a), dtype)
+    return ufunc(a)
 
 
 def reserve_output(name: str, shape: tuple[int, ...], dtype: Any) -> None:

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import apply_unary, contrib_of, param_of, value_of
 
 _add, _subtract, _divide = np.add, np.subtract, np.divide
 
@@ -19,7 +19,7 @@ def sqrt(x: Operand) -> Variable:
         ``dx = g / (2 * sqrt(x))`` (reuses the forward value); ``inf`` at ``x = 0``
         (for ``g > 0``), as numpy's ``1 / 0``; nan for ``x < 0``.
     """
-    value = np.sqrt(value_of(x))
+    value = apply_unary(np.sqrt, value_of(x))
     return op("sqrt", value, contrib_of(x, lambda g: g / (value * 2)))
 
 
@@ -29,7 +29,7 @@ def cbrt(x: Operand) -> Variable:
     Gradient:
         ``dx = g / (3 * cbrt(x)**2)`` (reuses the forward value); infinite at ``x = 0``.
     """
-    value = np.cbrt(value_of(x))
+    value = apply_unary(np.cbrt, value_of(x))
 
     def d_x(g: np.ndarray) -> Any:
         return g / (value * value * 3)
@@ -44,7 +44,7 @@ def square(x: Operand) -> Variable:
         ``dx = 2 * g * x``.
     """
     a = value_of(x)
-    value = np.square(a)
+    value = apply_unary(np.square, a)
     return op("square", value, contrib_of(x, lambda g: g * (a * 2)))
 
 
@@ -55,7 +55,7 @@ def reciprocal(x: Operand) -> Variable:
         ``dx = -g / x**2 = -g * reciprocal(x)**2`` (reuses the forward value); infinite
         at ``x = 0``.
     """
-    value = np.reciprocal(value_of(x))
+    value = apply_unary(np.reciprocal, value_of(x))
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         _subtract(out, g * (value * value), out=out)

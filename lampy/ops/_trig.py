@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.ops._operands import apply_unary, contrib_of, param_of, value_of
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
 _PI = math.pi  # Python floats keep float32 float32
@@ -29,7 +29,7 @@ def sin(x: Operand) -> Variable:
         ``dx = g * cos(x)``.
     """
     a = value_of(x)
-    value = np.sin(a)
+    value = apply_unary(np.sin, a)
     return op("sin", value, contrib_of(x, lambda g: g * np.cos(a)))
 
 
@@ -40,7 +40,7 @@ def cos(x: Operand) -> Variable:
         ``dx = -g * sin(x)``.
     """
     a = value_of(x)
-    value = np.cos(a)
+    value = apply_unary(np.cos, a)
     return op("cos", value, param_of(x, lambda g, out: _subtract(out, g * np.sin(a), out=out)))
 
 
@@ -50,7 +50,7 @@ def tan(x: Operand) -> Variable:
     Gradient:
         ``dx = g * (1 + tan(x)**2)`` (reuses the forward value).
     """
-    value = np.tan(value_of(x))
+    value = apply_unary(np.tan, value_of(x))
 
     def d_x(g: np.ndarray) -> Any:
         return g * (value * value + 1)
@@ -66,7 +66,7 @@ def arcsin(x: Operand) -> Variable:
         ±1); infinite at ``x = ±1``, nan outside the domain.
     """
     a = value_of(x)
-    value = np.arcsin(a)
+    value = apply_unary(np.arcsin, a)
 
     def d_x(g: np.ndarray) -> Any:
         return g / _sqrt((1 - a) * (1 + a))
@@ -82,7 +82,7 @@ def arccos(x: Operand) -> Variable:
         domain.
     """
     a = value_of(x)
-    value = np.arccos(a)
+    value = apply_unary(np.arccos, a)
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         _subtract(out, g / _sqrt((1 - a) * (1 + a)), out=out)
@@ -97,7 +97,7 @@ def arctan(x: Operand) -> Variable:
         ``dx = g / (1 + x**2)``.
     """
     a = value_of(x)
-    value = np.arctan(a)
+    value = apply_unary(np.arctan, a)
     return op("arctan", value, contrib_of(x, lambda g: g / (a * a + 1)))
 
 
@@ -112,7 +112,7 @@ def sinc(x: Operand) -> Variable:
         the cancellation of the closed form near 0.
     """
     a = value_of(x)
-    value = np.sinc(a)
+    value = apply_unary(np.sinc, a)
 
     def d_x(g: np.ndarray) -> Any:
         y = a * _PI
@@ -132,7 +132,7 @@ def deg2rad(x: Operand) -> Variable:
     Gradient:
         ``dx = g * pi / 180``.
     """
-    value = np.deg2rad(value_of(x))
+    value = apply_unary(np.deg2rad, value_of(x))
     return op("deg2rad", value, contrib_of(x, lambda g: g * _TO_RADIANS))
 
 
@@ -147,7 +147,7 @@ def rad2deg(x: Operand) -> Variable:
     Gradient:
         ``dx = g * 180 / pi``.
     """
-    value = np.rad2deg(value_of(x))
+    value = apply_unary(np.rad2deg, value_of(x))
     return op("rad2deg", value, contrib_of(x, lambda g: g * _TO_DEGREES))
 
 
