@@ -291,3 +291,13 @@ def test_views_of_a_result_copied_from_a_numpy_temporary_are_views():
             assert np.shares_memory(v.value, y.value)
         after = s.memory
         assert (after.live_bytes, after.arrays) == (before.live_bytes, before.arrays)
+
+
+def test_remat_sequential_takes_a_numpy_integer_and_segments_past_the_length():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 4)).astype(np.float32)
+    with lampy.Scope():
+        layers = [nn.Linear.init(4, 4, rng=np.random.default_rng(1)) for _ in range(3)]
+        plain = nn.remat_sequential(layers, x, segments=1).value
+        for k in (np.int64(2), 3, 10):
+            np.testing.assert_array_equal(nn.remat_sequential(layers, x, segments=k).value, plain)
