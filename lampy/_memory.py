@@ -93,7 +93,7 @@ def own_value(value: Any, shared: bool = False) -> Any:
         # made writable again if the caller's memory is read-only (lampy.in_place).
         value = value.view()
     elif value.base is not None and reaches_writable(value):
-        value = private_copy(value)
+        value = value.copy(order="K")  # a new array: charged as the op's own
     value.setflags(write=False)  # cheaper than value.flags.writeable = False
     return value
 
@@ -148,6 +148,7 @@ def private_copy(a: np.ndarray) -> np.ndarray:
         if start <= lo and hi <= start + root.nbytes:
             raw = root.ravel(order="K").view(np.uint8)  # root's memory, byte by byte
             span = raw[lo - start : hi - start].copy()
+            span.flags.writeable = False  # nothing else reaches it: its views need no copy
             offset = a.__array_interface__["data"][0] - lo
             laid: np.ndarray = np.ndarray(a.shape, a.dtype, span, offset, a.strides)
             return laid
@@ -213,7 +214,10 @@ def parse_bytes(budget: int | str, what: str = "Scope(budget=...)") -> int:
                 "number with one of the units B, kB, MB, GB, TB, KiB, MiB, GiB, TiB "
                 "(e.g. '1.5 GiB', '200 MB')."
             )
-        n = int(float(m.group(1)) * _UNITS[unit])
+        f = float(m.group(1)) * _UNITS[unit]
+        if not f < 2**63:
+            raise LampyValueError(f"{what}: {budget!r} is too large a number of bytes.")
+        n = int(f)
     else:
         n = int(budget)
     if n <= 0:
@@ -436,6 +440,7 @@ def _charge_checked(ledger: Ledger, node: Node, n: int) -> None:
             if limited.budget is not None and limited.live > limited.budget:
                 _change(ledger, -n, -1)
                 node.charged = 0
+                _pull(limited)  # the message's live bytes without the dropped array
                 raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
 
 

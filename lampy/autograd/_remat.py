@@ -116,9 +116,13 @@ def _outputs(name: str, out: Any) -> tuple[list[Variable], bool]:
         return [out], True
     if isinstance(out, tuple | list) and out and all(type(o) is Variable for o in out):
         return list(out), False
+    got = type(out).__name__
+    if isinstance(out, tuple | list):
+        bad = [(i, type(o).__name__) for i, o in enumerate(out) if type(o) is not Variable]
+        got = f"an empty {got}" if not out else f"a {got} whose element {bad[0][0]} is {bad[0][1]}"
     raise LampyTypeError(
         f"lampy.remat({name}): fn must return a Variable or a tuple or list of Variables, "
-        f"got {type(out).__name__}. Return the Variables and compute other results outside "
+        f"got {got}. Return the Variables and compute other results outside "
         "the rematerialised function."
     )
 

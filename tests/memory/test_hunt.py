@@ -1,7 +1,7 @@
 """Bugs found by probing the memory features as an independent checker (branch memhunt).
 
-Each xfail(strict=True) test is a bug whose fix belongs in the engine files
-(``lampy/_memory.py``, ``lampy/autograd/*``); the reason names the fix.
+The tests failed before their fixes in the engine files (``lampy/_memory.py``,
+``lampy/autograd/_remat.py``); the one strict xfail left names what is still missing.
 """
 
 from __future__ import annotations
@@ -15,11 +15,6 @@ from lampy import nn
 # ------------------------------------------------------------------ budget parsing
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="parse_bytes: int(float('1e400')) raises OverflowError; check math.isfinite "
-    "before int() and raise LampyValueError",
-)
 @pytest.mark.parametrize("budget", ["1e400", "1e400 GiB", "9" * 400])
 def test_budget_string_too_large_for_a_float_is_a_value_error(budget):
     with pytest.raises(lampy.LampyValueError, match="budget"):
@@ -54,14 +49,8 @@ PRIVATE_COPY_OPS = {
     "nanmax(axis)": lambda x: lampy.nanmax(x, axis=1),
     "logsumexp(axis)": lambda x: lampy.logsumexp(x, axis=1),
 }
-PRIVATE_COPY_REASON = (
-    "charge_value charges 0 bytes for a value whose .base is the private buffer "
-    "_memory.private_copy made; charge that buffer's nbytes (and return an owning "
-    "a.copy() from private_copy when a is contiguous)"
-)
 
 
-@pytest.mark.xfail(strict=True, reason=PRIVATE_COPY_REASON)
 @pytest.mark.parametrize("name", list(PRIVATE_COPY_OPS))
 def test_a_result_copied_from_a_numpy_temporary_is_counted(name):
     with lampy.Scope() as s:
@@ -74,7 +63,6 @@ def test_a_result_copied_from_a_numpy_temporary_is_counted(name):
         assert after.arrays - before.arrays == 1
 
 
-@pytest.mark.xfail(strict=True, reason=PRIVATE_COPY_REASON)
 @pytest.mark.parametrize("name", list(PRIVATE_COPY_OPS))
 def test_a_result_copied_from_a_numpy_temporary_respects_the_budget(name):
     with lampy.Scope():
@@ -88,11 +76,6 @@ def test_a_result_copied_from_a_numpy_temporary_respects_the_budget(name):
 # ------------------------------------------------------------------ remat
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="remat's _outputs reports only the container type ('got tuple'); name the "
-    "first element that is not a Variable, its position and type",
-)
 def test_remat_returning_a_tuple_with_a_non_variable_names_the_element():
     with lampy.Scope() as s:
         x = lampy.param(np.ones(4))
@@ -257,12 +240,6 @@ def test_other_ops_are_refused_before_allocating(name):
             assert s.memory.peak_bytes == 0
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_charge_checked refunds the dropped array on the op's own ledger, then "
-    "budget_error reads the budgeted ancestor's live before pulling that refund in: "
-    "call _pull(limited) after the refund",
-)
 def test_a_dropped_array_is_not_in_the_live_bytes_the_error_reports():
     """The budget is on an enclosing scope; the op (its size known only after) runs in
     a child: 'already own' must be the bytes owned without the refused array."""
@@ -277,7 +254,6 @@ def test_a_dropped_array_is_not_in_the_live_bytes_the_error_reports():
         assert "already own 800 B of a budget of 1000 B" in str(e.value)
 
 
-@pytest.mark.xfail(strict=True, reason=PRIVATE_COPY_REASON + "; make that buffer read-only")
 def test_views_of_a_result_copied_from_a_numpy_temporary_are_views():
     """The result owns its private buffer once: a reshape, a transpose or a slice of it
     is a view of that buffer (not one more copy), charged 0 bytes."""
