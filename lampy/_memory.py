@@ -16,8 +16,10 @@ closure saved it); otherwise it stays charged until its scope exits. A scope's e
 refunds everything it owned at once (what it kept moves to the parent). A *view* (an
 array whose memory belongs to another array: a reshape, a transpose, a basic-indexing
 slice, a param made with ``copy=False``) is charged 0 bytes: its memory is counted once,
-with the array that owns it, if lampy allocated that one. A gradient buffer is charged
-its ``nbytes``.
+with the array that owns it, if lampy allocated that one. A 0-d op result is held as a
+numpy scalar, an immutable Python object like the node itself, not an array: it is
+charged 0 bytes and not counted in ``arrays``. A gradient buffer is charged its
+``nbytes``.
 
 A charge or refund changes the ledger of the node's own scope only: an op costs the
 same at any depth of nesting. The enclosing ledgers take their children's changes in
@@ -418,7 +420,7 @@ def _change(ledger: Ledger, n: int, arrays: int) -> None:
 def charge_value(ledger: Ledger, node: Node) -> None:
     """Charge a newly registered node's value; past a budget, refund it and raise."""
     v = node.value
-    if v is not None and v.base is None:
+    if type(v) is _ndarray and v.base is None:  # not a view, nor a 0-d result's scalar
         n = node.charged = v.nbytes
         if ledger.fast:  # the common case, once per op: no peak to note, nothing to check
             ledger.live += n
@@ -549,6 +551,8 @@ def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
     ledger = _current_ledger()
     if ledger is None or not ledger.limits:
         return
+    if not shape:
+        return  # a 0-d result is held as a numpy scalar, not counted
     n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
     for limited in ledger.limits:
         with _LOCK:

@@ -292,8 +292,9 @@ class MemoryProfile:
 def memory_profile() -> Iterator[MemoryProfile]:
     """Record every array lampy allocates and frees inside the block, op by op.
 
-    Counted: the values of op results, params and constants (a view counts 0 bytes),
-    gradient buffers, and optimizer state, from when each is allocated until its
+    Counted: the values of op results, params and constants (a view counts 0 bytes, and
+    so does a 0-d op result, held as a numpy scalar), gradient buffers, and optimizer
+    state, from when each is allocated until its
     memory is freed (which the profile observes), forward and backward. Arrays made
     before the block are not counted. Profiles do not nest; one is active per process.
 
@@ -311,7 +312,7 @@ def memory_profile() -> Iterator[MemoryProfile]:
         ...     loss = (w @ w).sum()
         ...     loss.backward()
         >>> prof.peak_bytes
-        240008
+        240000
     """
     prof = MemoryProfile()
     previous = _memory.set_profile(prof)

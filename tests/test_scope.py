@@ -247,14 +247,15 @@ def test_released_values_are_freed_without_garbage_collection() -> None:
             x = lampy.param(np.ones((100, 100)))
             c = lampy.const(np.full((100, 100), 2.0))
             h = lampy.tanh(x * c)
-            loss = (h @ h).mean()
+            hh = h @ h
+            loss = hh.mean()  # 0-d: held as a numpy scalar, which takes no weak reference
             loss.backward(retain=[h])
             assert h.op is not None
             refs = [
                 weakref.ref(x.value),
                 weakref.ref(c.value),
                 weakref.ref(h.value),
-                weakref.ref(loss.value),
+                weakref.ref(hh.value),
                 weakref.ref(x.grad),
                 weakref.ref(h.grad),
                 weakref.ref(h.op.params[0][1]),
@@ -262,6 +263,7 @@ def test_released_values_are_freed_without_garbage_collection() -> None:
             assert all(r() is not None for r in refs)
         dead = [r() is None for r in refs]
     assert dead == [True] * len(refs)
+    assert loss.is_released
 
 
 def test_memory_is_back_to_baseline_when_the_with_block_returns() -> None:

@@ -41,11 +41,18 @@ class Variable(VariableOperators):
     # ----------------------------------------------------------------- data access
     @property
     def value(self) -> np.ndarray:
-        """The value, a read-only numpy array (copy it to modify it)."""
+        """The value, a read-only numpy array (copy it to modify it).
+
+        The engine holds a 0-d op result as a numpy scalar (immutable, and ten times
+        cheaper to compute with than a 0-d array); this property gives it as a read-only
+        0-d array, made at each call.
+        """
         v = self.node.value
+        if type(v) is _ndarray:
+            return v
         if v is None:
             raise self.node.released_error(".value")
-        return v
+        return _as_array(v)
 
     @property
     def grad(self) -> np.ndarray | None:
@@ -74,22 +81,29 @@ class Variable(VariableOperators):
     @property
     def shape(self) -> tuple[int, ...]:
         """Shape of the value."""
-        return self.value.shape
+        return self._held().shape
 
     @property
     def dtype(self) -> np.dtype[Any]:
         """Dtype of the value."""
-        return self.value.dtype
+        return self._held().dtype
 
     @property
     def ndim(self) -> int:
         """Number of dimensions of the value."""
-        return self.value.ndim
+        return self._held().ndim
 
     @property
     def size(self) -> int:
         """Number of elements of the value."""
-        return self.value.size
+        return self._held().size
+
+    def _held(self) -> Any:
+        """The value as the engine holds it (a numpy scalar for a 0-d op result)."""
+        v = self.node.value
+        if v is None:
+            raise self.node.released_error(".value")
+        return v
 
     @property
     def is_leaf(self) -> bool:
@@ -108,7 +122,7 @@ class Variable(VariableOperators):
 
     def item(self) -> Any:
         """The single element of the value as a Python scalar."""
-        return self.value.item()
+        return self._held().item()
 
     def numpy(self) -> np.ndarray:
         """A writable copy of the value, owned by the caller."""
@@ -251,6 +265,29 @@ _new = object.__new__
 _set_node = Variable.__dict__["node"].__set__  # the slot of the frozen record
 
 
+# The numpy scalar types of the numeric dtypes: the engine holds a 0-d op result as one.
+_NUMPY_SCALARS = frozenset(
+    np.dtype(c).type for c in np.typecodes["All"] if np.dtype(c).kind in "biufc"
+)
+
+
+def _held_0d(a: np.ndarray) -> Any:
+    """A 0-d result as the engine holds it: a numpy scalar of its dtype (an immutable
+    copy of the element, ten times cheaper to compute with than a 0-d array), or, for a
+    dtype with no numeric scalar (strings, dates...), the array made read-only."""
+    s = a[()]
+    if type(s) in _NUMPY_SCALARS:
+        return s
+    return _own(a)
+
+
+def _as_array(s: Any) -> np.ndarray:
+    """A held numpy scalar as the read-only 0-d array ``Variable.value`` gives."""
+    a = np.array(s)
+    a.setflags(write=False)
+    return a
+
+
 def _variable(node: Node) -> Variable:
     """The Variable of a new ``node``: the record's one slot set, as its ``__init__``
     does, without the Python-level call."""
@@ -299,11 +336,19 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     scope = current_or_none()
     if scope is None:
         raise no_scope(f"op '{name}'")
-    if type(value) is _ndarray and value.base is None:
-        value.setflags(write=False)  # own_value, inlined for an op's fresh result
-        arr: np.ndarray = value
-    else:
-        arr = _own(value)
+    arr: Any = value
+    t = type(value)
+    if t is _ndarray:
+        if not arr.shape:
+            arr = _held_0d(arr)
+        elif arr.base is None:
+            arr.setflags(write=False)  # own_value, inlined for an op's fresh result
+        else:
+            arr = _own(arr)
+    elif t not in _NUMPY_SCALARS:
+        arr = _own(arr)
+        if not arr.shape:
+            arr = _held_0d(arr)
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
         scope.register(node)
@@ -328,7 +373,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             versions = pair if versions is None else versions + pair
     else:
         if skipped:
-            params = tuple([p for p in params if p is not None])
+            params = _without_none(params)
         if params and arr.dtype.kind == "f":
             node = Node(arr, params, True, scope, name, versions)  # type: ignore[arg-type]
             scope.register(node)
@@ -338,6 +383,16 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     kept, versions = _params(name, params)
     return _result(scope, arr, name, kept, versions)
+
+
+def _without_none(params: tuple[Param | None, ...]) -> tuple[Param, ...]:
+    """``params`` without its None entries."""
+    if len(params) == 2:  # a binary op with one constant operand, the common case
+        p0, p1 = params
+        if p0 is None:
+            return () if p1 is None else (p1,)
+        return (p0,)
+    return tuple([p for p in params if p is not None])
 
 
 def _params(

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import Any
 
 import numpy as np
@@ -13,18 +14,26 @@ from lampy.ops._operands import apply_binary, apply_unary, contrib_of, value_of
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
 
+def _same(g: Any) -> Any:
+    return g
+
+
+def _negated(g: Any) -> Any:
+    return -g
+
+
 def add(x1: Operand, x2: Operand) -> Variable:
     """Elementwise ``x1 + x2`` with numpy broadcasting.
 
     Gradient:
         ``dx1 = g``, ``dx2 = g`` (each summed over its broadcast axes).
     """
-    _, _, value = apply_binary("add", _add, x1, x2)
+    _, _, value = apply_binary("add", _add, x1, x2, operator.add)
     return op(
         "add",
         value,
-        contrib_of(x1, lambda g: g, fresh=False),
-        contrib_of(x2, lambda g: g, fresh=False),
+        contrib_of(x1, _same, fresh=False),
+        contrib_of(x2, _same, fresh=False),
     )
 
 
@@ -34,12 +43,12 @@ def subtract(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g``, ``dx2 = -g``.
     """
-    _, _, value = apply_binary("subtract", _subtract, x1, x2)
+    _, _, value = apply_binary("subtract", _subtract, x1, x2, operator.sub)
     return op(
         "subtract",
         value,
-        contrib_of(x1, lambda g: g, fresh=False),
-        contrib_of(x2, lambda g: -g),
+        contrib_of(x1, _same, fresh=False),
+        contrib_of(x2, _negated),
     )
 
 
@@ -49,7 +58,7 @@ def multiply(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g * x2``, ``dx2 = g * x1``.
     """
-    a, b, value = apply_binary("multiply", _multiply, x1, x2)
+    a, b, value = apply_binary("multiply", _multiply, x1, x2, operator.mul)
     return op(
         "multiply",
         value,
@@ -64,7 +73,7 @@ def divide(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g / x2``, ``dx2 = -g * x1 / x2**2 = -g * (x1 / x2) / x2``.
     """
-    _, b, value = apply_binary("divide", _divide, x1, x2)
+    _, b, value = apply_binary("divide", _divide, x1, x2, operator.truediv)
     return op(
         "divide",
         value,

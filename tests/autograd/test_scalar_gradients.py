@@ -28,8 +28,9 @@ def _plain_sin(x: lampy.Variable) -> lampy.Variable:
 
 
 def _spread_sum(x: lampy.Variable) -> lampy.Variable:
-    """Broadcast against a (3,) constant and sum back: a (3,) contribution reaches x."""
-    return lampy.sum(lampy.tanh(x * CONST), axis=-1, keepdims=x.ndim == 1)
+    """Broadcast against a (3,) constant of x's dtype (a float64 one would promote a
+    float32 graph) and sum back: a (3,) contribution reaches x."""
+    return lampy.sum(lampy.tanh(x * CONST.astype(x.dtype)), axis=-1, keepdims=x.ndim == 1)
 
 
 UNARY: dict[str, Callable[[Any], Any]] = {
