@@ -418,7 +418,8 @@ def _change(ledger: Ledger, n: int, arrays: int) -> None:
 
 
 def charge_value(ledger: Ledger, node: Node) -> None:
-    """Charge a newly registered node's value; past a budget, refund it and raise."""
+    """Charge a newly registered node's value (``node.charged``, 0 until then); past a
+    budget, refund it and raise."""
     v = node.value
     if type(v) is _ndarray and v.base is None:  # not a view, nor a 0-d result's scalar
         n = node.charged = v.nbytes
@@ -427,8 +428,6 @@ def charge_value(ledger: Ledger, node: Node) -> None:
             ledger.arrays += 1
         else:
             _charge_checked(ledger, node, n)
-    else:
-        node.charged = 0
     if PROFILE is not None:
         PROFILE.value(node)
 

@@ -26,9 +26,9 @@ from lampy.autograd._pass import (
     closure_g,
     commit_all,
     first_buffer,
-    owned,
+    own_first,
 )
-from lampy.autograd._unbroadcast import Contribution, Grad, accumulate, add_to_scalar
+from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
 from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
 
@@ -197,7 +197,8 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 g = closure_g(g, params)
             try:
                 while i >= 0:
-                    inp, fn = params[i]
+                    param = params[i]
+                    inp = param[0]
                     if inp.params is None:
                         if targets is not None and inp not in targets:
                             i -= 1
@@ -210,8 +211,8 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                             i -= 1
                             continue
                     buf = get(inp)
-                    if type(fn) is Contribution:
-                        d = fn.fn(g)
+                    if len(param) == 3:  # a contribution triple (node, fn, fresh)
+                        d = param[1](g)
                         if buf is not None:
                             if type(buf) is _ndarray:
                                 accumulate(buf, d)
@@ -219,25 +220,24 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                                 bufs[inp] = add_to_scalar(buf, d)
                         elif type(d) is _ndarray:
                             if (
-                                fn.fresh  # the op gives the new array away: the buffer
+                                param[2]  # the op gives the new array away: the buffer
                                 and d.shape == inp.shape
                                 and d.dtype == inp.dtype
                             ):
                                 bufs[inp] = _own_grad(d, inp)
                             else:
-                                bufs[inp] = owned(
-                                    fn.own(d, g, inp.shape, inp.dtype, g_free and i == 0), inp
-                                )
+                                bufs[inp] = own_first(d, param[2], g, inp, g_free and i == 0)
                         elif type(d) is inp.dtype.type and not inp.shape:
                             bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
                         else:
-                            bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
+                            bufs[inp] = own_first(d, param[2], g, inp, False)
                         del d
                     else:
+                        fn = param[1]
                         if type(g) is not _ndarray:  # its only closure is plain
                             g = np.array(g)
                         if buf is None:
-                            bufs[inp] = first_buffer(fn, g, inp, False)
+                            bufs[inp] = first_buffer(fn, g, inp)
                         else:
                             if type(buf) is not _ndarray:
                                 buf = bufs[inp] = array_buffer(buf, inp)

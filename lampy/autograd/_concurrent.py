@@ -6,7 +6,7 @@ result bitwise equal to the serial engine is the *delivery order*: every input's
 buffer receives its contributions in exactly the order the serial engine adds them
 (nodes in plan order, each node's params last to first). The sequence number of each
 contribution is fixed before the pass starts; a contribution that arrives early is
-parked and added by whichever thread delivers its predecessor. For a ``lampy.autograd.Contribution``
+parked and added by whichever thread delivers its predecessor. For a contribution triple
 closure the costly part, ``fn(g)``, runs in parallel and only the addition waits its
 turn; a plain ``(g, out)`` closure runs whole at its turn. Additions into one buffer
 never overlap, and each node's gradient is complete (all its deliveries made) before
@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BackwardError
-from lampy.autograd._node import Node
+from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
     Pass,
     array_buffer,
@@ -32,14 +32,13 @@ from lampy.autograd._pass import (
     closure_g,
     commit,
     first_buffer,
-    owned,
+    own_first,
 )
-from lampy.autograd._unbroadcast import Contribution, Grad, accumulate, add_to_scalar
-from lampy.autograd._variable import Backward
+from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
 from lampy.autograd._workers import pool
 
 # A task: (plan position, -param index, node name, param index, input, closure, g, seq)
-Task = tuple[int, int, str, int, Node, Backward, Grad, int]
+Task = tuple[int, int, str, int, Node, Param, Grad, int]
 
 
 class _Scheduler:
@@ -107,18 +106,18 @@ class _Scheduler:
             k = self.pos[node]
             for i, seq in enumerate(self.seqs[node]):
                 if seq is not None:
-                    inp, fn = params[i]
-                    heapq.heappush(self.heap, (k, -i, node.name, i, inp, fn, g, seq))
+                    param = params[i]
+                    heapq.heappush(self.heap, (k, -i, node.name, i, param[0], param, g, seq))
         self.cond.notify_all()
 
     # -------------------------------------------------------- in a worker
     def run(self, task: Task) -> None:
-        _, _, name, i, inp, fn, g, seq = task
+        _, _, name, i, inp, param, g, seq = task
         try:
-            if type(fn) is Contribution:
-                item: tuple[Any, ...] = (fn, g, fn.fn(g))  # the costly part, in parallel
+            if len(param) == 3:  # a contribution triple (node, fn, fresh)
+                item: tuple[Any, ...] = (param, g, param[1](g))  # the costly part, in parallel
             else:
-                item = (fn, g)
+                item = (param, g)
             self._deliver(inp, seq, item)
         except Exception as e:
             with self.lock:
@@ -155,17 +154,18 @@ class _Scheduler:
         """Add one contribution into ``inp``'s buffer (the first one makes the buffer)."""
         buf = self.bufs.get(inp)
         if len(item) == 3:
-            fn, g, d = item
-            if buf is None:  # as the serial first_buffer, without adopting g itself
-                self.bufs[inp] = owned(fn.own(d, g, inp.shape, inp.dtype, False), inp)
+            param, g, d = item
+            if buf is None:  # as the serial loop's first buffer, without adopting g itself
+                self.bufs[inp] = own_first(d, param[2], g, inp, False)
             elif type(buf) is np.ndarray:
                 accumulate(buf, d)
             else:  # a 0-d input's numpy scalar
                 self.bufs[inp] = add_to_scalar(buf, d)
         else:
-            fn, g = item
+            param, g = item
+            fn = param[1]
             if buf is None:
-                self.bufs[inp] = first_buffer(fn, g, inp, False)
+                self.bufs[inp] = first_buffer(fn, g, inp)
             else:
                 if type(buf) is not np.ndarray:
                     buf = self.bufs[inp] = array_buffer(buf, inp)

@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from lampy._errors import ReleasedError, released
+from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
     from lampy.autograd._scope import Scope
@@ -19,8 +20,14 @@ Backward = Callable[[np.ndarray, np.ndarray], object]
 It should return None; whatever it returns is ignored.
 """
 
-Param = tuple["Node", Backward]
-"""An op param: an input's node paired with its zip-backward closure."""
+Param = tuple["Node", Backward] | tuple["Node", Callable[[Any], Any], bool]
+"""An op param: an input's node paired with its zip-backward closure.
+
+The engine also takes, and stores, a contribution param as the triple ``(node, fn,
+fresh)`` (``Variable.zip_backward`` of a ``lampy.autograd.Contribution`` gives it): one
+object less per input than the pair holding a ``Contribution``. ``Node.op`` shows every
+param as a pair.
+"""
 
 
 @attrs.frozen(eq=False)
@@ -61,7 +68,8 @@ class Node:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
-    - ``params``: the op's ``(input node, closure)`` pairs, None for a leaf (``()`` for
+    - ``params``: the op's params (``(input node, closure)`` pairs and ``(input node,
+      fn, fresh)`` contribution triples), None for a leaf (``()`` for
       an op result that needs no gradient). Dropped on release; a kept op result is
       detached (``params`` None, ``needs_grad`` False). ``op`` shows them as a
       ``lampy.Op`` record.
@@ -73,8 +81,8 @@ class Node:
     - ``name``: the op's name (``"param"``, ``"const"``, ``"matmul"``...).
     - ``shape``, ``dtype``: of the value, kept for backprop and error messages.
     - ``handle``: for params, a weak reference to the Variable (for ``lampy.backward_iter``).
-    - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view);
-      set by ``lampy._memory`` when the scope registers the node.
+    - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view
+      and a numpy scalar); set by ``lampy._memory`` when the scope registers the node.
     """
 
     __slots__ = (
@@ -92,8 +100,6 @@ class Node:
         "version",
         "versions",
     )
-
-    charged: int  # set by lampy._memory when the node is registered
 
     def __init__(
         self,
@@ -115,12 +121,17 @@ class Node:
         self.grad: np.ndarray | None = None
         self.version = 0
         self.handle: Any = None
+        self.charged = 0
 
     @property
     def op(self) -> Op | None:
-        """The op that computed the value as a ``lampy.Op`` record, None for a leaf."""
+        """The op that computed the value as a ``lampy.Op`` record, None for a leaf
+        (each contribution triple shown as the pair ``(node, Contribution(fn, fresh))``)."""
         params = self.params
-        return None if params is None else Op(self.name, params, self.versions)
+        if params is None:
+            return None
+        pairs = tuple(p if len(p) == 2 else (p[0], Contribution(p[1], p[2])) for p in params)
+        return Op(self.name, pairs, self.versions)
 
     @property
     def is_released(self) -> bool:

@@ -26,8 +26,8 @@ from lampy._errors import (
     ShapeError,
     StaleGraphError,
 )
-from lampy.autograd._node import Node
-from lampy.autograd._unbroadcast import Contribution, Grad
+from lampy.autograd._node import Node, Param
+from lampy.autograd._unbroadcast import Grad, own_contribution
 from lampy.autograd._variable import Backward, Variable
 
 _grad_buffer = _memory.grad_buffer
@@ -100,7 +100,8 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
-        for inp, _ in params:
+        for param in params:
+            inp = param[0]
             if inp.scope is None:
                 raise inp.released_error(f"backward through op '{node.name}'")
             if inp.params is None:
@@ -172,17 +173,11 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     return np.array(grad, dtype=value.dtype, copy=True)
 
 
-# Gradients of 0-d nodes flow between Contribution closures as numpy scalars (``Grad``):
-# ``Contribution.own`` makes them, ``add_to_scalar`` adds into them. They become 0-d
+# Gradients of 0-d nodes flow between contribution closures as numpy scalars (``Grad``):
+# ``own_contribution`` makes them, ``add_to_scalar`` adds into them. They become 0-d
 # arrays wherever an array is needed: ``g`` of a node with a plain (g, out) closure
 # (``closure_g``), a buffer a plain closure adds into (``array_buffer``), ``.grad``
 # (``commit``).
-
-
-def owned(b: Grad, inp: Node) -> Grad:
-    """``b`` (made by ``Contribution.own``) taken as ``inp``'s buffer: an array is handed
-    to ``lampy._memory``; a numpy scalar (a 0-d input's) is immutable, kept as it is."""
-    return _own_grad(b, inp) if type(b) is _ndarray else b
 
 
 def array_buffer(buf: Grad, inp: Node) -> np.ndarray:
@@ -190,25 +185,32 @@ def array_buffer(buf: Grad, inp: Node) -> np.ndarray:
     return _own_grad(np.array(buf), inp)
 
 
-def closure_g(g: Grad, params: Sequence[tuple[Node, Backward]]) -> Grad:
+def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
     """The node's gradient ``g`` as its closures receive it (one object for all): a
-    numpy scalar only if every closure is a Contribution, else a 0-d array holding it
-    (plain ``(g, out)`` closures are promised an ndarray)."""
+    numpy scalar only if every param is a contribution triple, else a 0-d array holding
+    it (plain ``(g, out)`` closures are promised an ndarray)."""
     if type(g) is _ndarray:
         return g
-    for _, fn in params:
-        if type(fn) is not Contribution:
+    for param in params:
+        if len(param) == 2:
             return np.array(g)
     return g
 
 
-def first_buffer(fn: Backward, g: Grad, inp: Node, g_is_free: bool) -> Grad:
-    """An input's gradient buffer for this pass, from its first contribution."""
-    if type(fn) is Contribution:
-        return owned(fn.first(g, inp.shape, inp.dtype, g_is_free), inp)
+def first_buffer(fn: Backward, g: Grad, inp: Node) -> np.ndarray:
+    """An input's gradient buffer for this pass, from the first contribution of a plain
+    closure ``fn``: zero-filled, then ``fn`` adds into it."""
     buf = _grad_buffer(inp.shape, inp.dtype, inp)
     fn(g if type(g) is _ndarray else np.array(g), buf)
     return buf
+
+
+def own_first(d: Any, fresh: bool, g: Grad, inp: Node, g_is_free: bool) -> Grad:
+    """An input's gradient buffer for this pass, from the first contribution ``d`` of a
+    contribution triple (``own_contribution``): an array is handed to
+    ``lampy._memory``; a numpy scalar (a 0-d input's) is immutable, kept as it is."""
+    b = own_contribution(d, fresh, g, inp.shape, inp.dtype, g_is_free)
+    return _own_grad(b, inp) if type(b) is _ndarray else b
 
 
 def commit(node: Node, g: Grad) -> None:

@@ -42,11 +42,11 @@ import numpy as np
 from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._node import Node
+from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import RUNNING, Pass
 from lampy.autograd._scope import Scope, current_or_none
 from lampy.autograd._shared import ref_of
-from lampy.autograd._unbroadcast import Contribution, Grad
+from lampy.autograd._unbroadcast import Grad
 from lampy.autograd._variable import Variable, const, op, param
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -154,7 +154,7 @@ def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) ->
             continue
         params = node.params
         if params is not None:
-            stack.extend(inp for inp, _ in params)
+            stack.extend(p[0] for p in params)
     return list(found)
 
 
@@ -277,7 +277,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
             final.append(op(f"remat({name})", res))
             continue
         shared = _Shared(functools.partial(run, k))
-        params = [(n, _closure(shared, n)) for n in external]
+        params = [_param(shared, n) for n in external]
         final.append(op(f"remat({name})", res, *params))
     if single:
         return final[0]
@@ -408,13 +408,13 @@ class _Shared:
             return d
 
 
-def _closure(shared: _Shared, node: Node) -> Contribution:
-    """The closure of one external node: its gradient from the shared recomputation,
-    taken out of it, so each array is held once (the engine keeps it as the node's
-    buffer: it is a new array of the recomputation's pass)."""
+def _param(shared: _Shared, node: Node) -> Param:
+    """The param of one external node, a contribution triple: its gradient from the
+    shared recomputation, taken out of it, so each array is held once (the engine keeps
+    it as the node's buffer: it is a new array of the recomputation's pass)."""
 
     def d_input(g: np.ndarray) -> Any:
         d = shared.take(g, node)
         return np.zeros(node.shape, node.dtype) if d is None else d
 
-    return Contribution(d_input, fresh=True)
+    return (node, d_input, True)

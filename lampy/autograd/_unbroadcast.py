@@ -88,6 +88,10 @@ class Contribution:
     becomes the buffer (cast to the input's dtype, and copied unless the op declared it
     ``fresh``), which saves two passes over memory per input for cheap elementwise ops.
 
+    ``x.zip_backward(contribution)`` gives the engine's form of such a param, the triple
+    ``(x.node, fn, fresh)`` (``lampy.ops`` builds it directly); ``Variable.op`` shows it
+    as the pair ``(x.node, Contribution(fn, fresh))``.
+
     For an op whose value is 0-d, ``g`` may be a numpy scalar of the value's dtype
     (``numpy.float64``...) rather than a 0-d array: numpy scalars have the read-only
     array API (``shape``, ``dtype``, ``reshape``, ``astype``, ``g[()]``, arithmetic,
@@ -113,49 +117,44 @@ class Contribution:
     def __call__(self, g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, self.fn(g))
 
-    def first(self, g: Grad, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool) -> Grad:
-        """The input's gradient buffer from this first contribution alone.
 
-        ``g_is_free`` says that nothing else will read or write ``g`` after this call,
-        so a contribution that is ``g`` itself or a view of all of it may be kept.
-        """
-        return self.own(self.fn(g), g, shape, dtype, g_is_free)
+def own_contribution(
+    d: Any, fresh: bool, g: Grad, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
+) -> Grad:
+    """Make a first contribution ``d = fn(g)`` (of a closure declared ``fresh`` or not)
+    an input's gradient buffer that the engine owns.
 
-    def own(
-        self, d: Any, g: Grad, shape: tuple[int, ...], dtype: np.dtype[Any], g_is_free: bool
-    ) -> Grad:
-        """Make the contribution ``d = fn(g)`` a gradient buffer the engine owns.
-
-        For a 0-d input that is a numpy scalar of its dtype (immutable, so kept as it
-        is), unless ``d`` is an array the op declared fresh, with the input's dtype.
-        """
-        if type(d) is not _ndarray:  # a numpy scalar from 0-d arithmetic, or a number
-            if not shape:
-                return d if type(d) is dtype.type else scalar_of(d, dtype)
-            d = np.asarray(d)  # spread over the input's shape below
-        fresh = self.fresh
-        if d.shape != shape:
-            if not shape:
-                return scalar_of(d, dtype)
-            d = unbroadcast(d, shape)  # sums over some axis, so the result is new
-            fresh = True
-        if d.dtype != dtype:
-            if not shape:
-                return scalar_of(d, dtype)
-            cast: np.ndarray = d.astype(dtype)
-            return cast
-        if not shape and (not fresh or not d.flags.writeable):
-            return scalar_of(d, dtype)  # the value of g or of an array of the op's
-        if not fresh and g_is_free and d.size == g.size:
-            # g itself, or a view of all of g's memory (a reshape or a transpose), may be
-            # kept; a view of part of it is copied so it does not hold the rest.
-            base = d.base
-            fresh = d is g or base is g or (base is not None and base is g.base)
-        if not fresh or not d.flags.writeable:
-            copied: np.ndarray = d.copy()
-            return copied
-        kept: np.ndarray = d
-        return kept
+    For a 0-d input that is a numpy scalar of its dtype (immutable, so kept as it is),
+    unless ``d`` is an array the op declared fresh, with the input's dtype.
+    ``g_is_free`` says that nothing else will read or write ``g`` after this call, so a
+    contribution that is ``g`` itself or a view of all of it may be kept.
+    """
+    if type(d) is not _ndarray:  # a numpy scalar from 0-d arithmetic, or a number
+        if not shape:
+            return d if type(d) is dtype.type else scalar_of(d, dtype)
+        d = np.asarray(d)  # spread over the input's shape below
+    if d.shape != shape:
+        if not shape:
+            return scalar_of(d, dtype)
+        d = unbroadcast(d, shape)  # sums over some axis, so the result is new
+        fresh = True
+    if d.dtype != dtype:
+        if not shape:
+            return scalar_of(d, dtype)
+        cast: np.ndarray = d.astype(dtype)
+        return cast
+    if not shape and (not fresh or not d.flags.writeable):
+        return scalar_of(d, dtype)  # the value of g or of an array of the op's
+    if not fresh and g_is_free and d.size == g.size:
+        # g itself, or a view of all of g's memory (a reshape or a transpose), may be
+        # kept; a view of part of it is copied so it does not hold the rest.
+        base = d.base
+        fresh = d is g or base is g or (base is not None and base is g.base)
+    if not fresh or not d.flags.writeable:
+        copied: np.ndarray = d.copy()
+        return copied
+    kept: np.ndarray = d
+    return kept
 
 
 def contribution(fn: Callable[[Any], Any], *, fresh: bool = True) -> Contribution:

@@ -16,6 +16,7 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
+from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -98,7 +99,7 @@ class Variable(VariableOperators):
         """Number of elements of the value."""
         return self._held().size
 
-    def _held(self) -> Any:
+    def _held(self) -> np.ndarray | np.generic:
         """The value as the engine holds it (a numpy scalar for a 0-d op result)."""
         v = self.node.value
         if v is None:
@@ -137,8 +138,12 @@ class Variable(VariableOperators):
                 the op's value. It returns None.
 
         Returns:
-            The ``(self.node, fn)`` pair to pass to ``lampy.op``.
+            The ``(self.node, fn)`` pair to pass to ``lampy.op`` (for a
+            ``lampy.autograd.Contribution``, the engine's triple ``(self.node, fn.fn,
+            fn.fresh)``).
         """
+        if type(fn) is Contribution:
+            return (self.node, fn.fn, fn.fresh)
         return (self.node, fn)
 
     def backward(
@@ -180,7 +185,10 @@ class Variable(VariableOperators):
         node = self.node
         scope = node.scope
         if scope is not None and not scope.keep_values:
-            _drop_value(node, scope.ledger)  # node.value = None, refunded if freed
+            if node.charged:
+                _drop_value(node, scope.ledger)  # node.value = None, refunded if freed
+            else:  # nothing counted (a view, a numpy scalar): nothing to refund
+                node.value = None
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
@@ -361,7 +369,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if p is None:
             skipped = True
             continue
-        if type(p) is not tuple or len(p) != 2:
+        if type(p) is not tuple or not 1 < len(p) < 4:  # a pair, or a contribution triple
             break
         node = p[0]
         if type(node) is not Node or not node.needs_grad:
@@ -404,14 +412,16 @@ def _params(
     for p in params:
         if p is None:
             continue
-        if type(p) is not tuple or len(p) != 2:
+        if type(p) is not tuple or not 1 < len(p) < 4 or (len(p) == 3 and type(p[2]) is not bool):
             _bad_param(name, p)
         node: Any = p[0]
         if type(node) is not Node:
             if type(node) is not Variable:
                 _bad_param(name, p)
             node = node.node
-            p = (node, p[1])
+            p = (node, *p[1:])
+        if len(p) == 2 and type(p[1]) is Contribution:  # the engine's form of it
+            p = (node, p[1].fn, p[1].fresh)
         if node.needs_grad:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")

@@ -20,14 +20,12 @@ from lampy._errors import (
     shape_mismatch,
 )
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Param, Variable, op
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
 # numpy 2's ufuncs keep an array's float dtype next to a Python number (NEP 50).
 _WEAK_PY_SCALARS = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
-_new = object.__new__
 _reaches_writable = _memory.reaches_writable
 _private_copy = _memory.private_copy
 
@@ -245,14 +243,11 @@ def param_of(x: Any, fn: Backward) -> Param | None:
 
 def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> Param | None:
     """``x.zip_backward(contribution(fn, fresh=fresh))`` if ``x`` is a Variable that needs
-    a gradient, else None (and no closure object is built)."""
+    a gradient, else None: the engine's triple ``(node, fn, fresh)``, no object built."""
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            c = _new(Contribution)  # Contribution(fn, fresh), without the Python call
-            c.fn = fn
-            c.fresh = fresh
-            return (node, c)
+            return (node, fn, fresh)  # x.zip_backward(contribution(...)), the engine's form
     return None
 
 
