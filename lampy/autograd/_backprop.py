@@ -197,7 +197,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 g = closure_g(g, params)
             try:
                 while i >= 0:
-                    param = params[i]
+                    param: Any = params[i]  # a pair or a contribution (Param)
                     inp = param[0]
                     if inp.params is None:
                         if targets is not None and inp not in targets:
@@ -211,8 +211,9 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                             i -= 1
                             continue
                     buf = get(inp)
-                    if len(param) == 3:  # a contribution triple (node, fn, fresh)
-                        d = param[1](g)
+                    n = len(param)
+                    if n != 2:  # a contribution (node, fn, fresh[, saved])
+                        d = param[1](g) if n == 3 else param[1](g, param[3])
                         if buf is not None:
                             if type(buf) is _ndarray:
                                 accumulate(buf, d)

@@ -114,8 +114,9 @@ class _Scheduler:
     def run(self, task: Task) -> None:
         _, _, name, i, inp, param, g, seq = task
         try:
-            if len(param) == 3:  # a contribution triple (node, fn, fresh)
-                item: tuple[Any, ...] = (param, g, param[1](g))  # the costly part, in parallel
+            if len(param) != 2:  # a contribution (node, fn, fresh[, saved])
+                d = param[1](g) if len(param) == 3 else param[1](g, param[3])
+                item: tuple[Any, ...] = (param, g, d)  # the costly part, in parallel
             else:
                 item = (param, g)
             self._deliver(inp, seq, item)

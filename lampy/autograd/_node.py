@@ -20,13 +20,20 @@ Backward = Callable[[np.ndarray, np.ndarray], object]
 It should return None; whatever it returns is ignored.
 """
 
-Param = tuple["Node", Backward] | tuple["Node", Callable[[Any], Any], bool]
+Param = (
+    tuple["Node", Backward]
+    | tuple["Node", Callable[[Any], Any], bool]
+    | tuple["Node", Callable[[Any, Any], Any], bool, Any]
+)
 """An op param: an input's node paired with its zip-backward closure.
 
-The engine also takes, and stores, a contribution param as the triple ``(node, fn,
-fresh)`` (``Variable.zip_backward`` of a ``lampy.autograd.Contribution`` gives it): one
-object less per input than the pair holding a ``Contribution``. ``Node.op`` shows every
-param as a pair.
+The engine also takes, and stores, a contribution param (``fn(g)`` returns the input's
+gradient, see ``lampy.autograd.Contribution``) as the triple ``(node, fn, fresh)``
+(``Variable.zip_backward`` of a ``Contribution`` gives it), and one whose function takes
+a saved value as the 4-tuple ``(node, fn, fresh, saved)``: the gradient is ``fn(g,
+saved)`` (``lampy.ops``' elementwise ops give their module-level backward functions
+this way: no closure, cell or wrapper object per op). ``Node.op`` shows every param as a
+pair.
 """
 
 
@@ -56,6 +63,16 @@ class Op:
     versions: tuple[tuple[Node, int], ...] | None = None
 
 
+def _as_pair(p: Any) -> Param:
+    """A param as the ``(node, closure)`` pair ``lampy.Op`` shows."""
+    if len(p) == 2:
+        return p  # type: ignore[no-any-return]
+    if len(p) == 3:
+        return (p[0], Contribution(p[1], p[2]))
+    fn, saved = p[1], p[3]
+    return (p[0], Contribution(lambda g: fn(g, saved), p[2]))
+
+
 class Node:
     """The state of one Variable that the engine changes, in one explicit mutable object.
 
@@ -68,8 +85,9 @@ class Node:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
-    - ``params``: the op's params (``(input node, closure)`` pairs and ``(input node,
-      fn, fresh)`` contribution triples), None for a leaf (``()`` for
+    - ``params``: the op's params (``(input node, closure)`` pairs, and contributions
+      as ``(input node, fn, fresh)`` or ``(input node, fn, fresh, saved)``: see
+      ``Param``), None for a leaf (``()`` for
       an op result that needs no gradient). Dropped on release; a kept op result is
       detached (``params`` None, ``needs_grad`` False). ``op`` shows them as a
       ``lampy.Op`` record.
@@ -130,8 +148,7 @@ class Node:
         params = self.params
         if params is None:
             return None
-        pairs = tuple(p if len(p) == 2 else (p[0], Contribution(p[1], p[2])) for p in params)
-        return Op(self.name, pairs, self.versions)
+        return Op(self.name, tuple(_as_pair(p) for p in params), self.versions)
 
     @property
     def is_released(self) -> bool:

@@ -369,7 +369,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if p is None:
             skipped = True
             continue
-        if type(p) is not tuple or not 1 < len(p) < 4:  # a pair, or a contribution triple
+        if type(p) is not tuple or not 1 < len(p) < 5:  # a pair, or a contribution
             break
         node = p[0]
         if type(node) is not Node or not node.needs_grad:
@@ -380,8 +380,12 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
     else:
-        if skipped:
-            params = _without_none(params)
+        if skipped:  # drop the None entries (one constant operand of two: inline)
+            if len(params) == 2:
+                p = params[0]
+                params = (p,) if p is not None else () if params[1] is None else (params[1],)
+            else:
+                params = tuple([p for p in params if p is not None])
         if params and arr.dtype.kind == "f":
             node = Node(arr, params, True, scope, name, versions)  # type: ignore[arg-type]
             scope.register(node)
@@ -393,16 +397,6 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     return _result(scope, arr, name, kept, versions)
 
 
-def _without_none(params: tuple[Param | None, ...]) -> tuple[Param, ...]:
-    """``params`` without its None entries."""
-    if len(params) == 2:  # a binary op with one constant operand, the common case
-        p0, p1 = params
-        if p0 is None:
-            return () if p1 is None else (p1,)
-        return (p0,)
-    return tuple([p for p in params if p is not None])
-
-
 def _params(
     name: str, params: tuple[Param | None, ...]
 ) -> tuple[tuple[Param, ...], tuple[tuple[Node, int], ...] | None]:
@@ -412,7 +406,7 @@ def _params(
     for p in params:
         if p is None:
             continue
-        if type(p) is not tuple or not 1 < len(p) < 4 or (len(p) == 3 and type(p[2]) is not bool):
+        if type(p) is not tuple or not 1 < len(p) < 5 or (len(p) > 2 and type(p[2]) is not bool):
             _bad_param(name, p)
         node: Any = p[0]
         if type(node) is not Node:

@@ -9,7 +9,15 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_binary, apply_unary, contrib_of, value_of
+from lampy.ops._operands import (
+    apply_binary,
+    apply_unary,
+    contrib_of,
+    contrib_with,
+    over,
+    times,
+    value_of,
+)
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
@@ -59,12 +67,7 @@ def multiply(x1: Operand, x2: Operand) -> Variable:
         ``dx1 = g * x2``, ``dx2 = g * x1``.
     """
     a, b, value = apply_binary("multiply", _multiply, x1, x2, operator.mul)
-    return op(
-        "multiply",
-        value,
-        contrib_of(x1, lambda g: g * b),
-        contrib_of(x2, lambda g: g * a),
-    )
+    return op("multiply", value, contrib_with(x1, times, b), contrib_with(x2, times, a))
 
 
 def divide(x1: Operand, x2: Operand) -> Variable:
@@ -77,7 +80,7 @@ def divide(x1: Operand, x2: Operand) -> Variable:
     return op(
         "divide",
         value,
-        contrib_of(x1, lambda g: g / b),
+        contrib_with(x1, over, b),
         contrib_of(x2, lambda g: -g * value / b),
     )
 

@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, value_of
+from lampy.ops._operands import apply_unary, contrib_of, contrib_with, over, times, value_of
 
 _add, _multiply, _divide = np.add, np.multiply, np.divide
 
@@ -22,8 +22,8 @@ def exp(x: Operand) -> Variable:
     Gradient:
         ``dx = g * exp(x)`` (reuses the forward value).
     """
-    value = apply_unary(np.exp, value_of(x))
-    return op("exp", value, contrib_of(x, lambda g: g * value))
+    value = apply_unary(np.exp, value_of(x, saved=False))
+    return op("exp", value, contrib_with(x, times, value))
 
 
 def exp2(x: Operand) -> Variable:
@@ -54,7 +54,7 @@ def log(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.log, a)
-    return op("log", value, contrib_of(x, lambda g: _divide(g, a)))
+    return op("log", value, contrib_with(x, over, a))
 
 
 def log2(x: Operand) -> Variable:

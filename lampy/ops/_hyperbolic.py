@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, value_of
+from lampy.ops._operands import apply_unary, contrib_of, contrib_with, value_of
 
 _add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 
@@ -40,17 +40,18 @@ def tanh(x: Operand) -> Variable:
     Gradient:
         ``dx = g * (1 - tanh(x)**2)`` (reuses the forward value).
     """
-    value = apply_unary(np.tanh, value_of(x, saved=False))  # the closure keeps only the output
+    value = apply_unary(np.tanh, value_of(x, saved=False))  # backward keeps only the output
+    return op("tanh", value, contrib_with(x, _d_tanh, value))
 
-    def d_x(g: np.ndarray) -> Any:
-        if value.ndim == 0:
-            return g * (1 - value * value)
-        d = _multiply(value, value)  # one temporary, updated in place
-        _subtract(1, d, out=d)
-        d *= g
-        return d
 
-    return op("tanh", value, contrib_of(x, d_x))
+def _d_tanh(g: Any, y: Any) -> Any:
+    """tanh's contribution ``g * (1 - y**2)`` given its value ``y``."""
+    if y.ndim == 0:
+        return g * (1 - y * y)
+    d = _multiply(y, y)  # one temporary, updated in place
+    _subtract(1, d, out=d)
+    d *= g
+    return d
 
 
 def arcsinh(x: Operand) -> Variable:

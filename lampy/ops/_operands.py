@@ -251,6 +251,34 @@ def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> P
     return None
 
 
+def contrib_with(
+    x: Any, fn: Callable[[Any, Any], Any], saved: Any, fresh: bool = True
+) -> Param | None:
+    """``contrib_of(x, lambda g: fn(g, saved), fresh)`` without the closure: the engine's
+    4-tuple ``(node, fn, fresh, saved)``, or None if ``x`` needs no gradient.
+
+    For the elementwise ops, whose backward is a module-level function of ``g`` and
+    one saved value: an op records one tuple per input instead of a tuple, a closure,
+    its cell and the cell's tuple (fewer objects to make, and for the cyclic garbage
+    collector to track)."""
+    if type(x) is Variable:
+        node = x.node
+        if node.needs_grad:
+            return (node, fn, fresh, saved)
+    return None
+
+
+def times(g: Any, c: Any) -> Any:
+    """``g * c``: the contribution of an input whose derivative is ``c`` (for
+    ``contrib_with(x, times, c)``)."""
+    return g * c
+
+
+def over(g: Any, c: Any) -> Any:
+    """``g / c``: the contribution of an input whose derivative is ``1 / c``."""
+    return g / c
+
+
 def needs_grad(x: Any) -> bool:
     """Whether ``x`` is a Variable that needs a gradient."""
     return type(x) is Variable and x.node.needs_grad
