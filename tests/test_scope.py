@@ -240,6 +240,13 @@ def test_release_on_exception_then_the_exception_propagates() -> None:
         assert all(r() is None for r in made["refs"])
 
 
+def _plain_sin(x: lampy.Variable) -> lampy.Variable:
+    a = x.value
+    return lampy.op(
+        "sin_plain", np.sin(a), x.zip_backward(lambda g, out: np.add(out, g * np.cos(a), out=out))
+    )
+
+
 def test_released_values_are_freed_without_garbage_collection() -> None:
     """Right after exit, weak references to values, gradients and closures are dead (no gc)."""
     with gc_disabled():
@@ -247,13 +254,7 @@ def test_released_values_are_freed_without_garbage_collection() -> None:
             x = lampy.param(np.ones((100, 100)))
             c = lampy.const(np.full((100, 100), 2.0))
             h = lampy.tanh(x * c)
-            a = h.value
-
-            def d_sin(g: np.ndarray, out: np.ndarray) -> None:  # a closure of the scope's
-                np.add(out, g * np.cos(a), out=out)
-
-            s = lampy.op("sin_plain", np.sin(a), h.zip_backward(d_sin))
-            del d_sin  # held by the graph only
+            s = _plain_sin(h)  # an op whose closure only the graph holds
             hh = s @ s
             loss = hh.mean()  # 0-d: held as a numpy scalar, which takes no weak reference
             loss.backward(retain=[h])
