@@ -148,6 +148,67 @@ def _outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+def _layer_norm_rows(
+    x2: np.ndarray, w1: np.ndarray | None, b1: np.ndarray | None, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(y, xc, rstd)``: layer normalisation of the rows of the 2-d ``x2`` (m, d), with
+    ``xc = x2 - mean`` (rows minus their means), ``rstd = 1 / sqrt(biased variance +
+    eps)`` of shape (m,) and ``y = xc * rstd * w1 + b1`` (``w1``, ``b1``: vectors of
+    length d, or None), all new arrays in ``x2``'s dtype; ``xc`` and ``rstd`` are
+    read-only."""
+    # rstd x weight is one outer product written by BLAS; other per-row or
+    # per-feature vectors meet whole arrays in place or through spread (numpy's
+    # broadcasting loop is slowest when it allocates its result).
+    xc, rstd = _center_rows(x2, eps)
+    if w1 is None:
+        y = spread(np.multiply, xc, rstd[:, None])
+    else:
+        y = _outer(rstd, w1)
+        np.multiply(y, xc, out=y)
+    if b1 is not None:
+        np.add(y, b1, out=y)
+    xc.setflags(write=False)
+    rstd.setflags(write=False)
+    return y, xc, rstd
+
+
+def _layer_norm_rows_backward(
+    g2: np.ndarray,
+    xc: np.ndarray,
+    rstd: np.ndarray,
+    w1: np.ndarray | None,
+    want_dx: bool,
+    want_dw: bool,
+    want_db: bool,
+) -> tuple[Any, Any, Any]:
+    """``(dx, dw, db)``, the gradients of ``_layer_norm_rows`` for the output gradient
+    ``g2`` (m, d), each a new array, or None where not wanted: with means over a row,
+
+    ``dx = rstd w g - xc (rstd**3 mean(g w xc)) - rstd mean(g w)``, every factor but
+    ``g`` and ``xc`` a per-row or per-feature vector; ``dw = sum(g xc rstd)`` and
+    ``db = sum(g)`` over the rows (``g * xc`` shared by ``dx`` and ``dw``)."""
+    d = xc.shape[1]
+    dx: Any = None
+    gx = np.multiply(g2, xc) if want_dx or want_dw else g2
+    if want_dx:
+        inv_d = 1.0 / d if d else math.nan
+        if w1 is None:
+            ones = np.ones(d, g2.dtype)
+            mean_g, mean_gx = g2 @ ones, gx @ ones
+            dx = spread(np.multiply, g2, rstd[:, None])
+        else:
+            mean_g, mean_gx = g2 @ w1, gx @ w1
+            dx = _outer(rstd, w1)
+            np.multiply(dx, g2, out=dx)
+        mean_g *= rstd * inv_d
+        mean_gx *= rstd * rstd * rstd * inv_d
+        dx -= spread(np.multiply, xc, mean_gx[:, None])
+        dx -= mean_g[:, None]
+    dw = rstd @ gx if want_dw else None
+    db = _col_sums(g2) if want_db else None
+    return dx, dw, db
+
+
 def layer_norm(
     input: Operand,
     normalized_shape: Any,
@@ -179,50 +240,25 @@ def layer_norm(
     b = _affine(name, "bias", bias, shape, a)
     d = math.prod(shape)
     m = math.prod(a.shape[: a.ndim - len(shape)])
-    inv_d = 1.0 / d if d else math.nan
     w1 = None if w is None else w.reshape(d)
+    b1 = None if b is None else b.reshape(d)
     # Kept for backward: the centred rows xc = x - mean and rstd, in the input's dtype.
-    # rstd x weight is one outer product written by BLAS; other per-row or per-feature
-    # vectors meet whole arrays in place or through spread (numpy's broadcasting loop
-    # is slowest when it allocates its result).
-    xc, rstd = _center_rows(a.reshape(m, d), eps)
-    if w1 is None:
-        value = spread(np.multiply, xc, rstd[:, None])
-    else:
-        value = _outer(rstd, w1)
-        np.multiply(value, xc, out=value)
-    if b is not None:
-        np.add(value, b.reshape(d), out=value)
+    value, xc, rstd = _layer_norm_rows(a.reshape(m, d), w1, b1, eps)
+    want = (needs_grad(input), needs_grad(weight), needs_grad(bias))
 
-    def g_xc(g: np.ndarray) -> Any:
-        return np.multiply(g.reshape(m, d), xc)
+    def grads(g: np.ndarray) -> tuple[Any, Any, Any]:
+        return _layer_norm_rows_backward(g.reshape(m, d), xc, rstd, w1, *want)
 
-    users = needs_grad(input) + needs_grad(weight)
-    gx = SharedInBackward(g_xc, users) if users > 1 else g_xc
+    shared = SharedInBackward(grads, sum(want)) if sum(want) > 1 else grads
 
     def d_input(g: np.ndarray) -> Any:
-        # dx = rstd w g - xc (rstd**3 mean(g w xc)) - rstd mean(g w), every factor but
-        # g and xc a per-row (or per-feature) vector
-        g2 = g.reshape(m, d)
-        if w1 is None:
-            ones = np.ones(d, g2.dtype)
-            mean_g, mean_gx = g2 @ ones, gx(g) @ ones
-            dx = spread(np.multiply, g2, rstd[:, None])
-        else:
-            mean_g, mean_gx = g2 @ w1, gx(g) @ w1
-            dx = _outer(rstd, w1)
-            np.multiply(dx, g2, out=dx)
-        mean_g *= rstd * inv_d
-        mean_gx *= rstd * rstd * rstd * inv_d
-        dx -= spread(np.multiply, xc, mean_gx[:, None])
-        dx -= mean_g[:, None]
-        return dx.reshape(a.shape)
+        return shared(g)[0].reshape(a.shape)
 
     def d_weight(g: np.ndarray) -> Any:
-        return _as_dtype_of(weight, (rstd @ gx(g)).reshape(shape))
+        return _as_dtype_of(weight, shared(g)[1].reshape(shape))
 
     def d_bias(g: np.ndarray) -> Any:
-        return _as_dtype_of(bias, _col_sums(g.reshape(m, d)).reshape(shape))
+        return _as_dtype_of(bias, shared(g)[2].reshape(shape))
 
     return op(
         name,
