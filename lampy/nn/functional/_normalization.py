@@ -5,14 +5,17 @@ they share with ``batch_norm`` (in ``_batch_norm.py``), and the p-norm helpers t
 
 Each op is fused: one forward pass in numpy and closures computing the closed-form
 gradient (for a standardisation ``xhat = (x - mean) * rstd`` over ``n`` values,
-``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``). Statistics are taken
-in the input's dtype: float32 stays float32; integer inputs are computed in float64.
-Weights and biases are cast to the input's dtype for the forward pass and get their
-gradient in their own dtype.
+``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``). ``layer_norm`` runs
+its float32 and float64 rows through compiled kernels instead when Numba is installed
+(the ``lampy[fast]`` extra, ``_numba_kernels``), with the numpy code as the fallback.
+Statistics are taken in the input's dtype: float32 stays float32; integer inputs are
+computed in float64. Weights and biases are cast to the input's dtype for the forward
+pass and get their gradient in their own dtype.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -148,6 +151,45 @@ def _outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.cache
+def _kernels() -> Any:
+    """The compiled layer_norm kernels (module ``_numba_kernels``) when Numba is
+    installed, else None (imported on first use: Numba takes a while to import)."""
+    try:
+        from lampy.nn.functional import _numba_kernels
+    except ImportError:
+        return None
+    return _numba_kernels
+
+
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _compiled(a: np.ndarray) -> Any:
+    """The compiled kernels if they can take ``a`` (a non-empty float32 or float64
+    array) and Numba is installed, else None."""
+    return _kernels() if a.size and a.dtype in _COMPILED_DTYPES else None
+
+
+def _kernel_input(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only C-contiguous array (``a`` itself or a view of it, a copy only
+    when ``a`` is not contiguous): the one layout the kernels are compiled for, so that
+    each dtype compiles once."""
+    if a.flags.c_contiguous and not a.flags.writeable:
+        return a
+    v: np.ndarray = np.ascontiguousarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+@functools.lru_cache(maxsize=64)
+def _filled(n: int, dtype: np.dtype[Any], value: float) -> np.ndarray:
+    """A read-only vector of ``n`` copies of ``value`` in ``dtype`` (made once)."""
+    v = np.full(n, value, dtype)
+    v.setflags(write=False)
+    return v
+
+
 def _layer_norm_rows(
     x2: np.ndarray, w1: np.ndarray | None, b1: np.ndarray | None, eps: float
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -155,18 +197,34 @@ def _layer_norm_rows(
     ``xc = x2 - mean`` (rows minus their means), ``rstd = 1 / sqrt(biased variance +
     eps)`` of shape (m,) and ``y = xc * rstd * w1 + b1`` (``w1``, ``b1``: vectors of
     length d, or None), all new arrays in ``x2``'s dtype; ``xc`` and ``rstd`` are
-    read-only."""
-    # rstd x weight is one outer product written by BLAS; other per-row or
-    # per-feature vectors meet whole arrays in place or through spread (numpy's
-    # broadcasting loop is slowest when it allocates its result).
-    xc, rstd = _center_rows(x2, eps)
-    if w1 is None:
-        y = spread(np.multiply, xc, rstd[:, None])
+    read-only. One compiled pass over the rows when Numba is installed, else numpy."""
+    m, d = x2.shape
+    kernels = _compiled(x2)
+    if kernels is not None:
+        t = x2.dtype.type
+        y, xc, rstd = np.empty((m, d), x2.dtype), np.empty((m, d), x2.dtype), np.empty(m, x2.dtype)
+        kernels.layer_norm_rows(
+            _kernel_input(x2),
+            _filled(d, x2.dtype, 1.0) if w1 is None else _kernel_input(w1),
+            _filled(d, x2.dtype, -0.0) if b1 is None else _kernel_input(b1),
+            t(eps),
+            t(1.0 / d),
+            y,
+            xc,
+            rstd,
+        )
     else:
-        y = _outer(rstd, w1)
-        np.multiply(y, xc, out=y)
-    if b1 is not None:
-        np.add(y, b1, out=y)
+        # rstd x weight is one outer product written by BLAS; other per-row or
+        # per-feature vectors meet whole arrays in place or through spread (numpy's
+        # broadcasting loop is slowest when it allocates its result).
+        xc, rstd = _center_rows(x2, eps)
+        if w1 is None:
+            y = spread(np.multiply, xc, rstd[:, None])
+        else:
+            y = _outer(rstd, w1)
+            np.multiply(y, xc, out=y)
+        if b1 is not None:
+            np.add(y, b1, out=y)
     xc.setflags(write=False)
     rstd.setflags(write=False)
     return y, xc, rstd
@@ -186,9 +244,32 @@ def _layer_norm_rows_backward(
 
     ``dx = rstd w g - xc (rstd**3 mean(g w xc)) - rstd mean(g w)``, every factor but
     ``g`` and ``xc`` a per-row or per-feature vector; ``dw = sum(g xc rstd)`` and
-    ``db = sum(g)`` over the rows (``g * xc`` shared by ``dx`` and ``dw``)."""
-    d = xc.shape[1]
+    ``db = sum(g)`` over the rows. One compiled pass when Numba is installed, else
+    numpy (``g * xc`` shared by ``dx`` and ``dw``)."""
+    m, d = xc.shape
     dx: Any = None
+    dw: Any
+    db: Any
+    kernels = _compiled(xc)
+    if kernels is not None:
+        dt = xc.dtype
+        dx = np.empty((m, d) if want_dx else (0, 0), dt)
+        n = d if want_dw or want_db else 0
+        dw, db = np.zeros(n, dt), np.zeros(n, dt)
+        kernels.layer_norm_rows_backward(
+            _kernel_input(g2),
+            _kernel_input(xc),
+            _kernel_input(rstd),
+            _filled(d, dt, 1.0) if w1 is None else _kernel_input(w1),
+            dt.type(1.0 / d),
+            dx,
+            dw,
+            db,
+            want_dx,
+            want_dw or want_db,
+            max(math.isqrt(m), 1),
+        )
+        return dx if want_dx else None, dw if want_dw else None, db if want_db else None
     gx = np.multiply(g2, xc) if want_dx or want_dw else g2
     if want_dx:
         inv_d = 1.0 / d if d else math.nan
@@ -219,6 +300,11 @@ def layer_norm(
     """Layer normalisation over the trailing ``normalized_shape`` dimensions, as
     ``torch.nn.functional.layer_norm``: ``(x - mean) / sqrt(var + eps) * weight + bias``
     with the biased variance of each slice. ``normalized_shape`` may also be an int.
+
+    float32 and float64 inputs run through compiled kernels when Numba is installed (the
+    ``lampy[fast]`` extra: one pass over the rows forward and one backward, compiled on
+    the first call and cached on disk), other dtypes and installs without Numba through
+    numpy; both compute in the input's dtype.
 
     Args:
         input: Array of shape ``(*, *normalized_shape)``.
