@@ -273,6 +273,16 @@ def test_non_contiguous_input_and_gradient(path: Any) -> None:
         np.testing.assert_allclose(s, c, rtol=0, atol=4e-7 * float(np.abs(c).max()))
 
 
+def test_without_bias_the_value_keeps_negative_zeros(path: Any) -> None:
+    """Without a bias nothing is added: a centred 0 times a negative weight stays -0.0
+    on both paths (the compiled kernel adds -0.0, not +0.0, for a missing bias)."""
+    x = np.full((2, 4), 3.0, np.float32)
+    w = np.array([-1.0, 1.0, -2.0, 2.0], np.float32)
+    value = _run(x, (4,), w, None, np.ones_like(x))[0]
+    assert np.all(value == 0)
+    np.testing.assert_array_equal(np.signbit(value), np.tile(w < 0, (2, 1)))
+
+
 def test_zero_dimensional_input_is_refused_as_pytorch(path: Any) -> None:
     """A 0-d input has no trailing dimension to normalise: normalized_shape () is a
     ShapeError, as PyTorch refuses an empty normalized_shape."""

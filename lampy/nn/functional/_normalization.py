@@ -183,11 +183,14 @@ def _kernel_input(a: np.ndarray) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=64)
-def _filled(n: int, dtype: np.dtype[Any], value: float) -> np.ndarray:
-    """A read-only vector of ``n`` copies of ``value`` in ``dtype`` (made once)."""
-    v = np.full(n, value, dtype)
-    v.setflags(write=False)
-    return v
+def _identities(n: int, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only vectors of ``n`` ones and of ``n`` negative zeros in ``dtype`` (made
+    once), the kernels' weight and bias when there is none: ``v * 1 + -0.0`` is ``v``
+    exactly, -0.0 included (``+0.0`` would turn ``-0.0`` into ``+0.0``)."""
+    ones, zeros = np.ones(n, dtype), np.full(n, -0.0, dtype)
+    ones.setflags(write=False)
+    zeros.setflags(write=False)
+    return ones, zeros
 
 
 def _layer_norm_rows(
@@ -203,10 +206,11 @@ def _layer_norm_rows(
     if kernels is not None:
         t = x2.dtype.type
         y, xc, rstd = np.empty((m, d), x2.dtype), np.empty((m, d), x2.dtype), np.empty(m, x2.dtype)
+        ones, zeros = _identities(d, x2.dtype)
         kernels.layer_norm_rows(
             _kernel_input(x2),
-            _filled(d, x2.dtype, 1.0) if w1 is None else _kernel_input(w1),
-            _filled(d, x2.dtype, -0.0) if b1 is None else _kernel_input(b1),
+            ones if w1 is None else _kernel_input(w1),
+            zeros if b1 is None else _kernel_input(b1),
             t(eps),
             t(1.0 / d),
             y,
@@ -260,7 +264,7 @@ def _layer_norm_rows_backward(
             _kernel_input(g2),
             _kernel_input(xc),
             _kernel_input(rstd),
-            _filled(d, dt, 1.0) if w1 is None else _kernel_input(w1),
+            _identities(d, dt)[0] if w1 is None else _kernel_input(w1),
             dt.type(1.0 / d),
             dx,
             dw,
