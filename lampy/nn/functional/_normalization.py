@@ -5,14 +5,17 @@ they share with ``batch_norm`` (in ``_batch_norm.py``), and the p-norm helpers t
 
 Each op is fused: one forward pass in numpy and closures computing the closed-form
 gradient (for a standardisation ``xhat = (x - mean) * rstd`` over ``n`` values,
-``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``). Statistics are taken
-in the input's dtype: float32 stays float32; integer inputs are computed in float64.
-Weights and biases are cast to the input's dtype for the forward pass and get their
-gradient in their own dtype.
+``dx = rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))``). ``layer_norm`` runs
+its float32 and float64 rows through compiled kernels instead when Numba is installed
+(the ``lampy[fast]`` extra, ``_numba_kernels``), with the numpy code as the fallback.
+Statistics are taken in the input's dtype: float32 stays float32; integer inputs are
+computed in float64. Weights and biases are cast to the input's dtype for the forward
+pass and get their gradient in their own dtype.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -148,6 +151,149 @@ def _outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
+@functools.cache
+def _kernels() -> Any:
+    """The compiled layer_norm kernels (module ``_numba_kernels``) when Numba is
+    installed, else None (imported on first use: Numba takes a while to import)."""
+    try:
+        from lampy.nn.functional import _numba_kernels
+    except ImportError:
+        return None
+    return _numba_kernels
+
+
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _compiled(a: np.ndarray) -> Any:
+    """The compiled kernels if they can take ``a`` (a non-empty float32 or float64
+    array) and Numba is installed, else None."""
+    return _kernels() if a.size and a.dtype in _COMPILED_DTYPES else None
+
+
+def _kernel_input(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only C-contiguous array (``a`` itself or a view of it, a copy only
+    when ``a`` is not contiguous): the one layout the kernels are compiled for, so that
+    each dtype compiles once."""
+    if a.flags.c_contiguous and not a.flags.writeable:
+        return a
+    v: np.ndarray = np.ascontiguousarray(a).view()
+    v.flags.writeable = False
+    return v
+
+
+@functools.lru_cache(maxsize=64)
+def _identities(n: int, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """Read-only vectors of ``n`` ones and of ``n`` negative zeros in ``dtype`` (made
+    once), the kernels' weight and bias when there is none: ``v * 1 + -0.0`` is ``v``
+    exactly, -0.0 included (``+0.0`` would turn ``-0.0`` into ``+0.0``)."""
+    ones, zeros = np.ones(n, dtype), np.full(n, -0.0, dtype)
+    ones.setflags(write=False)
+    zeros.setflags(write=False)
+    return ones, zeros
+
+
+def _layer_norm_rows(
+    x2: np.ndarray, w1: np.ndarray | None, b1: np.ndarray | None, eps: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(y, xc, rstd)``: layer normalisation of the rows of the 2-d ``x2`` (m, d), with
+    ``xc = x2 - mean`` (rows minus their means), ``rstd = 1 / sqrt(biased variance +
+    eps)`` of shape (m,) and ``y = xc * rstd * w1 + b1`` (``w1``, ``b1``: vectors of
+    length d, or None), all new arrays in ``x2``'s dtype; ``xc`` and ``rstd`` are
+    read-only. One compiled pass over the rows when Numba is installed, else numpy."""
+    m, d = x2.shape
+    kernels = _compiled(x2)
+    if kernels is not None:
+        t = x2.dtype.type
+        y, xc, rstd = np.empty((m, d), x2.dtype), np.empty((m, d), x2.dtype), np.empty(m, x2.dtype)
+        ones, zeros = _identities(d, x2.dtype)
+        kernels.layer_norm_rows(
+            _kernel_input(x2),
+            ones if w1 is None else _kernel_input(w1),
+            zeros if b1 is None else _kernel_input(b1),
+            t(eps),
+            t(1.0 / d),
+            y,
+            xc,
+            rstd,
+        )
+    else:
+        # rstd x weight is one outer product written by BLAS; other per-row or
+        # per-feature vectors meet whole arrays in place or through spread (numpy's
+        # broadcasting loop is slowest when it allocates its result).
+        xc, rstd = _center_rows(x2, eps)
+        if w1 is None:
+            y = spread(np.multiply, xc, rstd[:, None])
+        else:
+            y = _outer(rstd, w1)
+            np.multiply(y, xc, out=y)
+        if b1 is not None:
+            np.add(y, b1, out=y)
+    xc.setflags(write=False)
+    rstd.setflags(write=False)
+    return y, xc, rstd
+
+
+def _layer_norm_rows_backward(
+    g2: np.ndarray,
+    xc: np.ndarray,
+    rstd: np.ndarray,
+    w1: np.ndarray | None,
+    want_dx: bool,
+    want_dw: bool,
+    want_db: bool,
+) -> tuple[Any, Any, Any]:
+    """``(dx, dw, db)``, the gradients of ``_layer_norm_rows`` for the output gradient
+    ``g2`` (m, d), each a new array, or None where not wanted: with means over a row,
+
+    ``dx = rstd w g - xc (rstd**3 mean(g w xc)) - rstd mean(g w)``, every factor but
+    ``g`` and ``xc`` a per-row or per-feature vector; ``dw = sum(g xc rstd)`` and
+    ``db = sum(g)`` over the rows. One compiled pass when Numba is installed, else
+    numpy (``g * xc`` shared by ``dx`` and ``dw``)."""
+    m, d = xc.shape
+    dx: Any = None
+    dw: Any
+    db: Any
+    kernels = _compiled(xc)
+    if kernels is not None:
+        dt = xc.dtype
+        dx = np.empty((m, d) if want_dx else (0, 0), dt)
+        n = d if want_dw or want_db else 0
+        dw, db = np.zeros(n, dt), np.zeros(n, dt)
+        kernels.layer_norm_rows_backward(
+            _kernel_input(g2),
+            _kernel_input(xc),
+            _kernel_input(rstd),
+            _identities(d, dt)[0] if w1 is None else _kernel_input(w1),
+            dt.type(1.0 / d),
+            dx,
+            dw,
+            db,
+            want_dx,
+            want_dw or want_db,
+            max(math.isqrt(m), 1),
+        )
+        return dx if want_dx else None, dw if want_dw else None, db if want_db else None
+    gx = np.multiply(g2, xc) if want_dx or want_dw else g2
+    if want_dx:
+        inv_d = 1.0 / d if d else math.nan
+        if w1 is None:
+            ones = np.ones(d, g2.dtype)
+            mean_g, mean_gx = g2 @ ones, gx @ ones
+            dx = spread(np.multiply, g2, rstd[:, None])
+        else:
+            mean_g, mean_gx = g2 @ w1, gx @ w1
+            dx = _outer(rstd, w1)
+            np.multiply(dx, g2, out=dx)
+        mean_g *= rstd * inv_d
+        mean_gx *= rstd * rstd * rstd * inv_d
+        dx -= spread(np.multiply, xc, mean_gx[:, None])
+        dx -= mean_g[:, None]
+    dw = rstd @ gx if want_dw else None
+    db = _col_sums(g2) if want_db else None
+    return dx, dw, db
+
+
 def layer_norm(
     input: Operand,
     normalized_shape: Any,
@@ -158,6 +304,11 @@ def layer_norm(
     """Layer normalisation over the trailing ``normalized_shape`` dimensions, as
     ``torch.nn.functional.layer_norm``: ``(x - mean) / sqrt(var + eps) * weight + bias``
     with the biased variance of each slice. ``normalized_shape`` may also be an int.
+
+    float32 and float64 inputs run through compiled kernels when Numba is installed (the
+    ``lampy[fast]`` extra: one pass over the rows forward and one backward, compiled on
+    the first call and cached on disk), other dtypes and installs without Numba through
+    numpy; both compute in the input's dtype.
 
     Args:
         input: Array of shape ``(*, *normalized_shape)``.
@@ -179,50 +330,25 @@ def layer_norm(
     b = _affine(name, "bias", bias, shape, a)
     d = math.prod(shape)
     m = math.prod(a.shape[: a.ndim - len(shape)])
-    inv_d = 1.0 / d if d else math.nan
     w1 = None if w is None else w.reshape(d)
+    b1 = None if b is None else b.reshape(d)
     # Kept for backward: the centred rows xc = x - mean and rstd, in the input's dtype.
-    # rstd x weight is one outer product written by BLAS; other per-row or per-feature
-    # vectors meet whole arrays in place or through spread (numpy's broadcasting loop
-    # is slowest when it allocates its result).
-    xc, rstd = _center_rows(a.reshape(m, d), eps)
-    if w1 is None:
-        value = spread(np.multiply, xc, rstd[:, None])
-    else:
-        value = _outer(rstd, w1)
-        np.multiply(value, xc, out=value)
-    if b is not None:
-        np.add(value, b.reshape(d), out=value)
+    value, xc, rstd = _layer_norm_rows(a.reshape(m, d), w1, b1, eps)
+    want = (needs_grad(input), needs_grad(weight), needs_grad(bias))
 
-    def g_xc(g: np.ndarray) -> Any:
-        return np.multiply(g.reshape(m, d), xc)
+    def grads(g: np.ndarray) -> tuple[Any, Any, Any]:
+        return _layer_norm_rows_backward(g.reshape(m, d), xc, rstd, w1, *want)
 
-    users = needs_grad(input) + needs_grad(weight)
-    gx = SharedInBackward(g_xc, users) if users > 1 else g_xc
+    shared = SharedInBackward(grads, sum(want)) if sum(want) > 1 else grads
 
     def d_input(g: np.ndarray) -> Any:
-        # dx = rstd w g - xc (rstd**3 mean(g w xc)) - rstd mean(g w), every factor but
-        # g and xc a per-row (or per-feature) vector
-        g2 = g.reshape(m, d)
-        if w1 is None:
-            ones = np.ones(d, g2.dtype)
-            mean_g, mean_gx = g2 @ ones, gx(g) @ ones
-            dx = spread(np.multiply, g2, rstd[:, None])
-        else:
-            mean_g, mean_gx = g2 @ w1, gx(g) @ w1
-            dx = _outer(rstd, w1)
-            np.multiply(dx, g2, out=dx)
-        mean_g *= rstd * inv_d
-        mean_gx *= rstd * rstd * rstd * inv_d
-        dx -= spread(np.multiply, xc, mean_gx[:, None])
-        dx -= mean_g[:, None]
-        return dx.reshape(a.shape)
+        return shared(g)[0].reshape(a.shape)
 
     def d_weight(g: np.ndarray) -> Any:
-        return _as_dtype_of(weight, (rstd @ gx(g)).reshape(shape))
+        return _as_dtype_of(weight, shared(g)[1].reshape(shape))
 
     def d_bias(g: np.ndarray) -> Any:
-        return _as_dtype_of(bias, _col_sums(g.reshape(m, d)).reshape(shape))
+        return _as_dtype_of(bias, shared(g)[2].reshape(shape))
 
     return op(
         name,
