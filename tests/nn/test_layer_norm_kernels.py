@@ -393,3 +393,46 @@ def test_without_numba_the_numpy_path_is_taken(monkeypatch: pytest.MonkeyPatch) 
         _close(got[0], _reference(x, 1, None, None, np.ones_like(x), 1e-5)[0], 2e-6, "value")
     finally:
         _normalization._kernels.cache_clear()
+
+
+def test_kernels_compile_without_a_writable_cache_directory(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Where Numba finds no writable cache directory (``njit(cache=True)`` raises, as in a
+    read-only installation), the kernels compile without a cache and give the same
+    values as the cached ones."""
+    numba = pytest.importorskip("numba")
+    import importlib.util
+
+    real_njit = numba.njit
+
+    def njit(*args: Any, **options: Any) -> Any:
+        if options.get("cache"):
+            raise RuntimeError("cannot cache function 'f': no locator available for file")
+        return real_njit(*args, **options)
+
+    monkeypatch.setattr(numba, "njit", njit)
+    origin = _normalization._kernels().__file__  # type: ignore[union-attr]
+    spec = importlib.util.spec_from_file_location("_uncached_kernels", origin)
+    assert spec is not None and spec.loader is not None
+    uncached = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(uncached)  # the module under another name: main's is untouched
+    assert uncached.layer_norm_rows.targetoptions.get("cache") is None
+    cached = _normalization._kernels()
+    m, d = 3, 5
+    x = np.random.default_rng(13).normal(size=(m, d)).astype(np.float32)
+    x.flags.writeable = False
+    ones = np.ones(d, np.float32)
+    zeros = np.full(d, -0.0, np.float32)
+    ones.flags.writeable = zeros.flags.writeable = False
+    outs = []
+    for kernels in (uncached, cached):
+        y, xc, rstd = (
+            np.empty((m, d), np.float32),
+            np.empty((m, d), np.float32),
+            np.empty(m, np.float32),
+        )
+        kernels.layer_norm_rows(x, ones, zeros, np.float32(1e-5), np.float32(1 / d), y, xc, rstd)
+        outs.append((y, xc, rstd))
+    for a, b in zip(*outs, strict=True):
+        np.testing.assert_array_equal(a, b)

@@ -18,7 +18,7 @@ fused multiply-adds (one rounding fewer); nan and infinities propagate as in num
 
 Each kernel is compiled for a dtype on its first call (under a second) and cached on
 disk (Numba's ``cache=True``: in ``__pycache__`` beside this file, or Numba's user-wide
-cache directory when that is not writable). The callers pass C-contiguous arrays,
+cache directory when that is not writable; with neither writable, not cached). The callers pass C-contiguous arrays,
 read-only for the inputs and writable for the outputs, so one compilation per dtype
 serves every call.
 """
@@ -35,10 +35,20 @@ __all__ = ["layer_norm_rows", "layer_norm_rows_backward"]
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 
-_compile = cast(
-    "Callable[[_F], _F]",
-    numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"}, error_model="numpy"),
-)
+_OPTIONS: dict[str, Any] = {
+    "nogil": True,
+    "fastmath": {"reassoc", "contract"},
+    "error_model": "numpy",
+}
+
+
+def _compile(fn: _F) -> _F:
+    """``numba.njit`` with lampy's options, cached on disk; without a writable cache
+    directory (a read-only installation and home), compiled afresh in each process."""
+    try:
+        return cast("_F", numba.njit(cache=True, **_OPTIONS)(fn))
+    except RuntimeError:  # Numba: "cannot cache function ...: no locator available"
+        return cast("_F", numba.njit(cache=False, **_OPTIONS)(fn))
 
 
 @_compile
