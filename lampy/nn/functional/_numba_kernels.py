@@ -18,9 +18,9 @@ fused multiply-adds (one rounding fewer); nan and infinities propagate as in num
 
 Each kernel is compiled for a dtype on its first call (under a second) and cached on
 disk (Numba's ``cache=True``: in ``__pycache__`` beside this file, or Numba's user-wide
-cache directory when that is not writable; with neither writable, not cached). The callers pass C-contiguous arrays,
-read-only for the inputs and writable for the outputs, so one compilation per dtype
-serves every call.
+cache directory when that is not writable; with neither writable, not cached). The
+callers pass C-contiguous arrays, read-only for the inputs and writable for the outputs,
+so one compilation per dtype serves every call.
 """
 
 from __future__ import annotations
