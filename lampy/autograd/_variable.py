@@ -277,6 +277,7 @@ _set_node = Variable.__dict__["node"].__set__  # the slot of the frozen record
 _NUMPY_SCALARS = frozenset(
     np.dtype(c).type for c in np.typecodes["All"] if np.dtype(c).kind in "biufc"
 )
+_FLOAT_SCALARS = frozenset(t for t in _NUMPY_SCALARS if issubclass(t, np.floating))
 
 
 def _held_0d(a: np.ndarray) -> Any:
@@ -386,7 +387,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 params = (p,) if p is not None else () if params[1] is None else (params[1],)
             else:
                 params = tuple([p for p in params if p is not None])
-        if params and arr.dtype.kind == "f":
+        if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
             node = Node(arr, params, True, scope, name, versions)  # type: ignore[arg-type]
             scope.register(node)
             v: Variable = _new(Variable)  # _variable(node), inlined

@@ -37,6 +37,7 @@ _NUMERIC_DTYPES = frozenset(
 )
 _NUMERIC_SCALARS = (np.number, np.bool_)
 _NUMPY_SCALAR_TYPES = frozenset(d.type for d in _NUMERIC_DTYPES)
+_REAL_SCALAR_TYPES = frozenset(d.type for d in _NUMERIC_DTYPES if d.kind != "c")
 
 
 def value_of(x: Any, saved: bool = True) -> Any:
@@ -201,7 +202,7 @@ def apply_binary(
         raise DTypeError(
             f"{name}: numpy's {name} does not take operands {describe(a)} and {describe(b)} ({e})."
         ) from None
-    if value.dtype.kind in "cO":
+    if type(value) not in _REAL_SCALAR_TYPES and value.dtype.kind in "cO":
         real_result(name, value, x1, x2)
     return a, b, value
 

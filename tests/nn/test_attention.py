@@ -251,6 +251,4 @@ def test_backward_keeps_no_reference_to_g(monkeypatch: Any) -> None:
     gc.collect()
     assert ref() is None
     g2 = np.full((2, 3, 4), 2.0)
-    np.testing.assert_allclose(
-        first[id(k.node)](g2), second[id(k.node)](np.full((2, 3, 4), 2.0))
-    )
+    np.testing.assert_allclose(first[id(k.node)](g2), second[id(k.node)](np.full((2, 3, 4), 2.0)))
