@@ -502,24 +502,34 @@ def _change_by_ledger(changes: Iterable[tuple[Node, int, int]]) -> None:
 def drop_value(node: Node, ledger: Ledger) -> None:
     """Drop the value of a node whose Variable is gone; refund it if its memory is freed.
 
-    The value stays charged when something still holds it (a backward closure saved
-    it, or the caller kept the array): it is then refunded when the scope exits.
+    Whether it is freed follows from ``node.held``: a value nothing else holds
+    (``PRIVATE``) is freed now and refunded; one a param of the node's own op saved
+    (``HELD_BY_OP``) lives until the scope releases the node, and stays charged until
+    then; for one anything else may hold (``SHARED``: the caller read it, or an op that
+    may keep it did) a weak reference tells. A value still held stays charged until
+    its scope exits.
     """
     v = node.value
     node.value = None
     n = node.charged
-    if n and v is not None:
+    if not n or v is None:
+        return
+    held = node.held
+    if held:
+        if held == 1:  # HELD_BY_OP
+            return
         r = _ref(v)
         del v
-        if r() is None:
-            if not ledger.fast:
-                _change(ledger, -n, -1)
-                return
-            live = ledger.live  # _change(ledger, -n, -1), inlined: once per op result
-            if live > ledger.high:
-                ledger.high = live
-            ledger.live = live - n
-            ledger.arrays -= 1
+        if r() is not None:
+            return
+    if not ledger.fast:
+        _change(ledger, -n, -1)
+        return
+    live = ledger.live  # _change(ledger, -n, -1), inlined: once per op result
+    if live > ledger.high:
+        ledger.high = live
+    ledger.live = live - n
+    ledger.arrays -= 1
 
 
 def state_buffer(node: Node) -> np.ndarray:

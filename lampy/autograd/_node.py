@@ -73,6 +73,10 @@ def _as_pair(p: Any) -> Param:
     return (p[0], Contribution(lambda g: fn(g, saved), p[2]))
 
 
+PRIVATE, HELD_BY_OP, SHARED = 0, 1, 2
+"""``Node.held``: who else may hold a node's value array."""
+
+
 class Node:
     """The state of one Variable that the engine changes, in one explicit mutable object.
 
@@ -101,6 +105,14 @@ class Node:
     - ``handle``: for params, a weak reference to the Variable (for ``lampy.backward_iter``).
     - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view
       and a numpy scalar); set by ``lampy._memory`` when the scope registers the node.
+    - ``held``: who else may hold the value array, which decides how its refund is
+      taken when the Variable is gone (``lampy._memory.drop_value``): ``PRIVATE`` (0,
+      nothing else: refunded at once), ``HELD_BY_OP`` (1, a param of this node's own op
+      saved it: it lives until the scope releases the node, refunded then) or
+      ``SHARED`` (2, anything may: refunded if a weak reference shows it freed). ``op``
+      sets 0 or 1 from params that show what they save; every read of the value that
+      may keep it (``Variable.value``, ``lampy.ops``' ``value_of``) sets 2, and so does
+      ``detach``.
     """
 
     __slots__ = (
@@ -109,6 +121,7 @@ class Node:
         "dtype",
         "grad",
         "handle",
+        "held",
         "name",
         "needs_grad",
         "params",
@@ -127,8 +140,10 @@ class Node:
         scope: Scope,
         name: str,
         versions: tuple[tuple[Node, int], ...] | None = None,
+        held: int = SHARED,
     ) -> None:
         self.value: np.ndarray | None = value
+        self.held = held
         self.params = params
         self.versions = versions
         self.needs_grad = needs_grad
@@ -183,10 +198,12 @@ class Node:
         if self.params is not None:
             self.params = self.versions = None
             self.needs_grad = False
+            if self.held == HELD_BY_OP:  # the params that held the value are gone
+                self.held = SHARED
 
     def __repr__(self) -> str:
         state = "released" if self.scope is None else "live"
         return f"Node({self.describe()}, {state})"
 
 
-__all__ = ["Backward", "Node", "Op", "Param"]
+__all__ = ["HELD_BY_OP", "PRIVATE", "SHARED", "Backward", "Node", "Op", "Param"]

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._node import Backward, Node, Op, Param
+from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
 from lampy.autograd._unbroadcast import Contribution
@@ -48,11 +48,13 @@ class Variable(VariableOperators):
         cheaper to compute with than a 0-d array); this property gives it as a read-only
         0-d array, made at each call.
         """
-        v = self.node.value
+        node = self.node
+        v = node.value
         if type(v) is _ndarray:
+            node.held = SHARED  # the caller may keep the array
             return v
         if v is None:
-            raise self.node.released_error(".value")
+            raise node.released_error(".value")
         return _as_array(v)
 
     @property
@@ -366,6 +368,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     # node needs a gradient; then the caller's tuple is the op's params as it is.
     versions: tuple[tuple[Node, int], ...] | None = None
     skipped = False  # a None param (an input that is not a Variable)
+    held = PRIVATE  # who else holds the value: see Node.held
     for p in params:
         if p is None:
             skipped = True
@@ -380,6 +383,10 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if node.params is None:  # a leaf: remember the version the op read
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
+        if len(p) != 4:
+            held = SHARED  # a closure: it may have captured the value
+        elif p[3] is arr and held == PRIVATE:
+            held = HELD_BY_OP  # (node, fn, fresh, saved): shows what it keeps
     else:
         if skipped:  # drop the None entries (one constant operand of two: inline)
             if len(params) == 2:
@@ -388,7 +395,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             else:
                 params = tuple([p for p in params if p is not None])
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
-            node = Node(arr, params, True, scope, name, versions)  # type: ignore[arg-type]
+            node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
             scope.register(node)
             v: Variable = _new(Variable)  # _variable(node), inlined
             _set_node(v, node)

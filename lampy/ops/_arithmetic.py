@@ -14,6 +14,7 @@ from lampy.ops._operands import (
     apply_unary,
     contrib_of,
     contrib_with,
+    needs_grad,
     over,
     times,
     value_of,
@@ -22,11 +23,11 @@ from lampy.ops._operands import (
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
 
-def _same(g: Any) -> Any:
+def _same(g: Any, _: None) -> Any:
     return g
 
 
-def _negated(g: Any) -> Any:
+def _negated(g: Any, _: None) -> Any:
     return -g
 
 
@@ -36,12 +37,12 @@ def add(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g``, ``dx2 = g`` (each summed over its broadcast axes).
     """
-    _, _, value = apply_binary("add", _add, x1, x2, operator.add)
+    _, _, value = apply_binary("add", _add, x1, x2, operator.add, False, False)
     return op(
         "add",
         value,
-        contrib_of(x1, _same, fresh=False),
-        contrib_of(x2, _same, fresh=False),
+        contrib_with(x1, _same, None, fresh=False),
+        contrib_with(x2, _same, None, fresh=False),
     )
 
 
@@ -51,12 +52,12 @@ def subtract(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g``, ``dx2 = -g``.
     """
-    _, _, value = apply_binary("subtract", _subtract, x1, x2, operator.sub)
+    _, _, value = apply_binary("subtract", _subtract, x1, x2, operator.sub, False, False)
     return op(
         "subtract",
         value,
-        contrib_of(x1, _same, fresh=False),
-        contrib_of(x2, _negated),
+        contrib_with(x1, _same, None, fresh=False),
+        contrib_with(x2, _negated, None),
     )
 
 
@@ -66,7 +67,9 @@ def multiply(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g * x2``, ``dx2 = g * x1``.
     """
-    a, b, value = apply_binary("multiply", _multiply, x1, x2, operator.mul)
+    # each operand's value is kept by the other's param, if the other needs a gradient
+    keep1, keep2 = needs_grad(x2), needs_grad(x1)
+    a, b, value = apply_binary("multiply", _multiply, x1, x2, operator.mul, keep1, keep2)
     return op("multiply", value, contrib_with(x1, times, b), contrib_with(x2, times, a))
 
 
@@ -76,7 +79,7 @@ def divide(x1: Operand, x2: Operand) -> Variable:
     Gradient:
         ``dx1 = g / x2``, ``dx2 = -g * x1 / x2**2 = -g * (x1 / x2) / x2``.
     """
-    _, b, value = apply_binary("divide", _divide, x1, x2, operator.truediv)
+    _, b, value = apply_binary("divide", _divide, x1, x2, operator.truediv, False)
     return op(
         "divide",
         value,

@@ -20,6 +20,7 @@ from lampy._errors import (
     shape_mismatch,
 )
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._node import SHARED
 from lampy.autograd._variable import Backward, Param, Variable, op
 
 _ndarray = np.ndarray
@@ -55,7 +56,10 @@ def value_of(x: Any, saved: bool = True) -> Any:
     Python and numpy scalars are returned unchanged. An op that does not keep this
     operand for backward passes ``saved=False``: it then gets a read-only view of the
     caller's array, without the copy (its forward result is computed now, and
-    ``lampy.op`` copies a result that is itself a view of writable memory).
+    ``lampy.op`` copies a result that is itself a view of writable memory). For a
+    Variable, ``saved=False`` is the op's promise that neither its closures nor its
+    result (a new array, not a view) hold the value: memory accounting then refunds
+    the value as soon as the Variable is gone, without checking (``Node.held``).
 
     Args:
         x: A Variable, an array-like or a scalar.
@@ -68,9 +72,12 @@ def value_of(x: Any, saved: bool = True) -> Any:
         LampyValueError: ``x`` is a ragged nested list.
     """
     if type(x) is Variable:
-        v = x.node.value  # as the engine holds it: a numpy scalar for a 0-d op result
+        node = x.node
+        v = node.value  # as the engine holds it: a numpy scalar for a 0-d op result
         if v is None:
-            raise x.node.released_error(".value")
+            raise node.released_error(".value")
+        if saved:
+            node.held = SHARED  # the op may keep it (its refund then checks)
         return v
     if isinstance(x, _ndarray):
         if type(x) is not _ndarray:  # a subclass (matrix, masked array...): plain data
@@ -137,14 +144,15 @@ def calling_op() -> str:
     return "a lampy op"
 
 
-def values_of(x1: Any, x2: Any) -> tuple[Any, Any]:
-    """The values of a binary op's two arguments, numpy-promoted the way numpy 2 does.
+def values_of(x1: Any, x2: Any, saved1: bool = True, saved2: bool = True) -> tuple[Any, Any]:
+    """The values of a binary op's two arguments, numpy-promoted the way numpy 2 does
+    (``value_of(x1, saved1)`` and ``value_of(x2, saved2)``).
 
     A Python int or float next to a float array takes that array's dtype, so a Python
     number never turns float32 into float64 (also with numpy 1.x and for 0-d values).
     """
-    a = value_of(x1)
-    b = value_of(x2)
+    a = value_of(x1, saved1)
+    b = value_of(x2, saved2)
     ta, tb = type(a), type(b)
     if ta in _PY_NUMBERS and tb is _ndarray and b.dtype.kind == "f":
         a = b.dtype.type(a)
@@ -154,31 +162,52 @@ def values_of(x1: Any, x2: Any) -> tuple[Any, Any]:
 
 
 def apply_binary(
-    name: str, ufunc: Any, x1: Any, x2: Any, operator: Callable[[Any, Any], Any] | None = None
+    name: str,
+    ufunc: Any,
+    x1: Any,
+    x2: Any,
+    operator: Callable[[Any, Any], Any] | None = None,
+    keep1: bool = True,
+    keep2: bool = True,
 ) -> tuple[Any, Any, Any]:
     """``values_of(x1, x2)`` and ``ufunc`` applied to them; a broadcasting failure is a
     ShapeError naming ``name`` and both shapes, raised before anything is recorded.
 
     ``operator`` is the Python operator that calls ``ufunc`` (``operator.mul`` for
     ``np.multiply``): given, it computes the value when an operand is a numpy scalar,
-    where numpy's scalar arithmetic gives the ufunc's result much faster.
+    where numpy's scalar arithmetic gives the ufunc's result much faster. ``keep1`` and
+    ``keep2`` are ``value_of``'s ``saved`` for each operand: False when the op keeps
+    neither that operand's value nor a view of it.
 
     Returns:
         ``(a, b, value)``: the two operand values and the result.
     """
     if _WEAK_PY_SCALARS:  # a ufunc itself keeps a float array's dtype next to a number
-        # value_of(x1), value_of(x2), with a Variable's value and a Python number read
-        # here directly (a released Variable's None goes to value_of, which raises)
+        # value_of(x1, keep1), value_of(x2, keep2), with a Variable's value and a Python
+        # number read here directly (a released Variable's None goes to value_of, which
+        # raises)
         t = type(x1)
-        a = x1.node.value if t is Variable else x1 if t is float or t is int else None
+        if t is Variable:
+            node = x1.node
+            a = node.value
+            if keep1:
+                node.held = SHARED
+        else:
+            a = x1 if t is float or t is int else None
         if a is None:
-            a = value_of(x1)
+            a = value_of(x1, keep1)
         t = type(x2)
-        b = x2.node.value if t is Variable else x2 if t is float or t is int else None
+        if t is Variable:
+            node = x2.node
+            b = node.value
+            if keep2:
+                node.held = SHARED
+        else:
+            b = x2 if t is float or t is int else None
         if b is None:
-            b = value_of(x2)
+            b = value_of(x2, keep2)
     else:
-        a, b = values_of(x1, x2)
+        a, b = values_of(x1, x2, keep1, keep2)
     if _memory.open_budgets:  # a scope has a budget: check the output's size first
         try:
             shape = np.broadcast_shapes(np.shape(a), np.shape(b))

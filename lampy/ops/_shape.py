@@ -93,8 +93,9 @@ def ravel(a: Operand, order: str = "C") -> Variable:
         nor Fortran-contiguous, ``g`` is put back through the permutation numpy read.
     """
     # No closure keeps x; and a constant ndarray must keep its caller's layout, which
-    # 'A' and 'K' read (value_of's saved copy of a writable array is C-ordered).
-    x = np.asarray(value_of(a, saved=False))
+    # 'A' and 'K' read (value_of's saved copy of a writable array is C-ordered). A
+    # Variable's value is read as kept: the result may be a view of it.
+    x = np.asarray(value_of(a, saved=type(a) is Variable))
     if order not in ("C", "F", "A", "K"):
         raise LampyValueError(f"ravel: order must be 'C', 'F', 'A' or 'K', got {order!r}")
     value = np.ravel(x, order)  # type: ignore[call-overload]
