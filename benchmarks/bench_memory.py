@@ -12,19 +12,19 @@ float32) followed by a Linear to 10 outputs and a mean-square loss:
    with ``torch.utils.checkpoint.checkpoint_sequential`` (8 segments).
 3. **The cost of accounting.** The time per op of a chain of 999 small ops (``y =
    tanh(y * 0.9 + 0.1)``, forward and backward) in a step scope inside a model scope, no
-   budget set, with lampy's memory accounting as it is and with its two per-op
-   functions (charging a new value when its node is registered, and refunding a value
-   whose Variable is gone) replaced by ones that do only what lampy needs without
-   accounting (the charge does nothing, so ``node.charged`` stays 0 and the Variable's
-   death only drops the value, without a call). Twice: on float64 values of shape
-   ``(16,)``, where every op's value is an array the ledger counts (the figure the
-   target is about), and on W1's 0-d chain of ``bench_speed.py``, whose values the
+   budget set, with lampy's memory accounting as it is and with its two per-op hooks
+   (charging a new value when its node is registered, and ``Variable.__del__``,
+   ``lampy._memory.variable_gone``, which drops a dead Variable's value and refunds it
+   if it is freed) replaced by ones that do only what lampy needs without accounting
+   (the charge does nothing; the death only drops the value). Twice: on float64 values
+   of shape ``(16,)``, where every op's value is an array the ledger counts (the figure
+   the target is about), and on W1's 0-d chain of ``bench_speed.py``, whose values the
    engine holds as numpy scalars, which are not counted. The variants take turns, 40
    rounds, process CPU time; the figure is the median of the per-round differences.
-   The charge call remains in both, so the figure is the accounting's own work per op,
-   the refund's call included. A third variant only checks with a weak reference
-   whether a dead Variable's value was freed (what an exact refund needs before it
-   counts anything): the floor of this design.
+   The charge call remains in both, so the figure is the accounting's own work per op.
+   A third variant checks with a weak reference whether a dead Variable's value was
+   freed, as every refund did before values recorded who else may hold them
+   (``Node.held``): what the check alone costs.
 
 How peak memory is measured: each configuration runs in a fresh subprocess with
 ``MALLOC_MMAP_THRESHOLD_=65536``, so every array of 64 KiB or more gets its own mapping
@@ -62,6 +62,7 @@ import sys
 import time
 import weakref
 from collections.abc import Callable
+from typing import Any
 
 WIDTH, BATCH, OUT = 512, 256, 10
 MIB = 2**20
@@ -151,7 +152,7 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
     import numpy as np
 
     import lampy
-    from lampy.autograd import _scope, _variable
+    from lampy.autograd import _scope
 
     n_steps = 333  # three ops each
     start = np.full(16, 0.5) if mode == "array" else np.float64(0.5)
@@ -165,39 +166,48 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
             y.sum().backward()
 
     def no_charge(ledger: object, node: object) -> None:
-        pass  # node.charged stays 0: nothing to refund when the Variable dies
+        pass  # node.charged stays 0
 
     def marked(ledger: object, node: object) -> None:
         v = node.value  # type: ignore[attr-defined]
         if type(v) is np.ndarray and v.base is None:
             node.charged = 1  # type: ignore[attr-defined]  # dies as a counted value would
 
-    def no_drop(node: object, ledger: object) -> None:
-        node.value = None  # type: ignore[attr-defined]
+    def gone_off(v: Any) -> None:
+        # what the Variable's death does without accounting: the node drops the value
+        node = v.node
+        scope = node.scope
+        if scope is not None and not scope.keep_values:
+            node.value = None
 
-    def weak_check_only(node: object, ledger: object) -> None:
-        # What any exact refund at a Variable's death needs before counting anything:
-        # whether dropping the node's reference freed the value.
-        v = node.value  # type: ignore[attr-defined]
-        node.value = None  # type: ignore[attr-defined]
-        r = weakref.ref(v)
-        del v
-        r()
+    def gone_weak(v: Any) -> None:
+        # and what any exact refund needs first when something else may hold the
+        # value: whether dropping the node's reference freed it
+        node = v.node
+        scope = node.scope
+        if scope is not None and not scope.keep_values:
+            value = node.value
+            node.value = None
+            if node.charged:
+                r = weakref.ref(value)
+                del value
+                r()
 
-    real = (_scope._charge, _variable._drop_value)
-    kinds = {"on": real, "off": (no_charge, no_drop), "weak": (marked, weak_check_only)}
+    variable = lampy.Variable
+    real = (_scope._charge, variable.__del__)
+    kinds = {"on": real, "off": (no_charge, gone_off), "weak": (marked, gone_weak)}
     per_op: dict[str, list[float]] = {k: [] for k in kinds}
     order = list(kinds)
     with lampy.Scope():  # the model's scope: the chain runs one level below it
         for r in range(rounds):
             for kind in order[r % 3 :] + order[: r % 3]:
-                _scope._charge, _variable._drop_value = kinds[kind]
+                _scope._charge, variable.__del__ = kinds[kind]
                 chain()  # warm-up
                 t = time.process_time()
                 for _ in range(5):
                     chain()
                 per_op[kind].append((time.process_time() - t) / 5 / (3 * n_steps) * 1e6)
-        _scope._charge, _variable._drop_value = real
+        _scope._charge, variable.__del__ = real
 
     def median_diff(kind: str) -> float:
         diffs = sorted(a - b for a, b in zip(per_op[kind], per_op["off"], strict=True))

@@ -19,7 +19,7 @@ slice, a param made with ``copy=False``) is charged 0 bytes: its memory is count
 with the array that owns it, if lampy allocated that one. A 0-d op result is held as a
 numpy scalar, an immutable Python object like the node itself, not an array: it is
 charged 0 bytes and not counted in ``arrays``. A gradient buffer is charged its
-``nbytes``.
+``nbytes``. ``arrays`` counts the arrays that hold bytes (an empty array is not one).
 
 A charge or refund changes the ledger of the node's own scope only: an op costs the
 same at any depth of nesting. The enclosing ledgers take their children's changes in
@@ -235,7 +235,8 @@ class MemoryStats:
         live_bytes: Bytes of the arrays the scope and its open children own now.
         peak_bytes: The most ``live_bytes`` has been since the scope was entered (or
             since ``lampy.Scope.reset_peak``).
-        arrays: How many arrays those live bytes are (views are not counted).
+        arrays: How many arrays those live bytes are (views and empty arrays, which
+            hold no bytes, are not counted).
         budget: The scope's own budget in bytes, or None.
     """
 
@@ -255,7 +256,8 @@ class Ledger:
             peak is the largest of ``peak``, ``high`` and ``live``).
         high: The most ``live`` was, just before a decrease, since ``high`` last
             restarted (when the ledger was pushed into its parent, or read).
-        arrays: The number of arrays counted in ``live``.
+        arrays: The number of gradient buffers and optimizer state arrays counted in
+            ``live`` (values are counted where they are: ``value_arrays``).
         budget: The scope's own limit in bytes, or None.
         parent: The enclosing scope's ledger, or None.
         children: The ledgers of the open child scopes.
@@ -263,7 +265,7 @@ class Ledger:
             of its arrays).
         limits: This ledger and its ancestors that have a budget (checked on charges).
         fast: No open children and no limits: a charge or refund then changes
-            ``live`` and ``arrays`` alone, without the lock.
+            ``live`` alone, without the lock.
         owner: A weak reference to the Scope (for the budget error's largest owners).
     """
 
@@ -301,7 +303,18 @@ class Ledger:
             _pull(self)
             live = self.live
             peak = max(self.peak, self.high, live)
-            return MemoryStats(live, peak, self.arrays, self.budget)
+            return MemoryStats(live, peak, self.arrays + value_arrays(self), self.budget)
+
+
+def value_arrays(ledger: Ledger) -> int:
+    """How many values the ledger's scope and its open children count now: their nodes
+    whose ``charged`` is not 0 (a refund sets it to 0). Counted when read, so that a
+    charge or a refund, once per op, changes one number (``live``) instead of two."""
+    scope = ledger.owner()
+    total = 0 if scope is None else sum(1 for n in scope.owned_nodes() if n.charged)
+    for child in ledger.children:
+        total += value_arrays(child)
+    return total
 
 
 # Taking children's counts into their parents (reads, events of an enclosing scope,
@@ -376,6 +389,8 @@ def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
     global open_budgets
     keep_bytes = keep_arrays = 0
     for node in kept:
+        if node.value is None:
+            node.charged = 0  # held elsewhere when its Variable went: refunded here
         b, a = _node_bytes(node)
         keep_bytes += b
         keep_arrays += a
@@ -395,13 +410,15 @@ def close_ledger(ledger: Ledger, kept: list[Node]) -> None:
 
 
 def _node_bytes(node: Node) -> tuple[int, int]:
+    """The bytes a node's value and gradient are counted, and its gradient's array (values
+    are counted in ``arrays`` where they are, by ``value_arrays``)."""
     n = a = 0
     if node.value is not None and node.charged:
-        n, a = node.charged, 1
+        n = node.charged
     g = node.grad
-    if g is not None:
+    if g is not None and g.nbytes:
         n += g.nbytes
-        a += 1
+        a = 1
     return n, a
 
 
@@ -425,7 +442,6 @@ def charge_value(ledger: Ledger, node: Node) -> None:
         n = node.charged = v.nbytes
         if ledger.fast:  # the common case, once per op: no peak to note, nothing to check
             ledger.live += n
-            ledger.arrays += 1
         else:
             _charge_checked(ledger, node, n)
     if PROFILE is not None:
@@ -435,11 +451,11 @@ def charge_value(ledger: Ledger, node: Node) -> None:
 def _charge_checked(ledger: Ledger, node: Node, n: int) -> None:
     """A charge in a scope with open children or under a budget."""
     with _LOCK:
-        _change(ledger, n, 1)
+        _change(ledger, n, 0)
         for limited in ledger.limits:
             _pull(limited)
             if limited.budget is not None and limited.live > limited.budget:
-                _change(ledger, -n, -1)
+                _change(ledger, -n, 0)
                 node.charged = 0
                 _pull(limited)  # the message's live bytes without the dropped array
                 raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
@@ -450,13 +466,13 @@ def charge_grad(node: Node, g: np.ndarray) -> None:
     all-or-nothing, so a gradient already computed is kept)."""
     scope = node.scope
     if scope is not None:
-        _change(scope.ledger, g.nbytes, 1)
+        _change(scope.ledger, g.nbytes, int(g.nbytes > 0))
 
 
 def charge_grads(pairs: Iterable[tuple[Node, np.ndarray]]) -> None:
     """``charge_grad`` for each ``(node, g)``, with one update per scope's ledger (a
     backward pass commits the gradients of all its params at once)."""
-    _change_by_ledger((node, g.nbytes, 1) for node, g in pairs)
+    _change_by_ledger((node, g.nbytes, int(g.nbytes > 0)) for node, g in pairs)
 
 
 def drop_grad(node: Node) -> None:
@@ -466,7 +482,7 @@ def drop_grad(node: Node) -> None:
     node.grad = None
     scope = node.scope
     if g is not None and scope is not None:
-        _change(scope.ledger, -g.nbytes, -1)
+        _change(scope.ledger, -g.nbytes, -int(g.nbytes > 0))
 
 
 def drop_grads(nodes: Iterable[Node]) -> None:
@@ -477,7 +493,7 @@ def drop_grads(nodes: Iterable[Node]) -> None:
         g = node.grad
         if g is not None:
             node.grad = None
-            dropped.append((node, -g.nbytes, -1))
+            dropped.append((node, -g.nbytes, -int(g.nbytes > 0)))
     _change_by_ledger(dropped)
 
 
@@ -499,8 +515,10 @@ def _change_by_ledger(changes: Iterable[tuple[Node, int, int]]) -> None:
         _change(ledger, n, arrays)
 
 
-def drop_value(node: Node, ledger: Ledger) -> None:
-    """Drop the value of a node whose Variable is gone; refund it if its memory is freed.
+def variable_gone(variable: Any) -> None:
+    """``Variable.__del__``: nothing can read the value any more (the graph links nodes,
+    not Variables), so the node drops it, and its memory returns now unless something
+    else holds it or the scope keeps values; refund it if it is freed.
 
     Whether it is freed follows from ``node.held``: a value nothing else holds
     (``PRIVATE``) is freed now and refunded; one a param of the node's own op saved
@@ -509,6 +527,10 @@ def drop_value(node: Node, ledger: Ledger) -> None:
     may keep it did) a weak reference tells. A value still held stays charged until
     its scope exits.
     """
+    node = variable.node
+    scope = node.scope
+    if scope is None or scope.keep_values:
+        return
     v = node.value
     node.value = None
     n = node.charged
@@ -522,14 +544,15 @@ def drop_value(node: Node, ledger: Ledger) -> None:
         del v
         if r() is not None:
             return
+    node.charged = 0  # refunded: no longer one of the scope's value_arrays
+    ledger = scope.ledger
     if not ledger.fast:
-        _change(ledger, -n, -1)
+        _change(ledger, -n, 0)
         return
-    live = ledger.live  # _change(ledger, -n, -1), inlined: once per op result
+    live = ledger.live  # _change(ledger, -n, 0), inlined: once per op result
     if live > ledger.high:
         ledger.high = live
     ledger.live = live - n
-    ledger.arrays -= 1
 
 
 def state_buffer(node: Node) -> np.ndarray:
@@ -538,7 +561,7 @@ def state_buffer(node: Node) -> np.ndarray:
     buf = _zeros(node.shape, node.dtype)
     scope = node.scope
     if scope is not None:
-        _change(scope.ledger, buf.nbytes, 1)
+        _change(scope.ledger, buf.nbytes, int(buf.nbytes > 0))
     if PROFILE is not None:
         PROFILE.state(buf, node)
     return buf

@@ -106,7 +106,7 @@ class Node:
     - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view
       and a numpy scalar); set by ``lampy._memory`` when the scope registers the node.
     - ``held``: who else may hold the value array, which decides how its refund is
-      taken when the Variable is gone (``lampy._memory.drop_value``): ``PRIVATE`` (0,
+      taken when the Variable is gone (``lampy._memory.variable_gone``): ``PRIVATE`` (0,
       nothing else: refunded at once), ``HELD_BY_OP`` (1, a param of this node's own op
       saved it: it lives until the scope releases the node, refunded then) or
       ``SHARED`` (2, anything may: refunded if a weak reference shows it freed). ``op``

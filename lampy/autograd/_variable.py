@@ -181,16 +181,9 @@ class Variable(VariableOperators):
         if g is not None:
             g.fill(0)
 
-    def __del__(self) -> None:
-        # Nothing can read this value any more (the graph links nodes, not Variables),
-        # so its memory returns now unless a closure saved it or the scope keeps values.
-        node = self.node
-        scope = node.scope
-        if scope is not None and not scope.keep_values:
-            if node.charged:
-                _drop_value(node, scope.ledger)  # node.value = None, refunded if freed
-            else:  # nothing counted (a view, a numpy scalar): nothing to refund
-                node.value = None
+    # Nothing can read the value once the Variable is gone (the graph links nodes, not
+    # Variables): lampy._memory drops it from the node, and refunds it if it is freed.
+    __del__ = _memory.variable_gone
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
@@ -269,7 +262,6 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 
 _own = _memory.own_value
 _grad_enabled = GRAD_ENABLED.get
-_drop_value = _memory.drop_value
 _ndarray = np.ndarray
 _new = object.__new__
 _set_node = Variable.__dict__["node"].__set__  # the slot of the frozen record

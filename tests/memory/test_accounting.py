@@ -13,16 +13,17 @@ from lampy import nn
 
 def owned_bytes(*scopes: lampy.Scope) -> tuple[int, int]:
     """Sum of nbytes of the values (arrays that own their memory: not views, nor the
-    numpy scalars 0-d op results are held as) and gradients the scopes own."""
+    numpy scalars 0-d op results are held as) and gradients the scopes own, and how many
+    of those arrays hold bytes."""
     total = arrays = 0
     for s in scopes:
         for node in s.owned_nodes():
             if type(node.value) is np.ndarray and node.value.base is None:
                 total += node.value.nbytes
-                arrays += 1
+                arrays += node.value.nbytes > 0
             if node.grad is not None:
                 total += node.grad.nbytes
-                arrays += 1
+                arrays += node.grad.nbytes > 0
     return total, arrays
 
 

@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lampy
-from lampy.autograd import _scope, _variable
+from lampy.autograd import _scope
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED
 
 UNARY: dict[str, Callable[[Any], Any]] = {
@@ -75,23 +75,27 @@ def _run(program: list[Any], dtype: Any, nested: bool, monkeypatch: Any) -> None
     refs: dict[Any, list[tuple[Any, int]]] = {}  # every counted value, by scope
     deferred: list[tuple[Any, int]] = []  # SHARED values alive when their Variable died
 
-    real_charge, real_drop = _scope._charge, _variable._drop_value
+    real_charge, real_gone = _scope._charge, lampy.Variable.__del__
 
     def charge(ledger: Any, node: Any) -> None:
         real_charge(ledger, node)
         if node.charged:
             refs.setdefault(node.scope, []).append((weakref.ref(node.value), node.charged))
 
-    def drop(node: Any, ledger: Any) -> None:
-        ref, held, n = weakref.ref(node.value), node.held, node.charged
-        real_drop(node, ledger)
-        if ref() is not None:
+    def gone(v: Any) -> None:
+        node = v.node
+        value = node.value
+        ref = None if value is None or not node.charged else weakref.ref(value)
+        held, n = node.held, node.charged
+        del value
+        real_gone(v)
+        if ref is not None and node.scope is not None and ref() is not None:
             assert held != PRIVATE, "a PRIVATE value outlived its Variable"
             if held == SHARED:
                 deferred.append((ref, n))
 
     monkeypatch.setattr(_scope, "_charge", charge)
-    monkeypatch.setattr(_variable, "_drop_value", drop)
+    monkeypatch.setattr(lampy.Variable, "__del__", gone)
 
     def check(scope: lampy.Scope, what: Any) -> None:
         live, truth = scope.memory.live_bytes, _truth(scope, refs.get(scope, []))
