@@ -165,10 +165,10 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
                 y = lampy.tanh(y * 0.9 + 0.1)
             y.sum().backward()
 
-    def no_charge(ledger: object, node: object) -> None:
+    def no_charge(ledger: object, node: object, n: int = -1) -> None:
         pass  # node.charged stays 0
 
-    def marked(ledger: object, node: object) -> None:
+    def marked(ledger: object, node: object, n: int = -1) -> None:
         v = node.value  # type: ignore[attr-defined]
         if type(v) is np.ndarray and v.base is None:
             node.charged = 1  # type: ignore[attr-defined]  # dies as a counted value would

@@ -434,12 +434,16 @@ def _change(ledger: Ledger, n: int, arrays: int) -> None:
         ledger.arrays += arrays
 
 
-def charge_value(ledger: Ledger, node: Node) -> None:
-    """Charge a newly registered node's value (``node.charged``, 0 until then); past a
-    budget, refund it and raise."""
-    v = node.value
-    if type(v) is _ndarray and v.base is None:  # not a view, nor a 0-d result's scalar
-        n = node.charged = v.nbytes
+def charge_value(ledger: Ledger, node: Node, n: int = -1) -> None:
+    """Charge a newly registered node's value (``node.charged``, 0 until then): ``n``
+    bytes when the caller knows (``lampy.op``, for a new array it made read-only: its
+    ``nbytes``; 0 for a numpy scalar), else (-1) its ``nbytes`` if it is an array that
+    owns its memory; past a budget, refund it and raise."""
+    if n < 0:
+        v = node.value
+        n = v.nbytes if type(v) is _ndarray and v.base is None else 0  # not a view
+    if n:
+        node.charged = n
         if ledger.fast:  # the common case, once per op: no peak to note, nothing to check
             ledger.live += n
         else:
@@ -531,28 +535,29 @@ def variable_gone(variable: Any) -> None:
     scope = node.scope
     if scope is None or scope.keep_values:
         return
-    v = node.value
-    node.value = None
     n = node.charged
-    if not n or v is None:
-        return
     held = node.held
-    if held:
-        if held == 1:  # HELD_BY_OP
-            return
+    if not n or held == 1:  # nothing counted, or HELD_BY_OP: refunded when released
+        node.value = None
+        return
+    if held:  # SHARED: refunded only if dropping the node's reference frees it
+        v = node.value
+        node.value = None
         r = _ref(v)
         del v
         if r() is not None:
             return
+    else:
+        node.value = None
     node.charged = 0  # refunded: no longer one of the scope's value_arrays
     ledger = scope.ledger
-    if not ledger.fast:
+    if ledger.fast:  # _change(ledger, -n, 0), inlined: once per op result
+        live = ledger.live
+        if live > ledger.high:
+            ledger.high = live
+        ledger.live = live - n
+    else:
         _change(ledger, -n, 0)
-        return
-    live = ledger.live  # _change(ledger, -n, 0), inlined: once per op result
-    if live > ledger.high:
-        ledger.high = live
-    ledger.live = live - n
 
 
 def state_buffer(node: Node) -> np.ndarray:

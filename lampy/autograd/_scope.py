@@ -152,8 +152,11 @@ class Scope:
         return [n for n in self._nodes if n.scope is self]
 
     # ------------------------------------------------------------------ ownership
-    def register(self, node: Node) -> None:
+    def register(self, node: Node, nbytes: int = -1) -> None:
         """Own ``node`` (called by ``lampy.op``, ``lampy.param`` and ``lampy.const``).
+
+        ``nbytes`` is what its value is charged when the caller knows (``lampy.op``: a
+        new array's ``nbytes``, 0 for a numpy scalar), -1 for ``lampy._memory`` to tell.
 
         Safe against a concurrent exit from another thread: a node registered while the
         scope closes is released here, and the caller gets a clear error. A node that
@@ -166,7 +169,7 @@ class Scope:
                 self._nodes.remove(node)
             raise closed_scope(self, f"op '{node.name}'")
         try:
-            _charge(self.ledger, node)
+            _charge(self.ledger, node, nbytes)
         except BaseException:
             node.release()
             with contextlib.suppress(ValueError):

@@ -340,21 +340,25 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     if scope is None:
         raise no_scope(f"op '{name}'")
     arr: Any = value
+    nbytes = -1  # what the value is charged, if known here (see Scope.register)
     t = type(value)
     if t is _ndarray:
         if not arr.shape:
             arr = _held_0d(arr)
         elif arr.base is None:
             arr.setflags(write=False)  # own_value, inlined for an op's fresh result
+            nbytes = arr.nbytes
         else:
             arr = _own(arr)
-    elif t not in _NUMPY_SCALARS:
+    elif t in _NUMPY_SCALARS:
+        nbytes = 0
+    else:
         arr = _own(arr)
         if not arr.shape:
             arr = _held_0d(arr)
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
-        scope.register(node)
+        scope.register(node, nbytes)
         return _variable(node)
     # The common case, checked in one pass: every param a (node, closure) pair whose
     # node needs a gradient; then the caller's tuple is the op's params as it is.
@@ -388,7 +392,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 params = tuple([p for p in params if p is not None])
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
             node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
-            scope.register(node)
+            scope.register(node, nbytes)
             v: Variable = _new(Variable)  # _variable(node), inlined
             _set_node(v, node)
             return v

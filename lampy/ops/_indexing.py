@@ -18,7 +18,8 @@ import numpy as np
 from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy import _memory
+from lampy.ops._operands import param_of, reserve_output, value_of
 from lampy.ops._reductions import normalize_axis, single_axis
 
 _add, _add_at, _intp = np.add, np.add.at, np.intp
@@ -204,6 +205,17 @@ def _single_array_axis(idx: tuple[Any, ...]) -> int | None:
     return None
 
 
+_NO_BYTES = np.dtype([])  # a structured dtype with no fields: items of 0 bytes
+
+
+def _indexed_shape(shape: tuple[int, ...], idx: Any) -> tuple[int, ...]:
+    """The shape ``a[idx]`` has for an array of ``shape``, worked out by numpy on an
+    array of 0-byte items (nothing allocated; an index that does not fit raises as it
+    would on ``a``)."""
+    probe: tuple[int, ...] = np.empty(shape, _NO_BYTES)[idx].shape
+    return probe
+
+
 def getitem(x: Operand, index: Any) -> Variable:
     """``x[index]`` as numpy does it: ints, slices (with steps), ``...``, ``None``, boolean
     masks and integer arrays, in any combination numpy allows.
@@ -214,6 +226,8 @@ def getitem(x: Operand, index: Any) -> Variable:
     a = value_of(x)
     idx, advanced, integer = _plain_index(index)
     try:
+        if advanced and _memory.open_budgets:  # a copy: its size checked first
+            reserve_output("getitem", _indexed_shape(np.shape(a), idx), np.result_type(a))
         value = a[idx]
     except (IndexError, TypeError, ValueError) as e:
         raise BadIndexError(

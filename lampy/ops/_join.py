@@ -21,7 +21,15 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import array_of, needs_grad, param_of, real_result, value_of
+from lampy import _memory
+from lampy.ops._operands import (
+    array_of,
+    needs_grad,
+    param_of,
+    real_result,
+    reserve_output,
+    value_of,
+)
 from lampy.ops._shape import one_axis
 from lampy.ops._torch_names import axis_or_dim
 
@@ -105,6 +113,17 @@ def _check_join(name: str, shapes: list[tuple[int, ...]], axis: int | None) -> i
     return ax
 
 
+def _reserve(name: str, vals: list[Any], shape: tuple[int, ...], dtype: Any) -> None:
+    """Check the joined result of ``shape`` against the scope's budgets before numpy
+    allocates it (``reserve_output``), its dtype numpy's promotion of the values."""
+    if _memory.open_budgets:
+        try:
+            dt = np.dtype(dtype) if dtype is not None else np.result_type(*vals)
+        except TypeError:  # numpy's own join raises the error the caller reports
+            return
+        reserve_output(name, shape, dt)
+
+
 def _numpy(name: str, fn: Callable[[], np.ndarray]) -> np.ndarray:
     try:
         return fn()
@@ -167,6 +186,11 @@ def _concatenate(name: str, items: list[Any], axis: int | None, dtype: Any) -> V
     vals = [value_of(x) for x in items]
     shapes = [np.shape(v) for v in vals]
     ax = _check_join(name, shapes, axis)
+    if ax is None:
+        out = (sum(int(np.prod(s)) for s in shapes),)
+    else:
+        out = (*shapes[0][:ax], sum(s[ax] for s in shapes), *shapes[0][ax + 1 :])
+    _reserve(name, vals, out, dtype)
     value = _numpy(name, lambda: np.concatenate(vals, axis=ax, dtype=dtype))
     if ax is None:
         return _joined(name, items, value, 0, [int(np.prod(s)) for s in shapes], shapes)
@@ -202,6 +226,7 @@ def _stacked(
     shapes = [v.shape for v in vals]
     ax = _check_join(name, shapes, axis if vals[0].ndim > 1 else 0)
     assert ax is not None
+    _reserve(name, vals, (*shapes[0][:ax], sum(s[ax] for s in shapes), *shapes[0][ax + 1 :]), dtype)
     value = _numpy(name, lambda: np.concatenate(vals, axis=ax, dtype=dtype))
     return _joined(name, items, value, ax, [s[ax] for s in shapes], [np.shape(v) for v in raw])
 
@@ -271,6 +296,7 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = No
             f"stack: all arrays must have the same shape, got shapes {_shapes(shapes)}."
         )
     ax = one_axis("stack", axis, len(shapes[0]) + 1)
+    _reserve("stack", vals, (*shapes[0][:ax], len(vals), *shapes[0][ax:]), dtype)
     value = _numpy("stack", lambda: np.stack(vals, axis=ax, dtype=dtype))
     if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
         real_result("stack", value, items)

@@ -77,8 +77,8 @@ def _run(program: list[Any], dtype: Any, nested: bool, monkeypatch: Any) -> None
 
     real_charge, real_gone = _scope._charge, lampy.Variable.__del__
 
-    def charge(ledger: Any, node: Any) -> None:
-        real_charge(ledger, node)
+    def charge(ledger: Any, node: Any, nbytes: int = -1) -> None:
+        real_charge(ledger, node, nbytes)
         if node.charged:
             refs.setdefault(node.scope, []).append((weakref.ref(node.value), node.charged))
 
