@@ -15,10 +15,10 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
-from lampy import _memory
 from lampy.ops._operands import param_of, reserve_output, value_of
 from lampy.ops._reductions import normalize_axis, single_axis
 

@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
-from lampy import _memory
 from lampy.ops._operands import (
     array_of,
     needs_grad,

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import lampy
+import lampy.nn.functional as F
 from lampy import nn
 
 # ------------------------------------------------------------------ budget parsing
@@ -299,3 +300,49 @@ def test_remat_sequential_takes_a_numpy_integer_and_segments_past_the_length():
         plain = nn.remat_sequential(layers, x, segments=1).value
         for k in (np.int64(2), 3, 10):
             np.testing.assert_array_equal(nn.remat_sequential(layers, x, segments=k).value, plain)
+
+
+ACTIVATIONS = {
+    "relu": lambda x: F.relu(x),
+    "relu6": lambda x: F.relu6(x),
+    "leaky_relu": lambda x: F.leaky_relu(x),
+    "elu": lambda x: F.elu(x),
+    "selu": lambda x: F.selu(x),
+    "celu": lambda x: F.celu(x),
+    "gelu": lambda x: F.gelu(x),
+    "gelu tanh": lambda x: F.gelu(x, approximate="tanh"),
+    "sigmoid": lambda x: F.sigmoid(x),
+    "silu": lambda x: F.silu(x),
+    "mish": lambda x: F.mish(x),
+    "softplus": lambda x: F.softplus(x),
+    "log_sigmoid": lambda x: F.log_sigmoid(x),
+    "hardtanh": lambda x: F.hardtanh(x),
+    "hardsigmoid": lambda x: F.hardsigmoid(x),
+    "hardswish": lambda x: F.hardswish(x),
+    "softsign": lambda x: F.softsign(x),
+    "softmax": lambda x: F.softmax(x, dim=1),
+    "log_softmax": lambda x: F.log_softmax(x, dim=1),
+    "glu": lambda x: F.glu(x, dim=1),
+    "dropout": lambda x: F.dropout(x, 0.5, rng=np.random.default_rng(0)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("name", list(ACTIVATIONS))
+def test_activations_are_refused_before_allocating(name, dtype):
+    """nn.functional's elementwise activations (and softmax, glu, dropout) know their
+    output's size in advance: exactly it fits, one byte less is refused before the
+    output exists."""
+    f = ACTIVATIONS[name]
+    with lampy.Scope():
+        x = lampy.param(np.linspace(-2.0, 2.0, 32, dtype=dtype).reshape(4, 8))
+        ref = f(x)
+        n = ref.value.nbytes
+        with lampy.Scope(budget=n) as fits:
+            np.testing.assert_array_equal(f(x).value, ref.value)
+            assert fits.memory.peak_bytes == n
+        with lampy.Scope(budget=n - 1) as s:
+            with pytest.raises(lampy.MemoryBudgetError, match="asks") as e:
+                f(x)
+            assert "was dropped" not in str(e.value)
+            assert (s.memory.live_bytes, s.memory.peak_bytes) == (0, 0)

@@ -17,6 +17,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy import _memory
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd import is_grad_enabled
 from lampy.autograd._variable import Operand, Variable, op
@@ -54,11 +55,15 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
-def _float(x: Any) -> Any:
-    """The value of ``x`` as a float array (integers and bools become float64)."""
+def _float(x: Any, name: str | None = None) -> Any:
+    """The value of ``x`` as a float array (integers and bools become float64). With the
+    op's ``name``: its output, of this shape and dtype, is checked against the budgets of
+    the current scope first (``lampy.MemoryBudgetError`` before anything is allocated)."""
     a = value_of(x)
     if np.asarray(a).dtype.kind != "f":
         a = np.asarray(a, dtype=np.float64)
+    if name is not None and _memory.open_budgets:
+        _memory.reserve(name, np.shape(a), np.result_type(a))
     return a
 
 
@@ -100,7 +105,7 @@ def relu(input: Operand, inplace: bool = False) -> Variable:
         (PyTorch's, whose backward zeroes only where ``x <= 0``; the nan value came from
         ``x``, as for :func:`lampy.maximum`).
     """
-    a = _float(input)
+    a = _float(input, "relu")
     value = np.maximum(a, 0)
     # The closure saves the output, not the input (value <= 0 exactly where a <= 0, and
     # nan stays nan: its gradient passes, as PyTorch's): the next layer saves that output
@@ -115,7 +120,7 @@ def relu6(input: Operand, inplace: bool = False) -> Variable:
         ``dx = g * (0 < x < 6)``; 0 at both ``x = 0`` and ``x = 6``, ``g`` at ``x = nan``
         (PyTorch's, as ``hardtanh(x, 0, 6)``).
     """
-    a = _float(input)
+    a = _float(input, "relu6")
     value = np.minimum(np.maximum(a, 0), 6)
     return op("relu6", value, contrib_of(input, lambda g: g * ~((a <= 0) | (a >= 6))))
 
@@ -127,7 +132,7 @@ def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = Fal
         ``dx = g * (1 if x > 0 else negative_slope)``; ``negative_slope`` at ``x = 0``
         (PyTorch's convention).
     """
-    a = _float(input)
+    a = _float(input, "leaky_relu")
     s = _c(a, negative_slope)
     value = np.where(a > 0, a, a * s)
     return op("leaky_relu", value, contrib_of(input, lambda g: g * np.where(a > 0, 1, s)))
@@ -135,7 +140,7 @@ def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = Fal
 
 def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: float) -> Variable:
     """``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))``, as PyTorch's elu."""
-    a = _float(input)
+    a = _float(input, name)
     al, sc, isc = _c(a, alpha), _c(a, scale), _c(a, input_scale)
     neg = a <= 0
     e = np.exp(np.where(neg, a, 0) * isc)
@@ -193,7 +198,7 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     """
     if approximate not in ("none", "tanh"):
         raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    a = np.asarray(_float(input))
+    a = np.asarray(_float(input, "gelu"))
     if approximate == "none" and a.dtype.itemsize <= 4:
         # The slope Phi + x phi is computed with Phi when a gradient will be wanted:
         # they share exp(-x**2 / 2), and backward is one multiplication.
@@ -235,7 +240,7 @@ def sigmoid(input: Operand) -> Variable:
     Gradient:
         ``dx = g * s * (1 - s)`` with ``s`` the forward value.
     """
-    value = _sigmoid(_float(input))
+    value = _sigmoid(_float(input, "sigmoid"))
     return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value)))
 
 
@@ -245,7 +250,7 @@ def silu(input: Operand, inplace: bool = False) -> Variable:
     Gradient:
         ``dx = g * s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``.
     """
-    a = _float(input)
+    a = _float(input, "silu")
     s = _sigmoid(a)
     value = a * s
     return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s))))
@@ -257,7 +262,7 @@ def mish(input: Operand, inplace: bool = False) -> Variable:
     Gradient:
         ``dx = g * (t + x * sigmoid(x) * (1 - t**2))`` with ``t = tanh(softplus(x))``.
     """
-    a = _float(input)
+    a = _float(input, "mish")
     t = np.tanh(_softplus(a))
     value = a * t
 
@@ -275,7 +280,7 @@ def softplus(input: Operand, beta: float = 1.0, threshold: float = 20.0) -> Vari
         ``dx = g * sigmoid(beta * x)``, and ``g`` where ``beta * x > threshold`` (at
         ``beta * x == threshold`` the sigmoid branch, as PyTorch).
     """
-    a = _float(input)
+    a = _float(input, "softplus")
     b = _c(a, beta)
     z = a * b
     lin = z > threshold
@@ -290,7 +295,7 @@ def log_sigmoid(input: Operand) -> Variable:
     Gradient:
         ``dx = g * sigmoid(-x)``.
     """
-    a = _float(input)
+    a = _float(input, "log_sigmoid")
     t = np.abs(a)
     if np.ndim(t) == 0:
         value = np.minimum(a, 0) - np.log1p(np.exp(-t))
@@ -317,7 +322,7 @@ def hardtanh(
         raise LampyValueError(
             f"hardtanh: min_val ({min_val}) must not be greater than max_val ({max_val})."
         )
-    a = _float(input)
+    a = _float(input, "hardtanh")
     lo, hi = _c(a, min_val), _c(a, max_val)
     value = np.minimum(np.maximum(a, lo), hi)
     return op("hardtanh", value, contrib_of(input, lambda g: g * ~((a <= lo) | (a >= hi))))
@@ -331,7 +336,7 @@ def hardsigmoid(input: Operand, inplace: bool = False) -> Variable:
         (PyTorch's convention). In float64 the factor is the exact ``1/6``; PyTorch
         multiplies by the float32 ``1/6``, so its float64 gradient differs by ~2e-8.
     """
-    a = _float(input)
+    a = _float(input, "hardsigmoid")
     value = np.minimum(np.maximum(a + 3, 0), 6) / 6
     sixth = _c(a, 1 / 6)
     return op(
@@ -348,7 +353,7 @@ def hardswish(input: Operand, inplace: bool = False) -> Variable:
         ``dx = g * (0 if x <= -3 else 1 if x >= 3 else x / 3 + 0.5)``; 0 at ``x = -3``
         and 1 at ``x = 3`` (PyTorch's convention), 1 at ``x = nan`` (PyTorch's).
     """
-    a = _float(input)
+    a = _float(input, "hardswish")
     value = a * np.minimum(np.maximum(a + 3, 0), 6) / 6
 
     def d_x(g: np.ndarray) -> Any:
@@ -368,7 +373,7 @@ def softsign(input: Operand) -> Variable:
     Gradient:
         ``dx = g / (1 + |x|)**2``.
     """
-    a = _float(input)
+    a = _float(input, "softsign")
     d = 1 + np.abs(a)
     value = a / d
     return op("softsign", value, contrib_of(input, lambda g: g / (d * d)))
@@ -393,7 +398,7 @@ def softmax(input: Operand, dim: int) -> Variable:
     Gradient:
         ``dx = y * (g - sum(g * y, dim))`` with ``y`` the forward value.
     """
-    a = _float(input)
+    a = _float(input, "softmax")
     ax = _dim("softmax", dim, a.ndim)
     arr = np.asarray(a)
     if arr.ndim == 0:
@@ -419,7 +424,7 @@ def log_softmax(input: Operand, dim: int) -> Variable:
     Gradient:
         ``dx = g - exp(y) * sum(g, dim)`` with ``y`` the forward value.
     """
-    a = _float(input)
+    a = _float(input, "log_softmax")
     ax = _dim("log_softmax", dim, a.ndim)
     arr = np.asarray(a)
     if arr.ndim == 0:
@@ -460,6 +465,8 @@ def glu(input: Operand, dim: int = -1) -> Variable:
         raise ShapeError(
             f"glu: halving dimension {ax} of shape {arr.shape} needs an even size, got {n}."
         )
+    if _memory.open_budgets:  # the output: the input with dimension ax halved
+        _memory.reserve("glu", (*arr.shape[:ax], n // 2, *arr.shape[ax + 1 :]), arr.dtype)
     first, second = np.split(arr, 2, axis=ax)
     s = _sigmoid(second)
     value = first * s
