@@ -31,9 +31,10 @@ def full_collections() -> Iterator[list[int]]:
 
 
 @pytest.mark.xfail(
-    reason="issue 11 (engine half): each op leaves about 6.3 GC-tracked objects (2.7 "
-    "tuples, a closure, a Contribution, a Node, 0.7 cells), so a 10^5-op chain still "
-    "starts full collections while it is built",
+    reason="issue 11: each op leaves 3 objects the cyclic GC tracks (its Node and two "
+    "tuples; 6.3 before the 0-d scalars and the 4-tuple params), so a 10^5-op chain "
+    "still starts full collections while it is built; a graph of Python objects with "
+    "closures in it is tracked by CPython's collector",
     strict=True,
 )
 def test_a_long_chain_triggers_no_full_collection(full_collections: list[int]) -> None:
