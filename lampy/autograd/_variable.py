@@ -129,7 +129,7 @@ class Variable(VariableOperators):
 
     def numpy(self) -> np.ndarray:
         """A writable copy of the value, owned by the caller."""
-        return np.array(self.value, copy=True)
+        return np.array(self._held(), copy=True)
 
     def zip_backward(self, fn: Backward) -> Param:
         """Pair this Variable with its zip-backward closure, as an op's param.
@@ -381,8 +381,10 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             versions = pair if versions is None else versions + pair
         if len(p) != 4:
             held = SHARED  # a closure: it may have captured the value
-        elif p[3] is arr and held == PRIVATE:
-            held = HELD_BY_OP  # (node, fn, fresh, saved): shows what it keeps
+        elif held == PRIVATE:  # (node, fn, fresh, saved) shows what it keeps
+            saved = p[3]
+            if saved is arr or (type(saved) is _ndarray and saved.base is arr):
+                held = HELD_BY_OP  # the value, or a view of it
     else:
         if skipped:  # drop the None entries (one constant operand of two: inline)
             if len(params) == 2:

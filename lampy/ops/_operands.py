@@ -290,7 +290,9 @@ def contrib_with(
     For the elementwise ops, whose backward is a module-level function of ``g`` and
     one saved value: an op records one tuple per input instead of a tuple, a closure,
     its cell and the cell's tuple (fewer objects to make, and for the cyclic garbage
-    collector to track)."""
+    collector to track). ``saved`` is what the param keeps, which memory accounting
+    reads (``Node.held``): the op's own value (or a view of it), or an operand's value
+    read with ``value_of(x, saved=True)``, or a constant."""
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:

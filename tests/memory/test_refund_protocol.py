@@ -231,3 +231,26 @@ def test_value_read_by_the_caller_is_refunded_only_when_freed(keep_reference: bo
             del a
         del y
         assert s.memory.live_bytes == base + (8000 if keep_reference else 0)
+
+
+def test_a_view_of_the_value_saved_by_the_op_holds_it() -> None:
+    """An op whose 4-tuple param keeps a view of its own value (not the value itself)
+    still counts the value until the scope exits: the view holds its memory."""
+    from lampy.ops._operands import contrib_with
+
+    def flat_exp(x: lampy.Variable) -> lampy.Variable:  # exp, keeping a flat view of exp(x)
+        value = np.exp(x.value)
+        return lampy.op("flat_exp", value, contrib_with(x, _times_flat, value.reshape(-1)))
+
+    with lampy.Scope() as s:
+        x = lampy.param(np.ones((10, 100)))
+        base = s.memory.live_bytes
+        y = flat_exp(x)
+        assert y.node.held == HELD_BY_OP
+        ref = weakref.ref(y.node.value)
+        del y
+        assert ref() is not None and s.memory.live_bytes == base + 8000
+
+
+def _times_flat(g: Any, flat: Any) -> Any:
+    return g * flat.reshape(g.shape)
