@@ -51,6 +51,9 @@ from lampy._errors import LampyTypeError, LampyValueError, MemoryBudgetError
 if TYPE_CHECKING:
     from lampy.autograd._node import Node
 
+PRIVATE, HELD_BY_OP, SHARED = 0, 1, 2
+"""``Node.held``: who else may hold a node's value array (see ``variable_gone``)."""
+
 _zeros = np.zeros
 _ref = weakref.ref
 _ndarray = np.ndarray
@@ -308,10 +311,15 @@ class Ledger:
 
 def value_arrays(ledger: Ledger) -> int:
     """How many values the ledger's scope and its open children count now: their nodes
-    whose ``charged`` is not 0 (a refund sets it to 0). Counted when read, so that a
-    charge or a refund, once per op, changes one number (``live``) instead of two."""
+    whose ``charged`` is not 0 (a refund sets it to 0, or, for a ``PRIVATE`` value, drops
+    the value). Counted when read, so that a charge or a refund, once per op, changes
+    one number (``live``) instead of two."""
     scope = ledger.owner()
-    total = 0 if scope is None else sum(1 for n in scope.owned_nodes() if n.charged)
+    total = 0
+    if scope is not None:
+        for n in scope.owned_nodes():  # a PRIVATE value dropped was refunded with it
+            if n.charged and (n.value is not None or n.held != PRIVATE):
+                total += 1
     for child in ledger.children:
         total += value_arrays(child)
     return total
@@ -537,7 +545,7 @@ def variable_gone(variable: Any) -> None:
         return
     n = node.charged
     held = node.held
-    if not n or held == 1:  # nothing counted, or HELD_BY_OP: refunded when released
+    if not n or held == HELD_BY_OP:  # nothing counted, or refunded when released
         node.value = None
         return
     if held:  # SHARED: refunded only if dropping the node's reference frees it
@@ -547,9 +555,9 @@ def variable_gone(variable: Any) -> None:
         del v
         if r() is not None:
             return
+        node.charged = 0  # refunded: no longer one of the scope's value_arrays
     else:
-        node.value = None
-    node.charged = 0  # refunded: no longer one of the scope's value_arrays
+        node.value = None  # PRIVATE and dropped: refunded, not a value_array either
     ledger = scope.ledger
     if ledger.fast:  # _change(ledger, -n, 0), inlined: once per op result
         live = ledger.live

@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from lampy._errors import ReleasedError, released
+from lampy._memory import HELD_BY_OP, PRIVATE, SHARED
 from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
@@ -71,10 +72,6 @@ def _as_pair(p: Any) -> Param:
         return (p[0], Contribution(p[1], p[2]))
     fn, saved = p[1], p[3]
     return (p[0], Contribution(lambda g: fn(g, saved), p[2]))
-
-
-PRIVATE, HELD_BY_OP, SHARED = 0, 1, 2
-"""``Node.held``: who else may hold a node's value array."""
 
 
 class Node:
