@@ -14,7 +14,6 @@ from lampy.ops._operands import (
     apply_unary,
     contrib_of,
     contrib_with,
-    needs_grad,
     over,
     times,
     value_of,
@@ -68,7 +67,9 @@ def multiply(x1: Operand, x2: Operand) -> Variable:
         ``dx1 = g * x2``, ``dx2 = g * x1``.
     """
     # each operand's value is kept by the other's param, if the other needs a gradient
-    keep1, keep2 = needs_grad(x2), needs_grad(x1)
+    # (needs_grad(x2), needs_grad(x1), read here)
+    keep1 = type(x2) is Variable and x2.node.needs_grad
+    keep2 = type(x1) is Variable and x1.node.needs_grad
     a, b, value = apply_binary("multiply", _multiply, x1, x2, operator.mul, keep1, keep2)
     return op("multiply", value, contrib_with(x1, times, b), contrib_with(x2, times, a))
 
