@@ -32,7 +32,7 @@ The engine also takes, and stores, a contribution param (``fn(g)`` returns the i
 gradient, see ``lampy.autograd.Contribution``) as the triple ``(node, fn, fresh)``
 (``Variable.zip_backward`` of a ``Contribution`` gives it), and one whose function takes
 a saved value as the 4-tuple ``(node, fn, fresh, saved)``: the gradient is ``fn(g,
-saved)`` (``lampy.ops``' elementwise ops give their module-level backward functions
+saved)`` (the op library's elementwise ops give their module-level backward functions
 this way: no closure, cell or wrapper object per op). ``Node.op`` shows every param as a
 pair.
 """
@@ -108,7 +108,7 @@ class Node:
       saved it: it lives until the scope releases the node, refunded then) or
       ``SHARED`` (2, anything may: refunded if a weak reference shows it freed). ``op``
       sets 0 or 1 from params that show what they save; every read of the value that
-      may keep it (``Variable.value``, ``lampy.ops``' ``value_of``) sets 2, and so does
+      may keep it (``Variable.value``, the op library's ``value_of``) sets 2, and so does
       ``detach``.
     """
 

@@ -89,7 +89,7 @@ class Contribution:
     ``fresh``), which saves two passes over memory per input for cheap elementwise ops.
 
     ``x.zip_backward(contribution)`` gives the engine's form of such a param, the triple
-    ``(x.node, fn, fresh)`` (``lampy.ops`` builds it directly); ``Variable.op`` shows it
+    ``(x.node, fn, fresh)`` (the op library builds it directly); ``Variable.op`` shows it
     as the pair ``(x.node, Contribution(fn, fresh))``.
 
     For an op whose value is 0-d, ``g`` may be a numpy scalar of the value's dtype
