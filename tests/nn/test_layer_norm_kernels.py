@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import sys
 import threading
-from collections.abc import Iterator
-from types import SimpleNamespace
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -18,38 +17,9 @@ import pytest
 import lampy
 import lampy.nn.functional as F
 from lampy._errors import ShapeError
-from lampy.autograd import _pass
-from lampy.nn.functional import _normalization
+from lampy.nn.functional import _normalization, _shared
 from lampy.testing import check_grad
 from tests.nn.test_float32_kernels import _captured_arrays
-
-PATHS = ["compiled", "numpy"]
-
-
-@pytest.fixture(params=PATHS)
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Run the test on one path; yields the count of compiled kernel calls (a dict) on
-    the compiled path, None on the numpy path."""
-    if request.param == "numpy":
-        monkeypatch.setattr(_normalization, "_kernels", lambda: None)
-        yield None
-        return
-    pytest.importorskip("numba")
-    real = _normalization._kernels()
-    assert real is not None
-    calls = {"forward": 0, "backward": 0}
-
-    def forward(*args: Any) -> None:
-        calls["forward"] += 1
-        real.layer_norm_rows(*args)
-
-    def backward(*args: Any) -> None:
-        calls["backward"] += 1
-        real.layer_norm_rows_backward(*args)
-
-    spy = SimpleNamespace(layer_norm_rows=forward, layer_norm_rows_backward=backward)
-    monkeypatch.setattr(_normalization, "_kernels", lambda: spy)
-    yield calls
 
 
 def _reference(
@@ -146,7 +116,8 @@ def test_layer_norm_against_float64(
         assert got[i].dtype == dtype, what
         _close(got[i], want[i], vtol if i == 0 else gtol, what)
     if path is not None:
-        assert path == {"forward": int(x.size > 0), "backward": int(x.size > 0)}
+        n = int(x.size > 0)
+        assert path == Counter(layer_norm_rows=n, layer_norm_rows_backward=n)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -159,7 +130,7 @@ def test_compiled_and_numpy_paths_agree(monkeypatch: pytest.MonkeyPatch, dtype: 
     g = rng.normal(size=x.shape).astype(dtype)
     w, b = rng.normal(size=256).astype(dtype), rng.normal(size=256).astype(dtype)
     compiled = _run(x, (256,), w, b, g)
-    monkeypatch.setattr(_normalization, "_kernels", lambda: None)
+    monkeypatch.setattr(_shared, "numba_kernels", lambda: None)
     numpy = _run(x, (256,), w, b, g)
     tol = 1e-5 if dtype == np.float32 else 1e-13
     for c, n in zip(compiled, numpy, strict=True):
@@ -189,7 +160,7 @@ def test_compiled_float32_kernels_have_no_float64_variable() -> None:
     """Inside the float32 specialisations of the compiled kernels every floating-point
     variable and constant is float32 (Numba's type map of a fresh, uncached copy)."""
     numba = pytest.importorskip("numba")
-    kernels = _normalization._kernels()
+    kernels = _shared.numba_kernels()
     assert kernels is not None
     m, d = 5, 7
     f32 = np.float32
@@ -302,13 +273,6 @@ def test_no_grad_forward(path: Any) -> None:
         np.testing.assert_array_equal(n.value, y.value)
 
 
-@pytest.fixture
-def always_concurrent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every graph, however small, take the concurrent path when workers > 1."""
-    monkeypatch.setattr(_pass, "BIG_NODE_BYTES", 0)
-    monkeypatch.setattr(_pass, "CONCURRENT_MIN_BYTES", 0)
-
-
 def test_gradients_are_bitwise_equal_for_any_worker_count(
     path: Any, always_concurrent: None
 ) -> None:
@@ -380,19 +344,19 @@ def test_column_sums_over_many_rows_stay_accurate(path: Any) -> None:
 
 
 def test_without_numba_the_numpy_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With Numba not importable, _kernels() is None and layer_norm still works (the
+    """With Numba not importable, numba_kernels() is None and layer_norm still works (the
     numpy path)."""
     monkeypatch.setitem(sys.modules, "numba", None)  # import numba -> ImportError
     monkeypatch.delitem(sys.modules, "lampy.nn.functional._numba_kernels", raising=False)
     monkeypatch.delattr(lampy.nn.functional, "_numba_kernels", raising=False)
-    _normalization._kernels.cache_clear()
+    _shared.numba_kernels.cache_clear()
     try:
-        assert _normalization._kernels() is None
+        assert _shared.numba_kernels() is None
         x = np.random.default_rng(12).normal(size=(3, 4)).astype(np.float32)
         got = _run(x, (4,), None, None, np.ones_like(x))
         _close(got[0], _reference(x, 1, None, None, np.ones_like(x), 1e-5)[0], 2e-6, "value")
     finally:
-        _normalization._kernels.cache_clear()
+        _shared.numba_kernels.cache_clear()
 
 
 def test_kernels_compile_without_a_writable_cache_directory(
@@ -412,13 +376,13 @@ def test_kernels_compile_without_a_writable_cache_directory(
         return real_njit(*args, **options)
 
     monkeypatch.setattr(numba, "njit", njit)
-    origin = _normalization._kernels().__file__  # type: ignore[union-attr]
+    origin = _shared.numba_kernels().__file__  # type: ignore[union-attr]
     spec = importlib.util.spec_from_file_location("_uncached_kernels", origin)
     assert spec is not None and spec.loader is not None
     uncached = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(uncached)  # the module under another name: main's is untouched
     assert uncached.layer_norm_rows.targetoptions.get("cache") is None
-    cached = _normalization._kernels()
+    cached = _shared.numba_kernels()
     m, d = 3, 5
     x = np.random.default_rng(13).normal(size=(m, d)).astype(np.float32)
     x.flags.writeable = False
