@@ -1,11 +1,13 @@
 """Fixtures of the nn tests: ``path``, which runs a test on both paths of the ops that
-have compiled kernels (Numba, the lampy[fast] extra) and a numpy fallback, and
-``always_concurrent``, which makes every backward pass with several workers concurrent."""
+have compiled kernels (Numba, the lampy[fast] extra) and a numpy fallback,
+``always_concurrent``, which makes every backward pass with several workers concurrent,
+and ``in_two_threads``, which runs work in two threads at once."""
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import SimpleNamespace
 from typing import Any
 
@@ -48,3 +50,26 @@ def always_concurrent(monkeypatch: pytest.MonkeyPatch) -> None:
     """Make every graph, however small, take the concurrent path when workers > 1."""
     monkeypatch.setattr(_pass, "BIG_NODE_BYTES", 0)
     monkeypatch.setattr(_pass, "CONCURRENT_MIN_BYTES", 0)
+
+
+@pytest.fixture
+def in_two_threads() -> Callable[[Callable[[int], Any]], list[Any]]:
+    """``run(work)``: ``[work(0), work(1)]``, each called in its own thread, the two
+    started together (None for a call that raised)."""
+
+    def run(work: Callable[[int], Any]) -> list[Any]:
+        results: list[Any] = [None, None]
+        barrier = threading.Barrier(2)
+
+        def target(k: int) -> None:
+            barrier.wait()
+            results[k] = work(k)
+
+        threads = [threading.Thread(target=target, args=(k,)) for k in range(2)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return results
+
+    return run
