@@ -7,9 +7,10 @@ PyTorch is optional: without it the table shows the numpy ratios only.
 Methodology
 -----------
 * Single-threaded: OPENBLAS/OMP/MKL_NUM_THREADS=1 before numpy is imported,
-  ``torch.set_num_threads(1)``; lampy's compiled layer_norm kernels (Numba, the fast
-  extra) are serial and start no threads. ``lampy.tune_malloc()`` is called once (it
-  changes glibc's thresholds for the whole process, so for every implementation alike).
+  ``torch.set_num_threads(1)``; lampy's compiled kernels (layer_norm, gelu, softmax,
+  log_softmax; Numba, the fast extra) are serial and start no threads.
+  ``lampy.tune_malloc()`` is called once (it changes glibc's thresholds for the whole
+  process, so for every implementation alike).
 * Interleaved repetitions (``bench_core.time_interleaved``): each round runs every
   implementation of a row for one untimed call and a block of timed calls, in an order
   rotated from round to round; ``gc.collect()`` before each block, the cyclic GC on.

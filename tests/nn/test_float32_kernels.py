@@ -16,7 +16,7 @@ import pytest
 
 import lampy
 import lampy.nn.functional as F
-from lampy.nn.functional import _erf, _shared
+from lampy.nn.functional import _activations, _erf, _shared
 from lampy.nn.functional._shared import exp_, shifted_exp, spread
 from lampy.testing import check_grad
 
@@ -61,8 +61,9 @@ CASES: dict[str, Callable[[lampy.Variable, lampy.Variable], lampy.Variable]] = {
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_float32_values_saved_arrays_and_gradients(name: str) -> None:
-    """float32 in: float32 value, float32 arrays kept for backward, float32 gradients."""
+def test_float32_values_saved_arrays_and_gradients(path: Any, name: str) -> None:
+    """float32 in: float32 value, float32 arrays kept for backward, float32 gradients,
+    with and without the compiled kernels."""
     with lampy.Scope():
         x, w = lampy.param(X), lampy.param(W)
         y = CASES[name](x, w)
@@ -111,10 +112,10 @@ def _gelu64(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return x64 * phi, phi + x64 * np.exp(-x64 * x64 / 2) / math.sqrt(2 * math.pi)
 
 
-def test_gelu_float32_and_float16_accuracy() -> None:
+def test_gelu_float32_and_float16_accuracy(path: Any) -> None:
     """float32 gelu is within 1.4e-7 |x| of x Phi(x) (Phi's error, 1.25e-7, and the
     product's rounding) and its gradient within 1.6e-7 of the derivative; float16 is
-    computed in float32 and rounded once."""
+    computed in float32 and rounded once: on both paths (compiled, numpy)."""
     x = np.concatenate([np.linspace(-10, 10, 20_001), [0.0, 1e-30, -1e-30]]).astype(np.float32)
     want, dwant = _gelu64(x)
     with lampy.Scope():
@@ -130,34 +131,45 @@ def test_gelu_float32_and_float16_accuracy() -> None:
         y = F.gelu(p)
         y.sum().backward()
         assert y.dtype == np.float16 and p.grad is not None and p.grad.dtype == np.float16
-        x16 = x.astype(np.float16).astype(np.float32)
-        cdf, slope = _erf.normal_cdf_float32(x16, slope=True)
-        assert slope is not None
-        np.testing.assert_array_equal(y.value, (x16 * cdf).astype(np.float16))
-        np.testing.assert_array_equal(p.grad, slope.astype(np.float16))
+        p32 = lampy.param(x.astype(np.float16).astype(np.float32))
+        y32 = F.gelu(p32)
+        y32.sum().backward()
+        assert p32.grad is not None
+        np.testing.assert_array_equal(y.value, y32.value.astype(np.float16))
+        np.testing.assert_array_equal(p.grad, p32.grad.astype(np.float16))
         assert np.abs(y.value.astype(np.float32) - v32).max() <= 0.01  # float16 resolution
         assert np.abs(p.grad.astype(np.float32) - g32).max() <= 0.01
 
 
-def test_gelu_computes_its_slope_only_for_a_gradient(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu_computes_its_slope_only_for_a_gradient(
+    monkeypatch: pytest.MonkeyPatch, path: Any, approximate: str
+) -> None:
     """float32 gelu evaluates the slope with the value only when its input needs a
     gradient and grad mode is on; otherwise the op records no closure."""
+    if approximate == "tanh" and path is None:
+        pytest.skip("the numpy path's tanh approximation computes its slope in backward")
     asked: list[bool] = []
-    real = _erf.normal_cdf_float32
+    cdf, kernel = _activations.normal_cdf_float32, _activations._value_and_slope
 
-    def spy(a: np.ndarray, slope: bool) -> Any:
+    def cdf_spy(a: np.ndarray, slope: bool) -> Any:
         asked.append(slope)
-        return real(a, slope)
+        return cdf(a, slope)
 
-    monkeypatch.setattr(lampy.nn.functional._activations, "normal_cdf_float32", spy)
+    def kernel_spy(fn: Any, a: np.ndarray, slope: bool, *scalars: Any) -> Any:
+        asked.append(slope)
+        return kernel(fn, a, slope, *scalars)
+
+    monkeypatch.setattr(_activations, "normal_cdf_float32", cdf_spy)
+    monkeypatch.setattr(_activations, "_value_and_slope", kernel_spy)
     with lampy.Scope():
         p = lampy.param(X)
-        y = F.gelu(p)
+        y = F.gelu(p, approximate)
         assert y.needs_grad and asked[-1] is True
-        c = F.gelu(lampy.const(X))
+        c = F.gelu(lampy.const(X), approximate)
         assert not c.needs_grad and asked[-1] is False
         with lampy.no_grad():
-            n = F.gelu(p)
+            n = F.gelu(p, approximate)
         assert not n.needs_grad and asked[-1] is False
         np.testing.assert_array_equal(n.value, y.value)
         np.testing.assert_array_equal(c.value, y.value)
@@ -203,9 +215,10 @@ def test_shifted_exp_shifts_by_the_global_max_only_when_no_slice_underflows() ->
 
 @pytest.mark.parametrize("name", sorted(AWKWARD))
 @pytest.mark.parametrize("dim", [0, 1])
-def test_softmax_log_softmax_cross_entropy_on_awkward_rows(name: str, dim: int) -> None:
+def test_softmax_log_softmax_cross_entropy_on_awkward_rows(path: Any, name: str, dim: int) -> None:
     """float32 softmax, log_softmax and cross_entropy (value and gradient) match float64
-    on rows near each other, far apart and huge, along either dim."""
+    on rows near each other, far apart and huge, along either dim, with and without the
+    compiled kernels."""
     x = AWKWARD[name]
     t = np.random.default_rng(0).integers(0, x.shape[1], x.shape[0])
     g = np.random.default_rng(1).normal(size=x.shape).astype(np.float32)
@@ -233,9 +246,9 @@ def test_softmax_log_softmax_cross_entropy_on_awkward_rows(name: str, dim: int) 
             np.testing.assert_allclose(p.grad, grad, rtol=1e-4, atol=1e-6)
 
 
-def test_softmax_rows_with_nan_or_infinities_stay_in_their_rows() -> None:
+def test_softmax_rows_with_nan_or_infinities_stay_in_their_rows(path: Any) -> None:
     """A nan or +inf in one row makes that row nan and leaves the others exact (the
-    per-row shift), as PyTorch; -inf entries get probability 0."""
+    per-row shift), as PyTorch; -inf entries get probability 0: on both paths."""
     x = np.random.default_rng(2).normal(size=(4, 5)).astype(np.float32)
     x[1, 2], x[2, 0], x[3, 1] = np.nan, np.inf, -np.inf
     with lampy.Scope(), np.errstate(invalid="ignore"):

@@ -1,15 +1,12 @@
 """layer_norm on both of its paths: the compiled row kernels (Numba, the lampy[fast]
 extra) and the numpy fallback. Each path against float64 math and against the other,
-gradients against finite differences, float32 kept float32 (results, saved arrays and
-every variable inside the compiled float32 kernels), the edge cases (empty batch, d = 1,
+gradients against finite differences, float32 kept float32 (results and saved arrays;
+inside the compiled kernels: test_numba_kernels.py), the edge cases (empty batch, d = 1,
 1-d input, no weight or no bias, non-contiguous arrays), and threads."""
 
 from __future__ import annotations
 
-import sys
-import threading
-from collections.abc import Iterator
-from types import SimpleNamespace
+from collections import Counter
 from typing import Any
 
 import numpy as np
@@ -18,38 +15,9 @@ import pytest
 import lampy
 import lampy.nn.functional as F
 from lampy._errors import ShapeError
-from lampy.autograd import _pass
-from lampy.nn.functional import _normalization
+from lampy.nn.functional import _normalization, _shared
 from lampy.testing import check_grad
 from tests.nn.test_float32_kernels import _captured_arrays
-
-PATHS = ["compiled", "numpy"]
-
-
-@pytest.fixture(params=PATHS)
-def path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> Iterator[Any]:
-    """Run the test on one path; yields the count of compiled kernel calls (a dict) on
-    the compiled path, None on the numpy path."""
-    if request.param == "numpy":
-        monkeypatch.setattr(_normalization, "_kernels", lambda: None)
-        yield None
-        return
-    pytest.importorskip("numba")
-    real = _normalization._kernels()
-    assert real is not None
-    calls = {"forward": 0, "backward": 0}
-
-    def forward(*args: Any) -> None:
-        calls["forward"] += 1
-        real.layer_norm_rows(*args)
-
-    def backward(*args: Any) -> None:
-        calls["backward"] += 1
-        real.layer_norm_rows_backward(*args)
-
-    spy = SimpleNamespace(layer_norm_rows=forward, layer_norm_rows_backward=backward)
-    monkeypatch.setattr(_normalization, "_kernels", lambda: spy)
-    yield calls
 
 
 def _reference(
@@ -146,7 +114,8 @@ def test_layer_norm_against_float64(
         assert got[i].dtype == dtype, what
         _close(got[i], want[i], vtol if i == 0 else gtol, what)
     if path is not None:
-        assert path == {"forward": int(x.size > 0), "backward": int(x.size > 0)}
+        n = int(x.size > 0)
+        assert path == Counter(layer_norm_rows=n, layer_norm_rows_backward=n)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -159,7 +128,7 @@ def test_compiled_and_numpy_paths_agree(monkeypatch: pytest.MonkeyPatch, dtype: 
     g = rng.normal(size=x.shape).astype(dtype)
     w, b = rng.normal(size=256).astype(dtype), rng.normal(size=256).astype(dtype)
     compiled = _run(x, (256,), w, b, g)
-    monkeypatch.setattr(_normalization, "_kernels", lambda: None)
+    monkeypatch.setattr(_shared, "numba_kernels", lambda: None)
     numpy = _run(x, (256,), w, b, g)
     tol = 1e-5 if dtype == np.float32 else 1e-13
     for c, n in zip(compiled, numpy, strict=True):
@@ -183,37 +152,6 @@ def test_float32_values_saved_arrays_and_gradients(path: Any) -> None:
         y.backward(np.ones(y.shape, np.float32))
         for p in (px, pw, pb):
             assert p.grad is not None and p.grad.dtype == np.float32
-
-
-def test_compiled_float32_kernels_have_no_float64_variable() -> None:
-    """Inside the float32 specialisations of the compiled kernels every floating-point
-    variable and constant is float32 (Numba's type map of a fresh, uncached copy)."""
-    numba = pytest.importorskip("numba")
-    kernels = _normalization._kernels()
-    assert kernels is not None
-    m, d = 5, 7
-    f32 = np.float32
-
-    def ro(a: np.ndarray) -> np.ndarray:
-        a.flags.writeable = False
-        return a
-
-    x, v, r = ro(np.ones((m, d), f32)), ro(np.ones(d, f32)), ro(np.ones(m, f32))
-    y, xc, rstd = np.empty((m, d), f32), np.empty((m, d), f32), np.empty(m, f32)
-    dx, dw, db = np.empty((m, d), f32), np.zeros(d, f32), np.zeros(d, f32)
-    calls = {
-        "layer_norm_rows": (x, v, v, f32(1e-5), f32(1 / d), y, xc, rstd),
-        "layer_norm_rows_backward": (x, x, r, v, f32(1 / d), dx, dw, db, True, True, 2),
-    }
-    for name, args in calls.items():
-        kernel = getattr(kernels, name)
-        options = {k: val for k, val in kernel.targetoptions.items() if k != "nopython"}
-        fresh = numba.njit(**options)(kernel.py_func)
-        fresh(*args)
-        (signature,) = fresh.signatures
-        types = {str(t) for t in fresh.overloads[signature].type_annotation.typemap.values()}
-        assert "float32" in types, name
-        assert not any("float64" in t or "complex" in t for t in types), (name, types)
 
 
 @pytest.mark.parametrize("affine", AFFINE)
@@ -302,13 +240,6 @@ def test_no_grad_forward(path: Any) -> None:
         np.testing.assert_array_equal(n.value, y.value)
 
 
-@pytest.fixture
-def always_concurrent(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Make every graph, however small, take the concurrent path when workers > 1."""
-    monkeypatch.setattr(_pass, "BIG_NODE_BYTES", 0)
-    monkeypatch.setattr(_pass, "CONCURRENT_MIN_BYTES", 0)
-
-
 def test_gradients_are_bitwise_equal_for_any_worker_count(
     path: Any, always_concurrent: None
 ) -> None:
@@ -331,7 +262,7 @@ def test_gradients_are_bitwise_equal_for_any_worker_count(
     assert grads(3) == serial
 
 
-def test_kernels_in_two_threads_at_once(path: Any) -> None:
+def test_kernels_in_two_threads_at_once(path: Any, in_two_threads: Any) -> None:
     """The row helpers called from two threads at the same time (the compiled kernels
     release the GIL) give the serial results bit for bit."""
     rng = np.random.default_rng(10)
@@ -339,30 +270,15 @@ def test_kernels_in_two_threads_at_once(path: Any) -> None:
     gs = [rng.normal(size=(128, 256)).astype(np.float32) for _ in range(2)]
     w = rng.normal(size=256).astype(np.float32)
 
-    def work(k: int) -> list[np.ndarray]:
+    def work(k: int) -> list[bytes]:
         y, xc, rstd = _normalization._layer_norm_rows(xs[k], w, w, 1e-5)
         for _ in range(20):
             dx, dw, db = _normalization._layer_norm_rows_backward(
                 gs[k], xc, rstd, w, True, True, True
             )
-        return [y, dx, dw, db]
+        return [a.tobytes() for a in (y, dx, dw, db)]
 
-    serial = [work(0), work(1)]
-    results: list[Any] = [None, None]
-    barrier = threading.Barrier(2)
-
-    def run(k: int) -> None:
-        barrier.wait()
-        results[k] = work(k)
-
-    threads = [threading.Thread(target=run, args=(k,)) for k in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    for k in range(2):
-        for s, r in zip(serial[k], results[k], strict=True):
-            assert s.tobytes() == r.tobytes()
+    assert in_two_threads(work) == [work(0), work(1)]
 
 
 def test_column_sums_over_many_rows_stay_accurate(path: Any) -> None:
@@ -377,62 +293,3 @@ def test_column_sums_over_many_rows_stay_accurate(path: Any) -> None:
     for i in (2, 3):
         err = np.abs(got[i] - want[i]).max() / np.abs(want[i]).max()
         assert err < 2e-6, (i, err)
-
-
-def test_without_numba_the_numpy_path_is_taken(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With Numba not importable, _kernels() is None and layer_norm still works (the
-    numpy path)."""
-    monkeypatch.setitem(sys.modules, "numba", None)  # import numba -> ImportError
-    monkeypatch.delitem(sys.modules, "lampy.nn.functional._numba_kernels", raising=False)
-    monkeypatch.delattr(lampy.nn.functional, "_numba_kernels", raising=False)
-    _normalization._kernels.cache_clear()
-    try:
-        assert _normalization._kernels() is None
-        x = np.random.default_rng(12).normal(size=(3, 4)).astype(np.float32)
-        got = _run(x, (4,), None, None, np.ones_like(x))
-        _close(got[0], _reference(x, 1, None, None, np.ones_like(x), 1e-5)[0], 2e-6, "value")
-    finally:
-        _normalization._kernels.cache_clear()
-
-
-def test_kernels_compile_without_a_writable_cache_directory(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """Where Numba finds no writable cache directory (``njit(cache=True)`` raises, as in a
-    read-only installation), the kernels compile without a cache and give the same
-    values as the cached ones."""
-    numba = pytest.importorskip("numba")
-    import importlib.util
-
-    real_njit = numba.njit
-
-    def njit(*args: Any, **options: Any) -> Any:
-        if options.get("cache"):
-            raise RuntimeError("cannot cache function 'f': no locator available for file")
-        return real_njit(*args, **options)
-
-    monkeypatch.setattr(numba, "njit", njit)
-    origin = _normalization._kernels().__file__  # type: ignore[union-attr]
-    spec = importlib.util.spec_from_file_location("_uncached_kernels", origin)
-    assert spec is not None and spec.loader is not None
-    uncached = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(uncached)  # the module under another name: main's is untouched
-    assert uncached.layer_norm_rows.targetoptions.get("cache") is None
-    cached = _normalization._kernels()
-    m, d = 3, 5
-    x = np.random.default_rng(13).normal(size=(m, d)).astype(np.float32)
-    x.flags.writeable = False
-    ones = np.ones(d, np.float32)
-    zeros = np.full(d, -0.0, np.float32)
-    ones.flags.writeable = zeros.flags.writeable = False
-    outs = []
-    for kernels in (uncached, cached):
-        y, xc, rstd = (
-            np.empty((m, d), np.float32),
-            np.empty((m, d), np.float32),
-            np.empty(m, np.float32),
-        )
-        kernels.layer_norm_rows(x, ones, zeros, np.float32(1e-5), np.float32(1 / d), y, xc, rstd)
-        outs.append((y, xc, rstd))
-    for a, b in zip(*outs, strict=True):
-        np.testing.assert_array_equal(a, b)

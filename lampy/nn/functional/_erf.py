@@ -147,9 +147,8 @@ _MILLS_P = (0.5, 0.18382898163378503, 0.03460216187021653, -0.000149891236309383
 _MILLS_Q = (1.0, 1.1655436085853088, 0.49915627363436627, 0.08125127238919129)
 # Evaluated in float32 as -P / q3 over the monic Q / q3 (one pass fewer), the
 # constant terms -1/(2 q3) and 1/q3 rounded so that M(0) = 1/2 exactly.
-_P32 = [np.float32(-c / _MILLS_Q[3]) for c in _MILLS_P]
-_Q32 = [np.float32(c / _MILLS_Q[3]) for c in _MILLS_Q[:3]]
-_Q32[0] = np.float32(-2 * _P32[0])
+_P32 = tuple(np.float32(-c / _MILLS_Q[3]) for c in _MILLS_P)
+_Q32 = (np.float32(-2 * _P32[0]), *(np.float32(c / _MILLS_Q[3]) for c in _MILLS_Q[1:3]))
 _CLAMP32 = np.float32(15.0)  # exp(-15**2 / 2) underflows float32: Phi is 0 or 1 beyond
 _TINY32 = np.float32(1e-30)  # keeps x / (|x| + tiny) finite at 0, exact (+-1) above 1e-22
 _INV_SQRT_2PI32 = np.float32(1 / math.sqrt(2 * math.pi))

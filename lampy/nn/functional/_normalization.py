@@ -24,7 +24,14 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import SharedInBackward, dot_along, frozen, spread
+from lampy.nn.functional._shared import (
+    SharedInBackward,
+    compiled,
+    dot_along,
+    frozen,
+    kernel_input,
+    spread,
+)
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 from lampy.ops._reductions import normalize_axis
 
@@ -151,37 +158,6 @@ def _outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
     return out
 
 
-@functools.cache
-def _kernels() -> Any:
-    """The compiled layer_norm kernels (module ``_numba_kernels``) when Numba is
-    installed, else None (imported on first use: Numba takes a while to import)."""
-    try:
-        from lampy.nn.functional import _numba_kernels
-    except ImportError:
-        return None
-    return _numba_kernels
-
-
-_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
-
-
-def _compiled(a: np.ndarray) -> Any:
-    """The compiled kernels if they can take ``a`` (a non-empty float32 or float64
-    array) and Numba is installed, else None."""
-    return _kernels() if a.size and a.dtype in _COMPILED_DTYPES else None
-
-
-def _kernel_input(a: np.ndarray) -> np.ndarray:
-    """``a`` as a read-only C-contiguous array (``a`` itself or a view of it, a copy only
-    when ``a`` is not contiguous): the one layout the kernels are compiled for, so that
-    each dtype compiles once."""
-    if a.flags.c_contiguous and not a.flags.writeable:
-        return a
-    v: np.ndarray = np.ascontiguousarray(a).view()
-    v.flags.writeable = False
-    return v
-
-
 @functools.lru_cache(maxsize=64)
 def _identities(n: int, dtype: np.dtype[Any]) -> tuple[np.ndarray, np.ndarray]:
     """Read-only vectors of ``n`` ones and of ``n`` negative zeros in ``dtype`` (made
@@ -202,15 +178,15 @@ def _layer_norm_rows(
     length d, or None), all new arrays in ``x2``'s dtype; ``xc`` and ``rstd`` are
     read-only. One compiled pass over the rows when Numba is installed, else numpy."""
     m, d = x2.shape
-    kernels = _compiled(x2)
+    kernels = compiled(x2)
     if kernels is not None:
         t = x2.dtype.type
         y, xc, rstd = np.empty((m, d), x2.dtype), np.empty((m, d), x2.dtype), np.empty(m, x2.dtype)
         ones, zeros = _identities(d, x2.dtype)
         kernels.layer_norm_rows(
-            _kernel_input(x2),
-            ones if w1 is None else _kernel_input(w1),
-            zeros if b1 is None else _kernel_input(b1),
+            kernel_input(x2),
+            ones if w1 is None else kernel_input(w1),
+            zeros if b1 is None else kernel_input(b1),
             t(eps),
             t(1.0 / d),
             y,
@@ -254,17 +230,17 @@ def _layer_norm_rows_backward(
     dx: Any = None
     dw: Any
     db: Any
-    kernels = _compiled(xc)
+    kernels = compiled(xc)
     if kernels is not None:
         dt = xc.dtype
         dx = np.empty((m, d) if want_dx else (0, 0), dt)
         n = d if want_dw or want_db else 0
         dw, db = np.zeros(n, dt), np.zeros(n, dt)
         kernels.layer_norm_rows_backward(
-            _kernel_input(g2),
-            _kernel_input(xc),
-            _kernel_input(rstd),
-            _identities(d, dt)[0] if w1 is None else _kernel_input(w1),
+            kernel_input(g2),
+            kernel_input(xc),
+            kernel_input(rstd),
+            _identities(d, dt)[0] if w1 is None else kernel_input(w1),
             dt.type(1.0 / d),
             dx,
             dw,

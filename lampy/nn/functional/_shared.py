@@ -14,6 +14,10 @@
   softmax, log-softmax and cross-entropy start from.
 - ``require_rng``: the check that a random generator was given, for the ops and modules
   that draw random numbers (lampy has no global random state).
+- ``numba_kernels``, ``compiled`` and ``kernel_input``: the compiled kernels of
+  ``layer_norm``, ``gelu``, ``softmax`` and ``log_softmax`` (``_numba_kernels``, with
+  Numba installed), whether an array can take them, and an array in the one layout they
+  are compiled for.
 """
 
 from __future__ import annotations
@@ -29,10 +33,13 @@ from lampy.autograd._shared import SharedInBackward
 
 __all__ = [
     "SharedInBackward",
+    "compiled",
     "dot_along",
     "exp_",
     "fast_exp2",
     "frozen",
+    "kernel_input",
+    "numba_kernels",
     "require_rng",
     "shifted_exp",
     "spread",
@@ -171,6 +178,37 @@ def shifted_exp(a: np.ndarray, axis: int) -> tuple[np.ndarray, np.ndarray, Any]:
     m = a.max(axis=axis, keepdims=True)
     e = exp_(np.subtract(a, m))
     return e, sum_along(e, axis), m
+
+
+@functools.cache
+def numba_kernels() -> Any:
+    """The compiled kernels (module ``_numba_kernels``) when Numba is installed, else None
+    (imported on first use: Numba takes a while to import)."""
+    try:
+        from lampy.nn.functional import _numba_kernels
+    except ImportError:
+        return None
+    return _numba_kernels
+
+
+_COMPILED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def compiled(a: np.ndarray) -> Any:
+    """The compiled kernels if they can take ``a`` (a non-empty float32 or float64
+    array) and Numba is installed, else None."""
+    return numba_kernels() if a.size and a.dtype in _COMPILED_DTYPES else None
+
+
+def kernel_input(a: np.ndarray) -> np.ndarray:
+    """``a`` as a read-only C-contiguous array (``a`` itself or a view of it, a copy only
+    when ``a`` is not contiguous): the one layout the kernels are compiled for, so that
+    each dtype compiles once."""
+    if a.flags.c_contiguous and not a.flags.writeable:
+        return a
+    v: np.ndarray = np.ascontiguousarray(a).view()
+    v.flags.writeable = False
+    return v
 
 
 def require_rng(
