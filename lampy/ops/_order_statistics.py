@@ -140,6 +140,9 @@ def _order_weights(
     return np.transpose(d, np.argsort(perm))
 
 
+_WITHOUT_NANS = {np.nanquantile: np.quantile, np.nanpercentile: np.percentile}
+
+
 def _quantile_op(
     name: str,
     a: Any,
@@ -157,6 +160,12 @@ def _quantile_op(
     a = array_of(name, a)
     x = value_of(a)
     axes = normalize_axis(name, axis, np.ndim(x))
+    if not axes:
+        # Every slice is one entry, whose quantile is the entry (nan or not). numpy's
+        # nan* functions lay that result out differently from their documentation and
+        # from numpy.quantile when q has 2 or more dimensions ((1, 2, 2) where q of
+        # shape (2, 1) and a of shape (2,) give (2, 1, 2)): numpy.quantile's layout.
+        numpy_fn = _WITHOUT_NANS.get(numpy_fn, numpy_fn)
     try:
         value = numpy_fn(x, q, axis=axes, method=method, keepdims=keepdims)
     except IndexError:  # numpy's quantile of an empty slice
@@ -277,6 +286,9 @@ def nanquantile(
 ) -> Variable:
     """The ``q``-th quantiles over ``axis`` of the entries that are not nan, as
     ``numpy.nanquantile``. An all-nan slice gives nan with numpy's ``RuntimeWarning``.
+    With ``axis=()`` (no reduction: each entry its own slice) and a ``q`` of two or more
+    dimensions the result has the documented layout, ``q``'s shape followed by ``a``'s,
+    as ``numpy.quantile`` (``numpy.nanquantile`` lays it out otherwise).
 
     Args:
         a: The values.

@@ -73,11 +73,35 @@ def order_inputs(with_q: float | None, nans: bool) -> Any:
     return draw
 
 
+def _documented_layout(numpy_fn: Any, plain_fn: Any) -> Any:
+    """``numpy_fn`` (a nan* quantile), except for ``axis=()``, where numpy's nan* functions
+    lay out the result of a q of 2 or more dimensions unlike their documentation and
+    ``plain_fn`` (each entry is its own slice: the same values, in ``plain_fn``'s layout,
+    which lampy follows)."""
+
+    def ref(a: Any, *args: Any, **kwargs: Any) -> Any:
+        if kwargs.get("axis") == ():
+            return plain_fn(a, *args, **kwargs)
+        return numpy_fn(a, *args, **kwargs)
+
+    return ref
+
+
 OPS: list[OpSpec] = [
     OpSpec("median", median, np.median, order_inputs(None, nans=False)),
     OpSpec("quantile", quantile, np.quantile, order_inputs(1.0, nans=False)),
     OpSpec("percentile", percentile, np.percentile, order_inputs(100.0, nans=False)),
     OpSpec("nanmedian", nanmedian, np.nanmedian, order_inputs(None, nans=True)),
-    OpSpec("nanquantile", nanquantile, np.nanquantile, order_inputs(1.0, nans=True)),
-    OpSpec("nanpercentile", nanpercentile, np.nanpercentile, order_inputs(100.0, nans=True)),
+    OpSpec(
+        "nanquantile",
+        nanquantile,
+        _documented_layout(np.nanquantile, np.quantile),
+        order_inputs(1.0, nans=True),
+    ),
+    OpSpec(
+        "nanpercentile",
+        nanpercentile,
+        _documented_layout(np.nanpercentile, np.percentile),
+        order_inputs(100.0, nans=True),
+    ),
 ]

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import lampy
+from lampy.testing import check_grad
 
 NAN = np.nan
 # Sorted: 1 (index 1), 2 (index 3), 3 (index 2), 4 (index 0).
@@ -171,3 +172,21 @@ def test_errors() -> None:
         with pytest.raises(lampy.LampyTypeError, match="nanquantile: q is a Variable"):
             lampy.nanquantile(x, lampy.param(0.5))
         assert lampy.quantile(x, lampy.const(0.4)).value == np.quantile(X, 0.4)
+
+
+@pytest.mark.parametrize("method", ["linear", "inverted_cdf", "nearest"])
+@pytest.mark.parametrize("fn", [lampy.nanquantile, lampy.quantile])
+def test_no_reduction_axes_with_a_2d_q_has_the_documented_layout(fn, method):
+    """axis=(): each entry is its own slice; the result is q's shape followed by a's,
+    and each entry's gradient is the sum of g over q (numpy.nanquantile lays this value
+    out otherwise; the gradient used to follow the documented layout only)."""
+    a = np.array([0.0, 1.5, -2.0])
+    q = np.array([[0.0], [0.5]])
+    with lampy.Scope():
+        x = lampy.param(a)
+        y = fn(x, q, axis=(), method=method)
+        np.testing.assert_array_equal(y.value, np.broadcast_to(a, (2, 1, 3)))
+        g = np.arange(1.0, 7.0).reshape(2, 1, 3)
+        y.backward(g)
+        np.testing.assert_array_equal(x.grad, g.sum(axis=(0, 1)))
+    check_grad(lambda v: fn(v, q, axis=(), method=method), a)
