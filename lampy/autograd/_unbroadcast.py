@@ -29,9 +29,10 @@ def unbroadcast(g: np.ndarray, shape: tuple[int, ...]) -> np.ndarray:
     if gshape == shape:
         return g
     lead = len(gshape) - len(shape)
-    if lead < 0 or any(a < b for a, b in zip(gshape[lead:], shape, strict=True)):
-        # g is smaller than the input along some axis (a gradient that is constant
-        # there): spread it over the common broadcast shape first.
+    if lead < 0 or any(a == 1 != b for a, b in zip(gshape[lead:], shape, strict=True)):
+        # g has length 1 where the input has another (a gradient that is constant
+        # there, or an input empty along an axis the contribution broadcast):
+        # spread it over the common broadcast shape first.
         g = np.broadcast_to(g, np.broadcast_shapes(gshape, shape))
         gshape = g.shape
         if gshape == shape:

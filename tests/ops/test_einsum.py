@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 import lampy
 import lampy.ops._einsum as einsum_module
+from lampy.autograd import unbroadcast
 from lampy.ops._einsum import einsum
 from lampy.testing import check_grad
 from lampy.testing import strategies as ls
@@ -198,3 +199,26 @@ def test_errors(subscripts: str, shapes: list[tuple[int, ...]], error: type, mes
         with pytest.raises(error, match=r"einsum: .*" + message):
             einsum(subscripts, *params)
         assert len(scope) == len(params)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_length_1_axis_broadcast_against_an_empty_one(dtype):
+    """'a,a' with a of length 1 in one operand and 0 in the other: numpy broadcasts 1
+    against 0 (an empty sum, 0); the empty operand's gradient is empty and the other's
+    is 0 (its contribution of length 1 was reshaped into (0,) and raised)."""
+    with lampy.Scope():
+        x = lampy.param(np.array([2.0], dtype))
+        y = lampy.param(np.zeros(0, dtype))
+        z = lampy.einsum("a,a", x, y)
+        assert z.item() == np.einsum("a,a", np.array([2.0]), np.zeros(0)) == 0.0
+        z.backward()
+        assert x.grad.shape == (1,) and x.grad[0] == 0 and x.grad.dtype == dtype
+        assert y.grad.shape == (0,) and y.grad.dtype == dtype
+
+
+@pytest.mark.parametrize(
+    ("g_shape", "shape"), [((1,), (0,)), ((3, 1), (3, 0)), ((2, 1, 1), (1, 0)), ((1, 1), (0, 4))]
+)
+def test_unbroadcast_spreads_a_length_1_axis_over_an_empty_one(g_shape, shape):
+    out = unbroadcast(np.ones(g_shape), shape)
+    assert out.shape == shape
