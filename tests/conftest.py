@@ -7,6 +7,7 @@ from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, settings
+from hypothesis.database import DirectoryBasedExampleDatabase
 
 import lampy
 from lampy.autograd import current_or_none
@@ -22,6 +23,17 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=60, deadline=None)
+# Long random runs hunting for rare failures: HYPOTHESIS_PROFILE=hunt (HUNT_EXAMPLES sets
+# the count), with its own example database so CI's and dev's stay untouched.
+settings.register_profile(
+    "hunt",
+    max_examples=int(os.environ.get("HUNT_EXAMPLES", "1500")),
+    deadline=None,
+    derandomize=False,
+    print_blob=True,
+    database=DirectoryBasedExampleDatabase(".hypothesis/hunt"),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "dev"))
 
 
@@ -40,3 +52,18 @@ def scope() -> Iterator[lampy.Scope]:
     """An open scope for the duration of one test."""
     with lampy.Scope() as s:
         yield s
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under the hunt profile, tests with their own ``@settings(max_examples=...)`` run
+    the hunt's count too (their cap is for CI's time budget, not a property of theirs)."""
+    if settings.get_current_profile_name() != "hunt":
+        return
+    count = settings.get_profile("hunt").max_examples
+    for item in items:
+        fn = getattr(item, "obj", None)
+        own = getattr(fn, "_hypothesis_internal_use_settings", None)
+        if own is not None:
+            fn._hypothesis_internal_use_settings = settings(  # type: ignore[union-attr]
+                own, max_examples=count
+            )

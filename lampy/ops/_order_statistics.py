@@ -140,9 +140,6 @@ def _order_weights(
     return np.transpose(d, np.argsort(perm))
 
 
-_WITHOUT_NANS = {np.nanquantile: np.quantile, np.nanpercentile: np.percentile}
-
-
 def _quantile_op(
     name: str,
     a: Any,
@@ -160,14 +157,18 @@ def _quantile_op(
     a = array_of(name, a)
     x = value_of(a)
     axes = normalize_axis(name, axis, np.ndim(x))
-    if not axes:
-        # Every slice is one entry, whose quantile is the entry (nan or not). numpy's
-        # nan* functions lay that result out differently from their documentation and
-        # from numpy.quantile when q has 2 or more dimensions ((1, 2, 2) where q of
-        # shape (2, 1) and a of shape (2,) give (2, 1, 2)): numpy.quantile's layout.
-        numpy_fn = _WITHOUT_NANS.get(numpy_fn, numpy_fn)
+    qa = np.asarray(q)
     try:
-        value = numpy_fn(x, q, axis=axes, method=method, keepdims=keepdims)
+        if skip_nan and qa.ndim >= 2:
+            # numpy's nan* functions lay the result of a q of 2 or more dimensions out
+            # unlike their documentation (and numpy.quantile) when the reduction leaves
+            # axes and is not over one int axis (axis=() or a tuple: a of shape (2, 3, 4),
+            # axis (0, 1) and q of shape (2, 1) give (1, 4, 2), not (2, 1, 4)); with a
+            # flat q they agree: the documented layout, q's shape first.
+            flat = numpy_fn(x, qa.reshape(-1), axis=axes, method=method, keepdims=keepdims)
+            value = flat.reshape(qa.shape + flat.shape[1:])
+        else:
+            value = numpy_fn(x, q, axis=axes, method=method, keepdims=keepdims)
     except IndexError:  # numpy's quantile of an empty slice
         raise ShapeError(
             f"{name}: cannot take a quantile of an empty selection (shape {np.shape(x)}, "
@@ -286,9 +287,10 @@ def nanquantile(
 ) -> Variable:
     """The ``q``-th quantiles over ``axis`` of the entries that are not nan, as
     ``numpy.nanquantile``. An all-nan slice gives nan with numpy's ``RuntimeWarning``.
-    With ``axis=()`` (no reduction: each entry its own slice) and a ``q`` of two or more
-    dimensions the result has the documented layout, ``q``'s shape followed by ``a``'s,
-    as ``numpy.quantile`` (``numpy.nanquantile`` lays it out otherwise).
+    With a ``q`` of two or more dimensions the result has the documented layout,
+    ``q``'s shape followed by the reduced shape, as ``numpy.quantile``
+    (``numpy.nanquantile`` lays it out otherwise for ``axis=()`` and for a tuple of
+    axes that leaves some).
 
     Args:
         a: The values.

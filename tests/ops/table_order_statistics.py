@@ -73,16 +73,18 @@ def order_inputs(with_q: float | None, nans: bool) -> Any:
     return draw
 
 
-def _documented_layout(numpy_fn: Any, plain_fn: Any) -> Any:
-    """``numpy_fn`` (a nan* quantile), except for ``axis=()``, where numpy's nan* functions
-    lay out the result of a q of 2 or more dimensions unlike their documentation and
-    ``plain_fn`` (each entry is its own slice: the same values, in ``plain_fn``'s layout,
-    which lampy follows)."""
+def _documented_layout(numpy_fn: Any) -> Any:
+    """``numpy_fn`` (a nan* quantile) in its documented layout, ``q``'s shape followed by
+    the reduced shape, which lampy follows: numpy's nan* functions lay out the result of
+    a ``q`` of 2 or more dimensions otherwise for ``axis=()`` and for a tuple of axes
+    that leaves some, and agree with it for a flat ``q``."""
 
-    def ref(a: Any, *args: Any, **kwargs: Any) -> Any:
-        if kwargs.get("axis") == ():
-            return plain_fn(a, *args, **kwargs)
-        return numpy_fn(a, *args, **kwargs)
+    def ref(a: Any, q: Any, **kwargs: Any) -> Any:
+        qa = np.asarray(q)
+        if qa.ndim < 2:
+            return numpy_fn(a, q, **kwargs)
+        flat = np.asarray(numpy_fn(a, qa.reshape(-1), **kwargs))
+        return flat.reshape(qa.shape + flat.shape[1:])
 
     return ref
 
@@ -95,13 +97,13 @@ OPS: list[OpSpec] = [
     OpSpec(
         "nanquantile",
         nanquantile,
-        _documented_layout(np.nanquantile, np.quantile),
+        _documented_layout(np.nanquantile),
         order_inputs(1.0, nans=True),
     ),
     OpSpec(
         "nanpercentile",
         nanpercentile,
-        _documented_layout(np.nanpercentile, np.percentile),
+        _documented_layout(np.nanpercentile),
         order_inputs(100.0, nans=True),
     ),
 ]

@@ -3,6 +3,8 @@ nans and all-nan slices, methods, q arrays, 0-d, empty and float32 inputs, error
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -190,3 +192,23 @@ def test_no_reduction_axes_with_a_2d_q_has_the_documented_layout(fn, method):
         y.backward(g)
         np.testing.assert_array_equal(x.grad, g.sum(axis=(0, 1)))
     check_grad(lambda v: fn(v, q, axis=(), method=method), a)
+
+
+@pytest.mark.parametrize("axis", [(0, 1), (0, 2), (1, 2)])
+@pytest.mark.parametrize("fn", [lampy.nanquantile, lampy.nanpercentile])
+def test_tuple_axis_with_a_2d_q_has_the_documented_layout(fn: Any, axis: tuple[int, int]) -> None:
+    """A tuple of axes leaving some, and a q of 2 dims: q's shape, then the reduced shape,
+    as numpy.quantile (numpy.nanquantile gives (1, 4, 2) for a (2, 3, 4), axis (0, 1) and
+    q (2, 1)); the gradient follows the value (it used to follow the documented layout
+    under numpy.nanquantile's value)."""
+    a = np.arange(24.0).reshape(2, 3, 4) * 1.5
+    a[0, 0, 0] = NAN
+    top = 100.0 if fn is lampy.nanpercentile else 1.0
+    q = np.array([[0.25], [0.75]]) * top
+    plain = np.percentile if fn is lampy.nanpercentile else np.quantile
+    with lampy.Scope():
+        y = fn(lampy.const(a), q, axis=axis)
+        expected = plain(np.where(np.isnan(a), 1.5, a), q, axis=axis)  # no nan: plain's layout
+        assert y.shape == expected.shape
+    b = np.arange(24.0).reshape(2, 3, 4) * 1.5
+    check_grad(lambda v: fn(v, q, axis=axis), b)
