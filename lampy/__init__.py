@@ -22,7 +22,9 @@ from lampy._errors import MemoryBudgetError as MemoryBudgetError
 from lampy._errors import MissingExtraError as MissingExtraError
 from lampy._errors import NoScopeError as NoScopeError
 from lampy._errors import ReleasedError as ReleasedError
+from lampy._errors import ScopeWarning as ScopeWarning
 from lampy._errors import ShapeError as ShapeError
+from lampy._errors import SpentGraphError as SpentGraphError
 from lampy._errors import StaleGraphError as StaleGraphError
 from lampy._memory import MemoryStats as MemoryStats
 from lampy._memory import tune_malloc as tune_malloc

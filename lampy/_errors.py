@@ -28,6 +28,27 @@ class StaleGraphError(LampyError, RuntimeError):
     """A param was changed in place after an op read it, before backprop through that op."""
 
 
+class SpentGraphError(LampyError, RuntimeError):
+    """Backprop reached an op whose closures an earlier pass already ran and freed (a
+    pass without ``retain=True``)."""
+
+
+class ScopeWarning(UserWarning):
+    """A scope is used in a way that makes its memory grow without bound (a training
+    loop without a scope per step)."""
+
+
+def spent_graph(name: str, shape: tuple[int, ...], dtype: object) -> SpentGraphError:
+    """The error for backprop through op ``name`` after a pass freed its closures."""
+    return SpentGraphError(
+        f"backward: op '{name}' (shape {shape}, dtype {dtype}) was already backpropagated "
+        "through by an earlier pass, which freed its saved values as it went (as PyTorch "
+        "does without retain_graph). Pass `retain=True` to the first backward to "
+        "backpropagate through the same graph again, or recompute the forward pass. No "
+        "gradient was changed."
+    )
+
+
 class BackwardError(LampyError, RuntimeError):
     """A backward closure raised during backprop; the original exception is its cause."""
 

@@ -35,6 +35,7 @@ counts as read). A ledger's own ``peak`` takes ``high`` in whenever ``high`` res
 from __future__ import annotations
 
 import ctypes
+import functools
 import os
 import platform
 import re
@@ -553,7 +554,9 @@ def variable_gone(variable: Any) -> None:
         node.value = None
         r = _ref(v)
         del v
-        if r() is not None:
+        alive = r()
+        if alive is not None:  # held elsewhere (a consumer's closure): refunded when freed
+            node.watch = _ref(alive, functools.partial(_value_freed, node))
             return
         node.charged = 0  # refunded: no longer one of the scope's value_arrays
     else:
@@ -566,6 +569,77 @@ def variable_gone(variable: Any) -> None:
         ledger.live = live - n
     else:
         _change(ledger, -n, 0)
+
+
+def _value_freed(node: Node, _: object) -> None:
+    """The weak-reference callback of a dead Variable's value that something else held
+    (``variable_gone``): the last holder (say a backward closure, dropped when its pass
+    ran it) let it go, so its memory is back: refund it."""
+    with _LOCK:
+        scope = node.scope
+        if node.watch is None or scope is None or not scope.is_open:
+            return  # released, or being released: the scope's exit refunds it
+        node.watch = None
+        refund_value(node)
+
+
+def refund_value(node: Node) -> None:
+    """Refund the value of ``node``, whose memory was just freed (its Variable is gone and
+    the last holder let it go: ``Node.spend`` or ``_value_freed``)."""
+    n = node.charged
+    scope = node.scope
+    if not n or scope is None:
+        return
+    node.charged = 0
+    ledger = scope.ledger
+    if ledger.fast:
+        live = ledger.live
+        if live > ledger.high:
+            ledger.high = live
+        ledger.live = live - n
+    else:
+        _change(ledger, -n, 0)
+
+
+def stage(ledger: Ledger, n: int) -> None:
+    """Count a gradient buffer of ``n`` bytes that a backward pass made (staged until it
+    becomes a ``.grad`` or is dropped), in the ledger of the pass's scope."""
+    if not n:
+        return  # an empty array holds no bytes and is not counted
+    if ledger.fast:
+        live = ledger.live + n
+        ledger.live = live
+        ledger.arrays += 1
+    else:
+        _change(ledger, n, 1)
+
+
+def unstage(ledger: Ledger, n: int) -> None:
+    """Refund a staged gradient buffer of ``n`` bytes (dropped, or become a ``.grad``,
+    which its node's scope then counts)."""
+    if not n:
+        return
+    if ledger.fast:
+        live = ledger.live
+        if live > ledger.high:
+            ledger.high = live
+        ledger.live = live - n
+        ledger.arrays -= 1
+    else:
+        _change(ledger, -n, -1)
+
+
+def check_room(ledger: Ledger, name: str, shape: tuple[int, ...], dtype: Any) -> None:
+    """Raise ``lampy.MemoryBudgetError`` if an array of ``shape`` and ``dtype`` would take
+    ``ledger`` or an enclosing ledger past its budget (before the array is allocated)."""
+    if not shape:
+        return
+    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+    for limited in ledger.limits:
+        with _LOCK:
+            _pull(limited)
+        if limited.budget is not None and limited.live + n > limited.budget:
+            raise budget_error(limited, name, tuple(shape), np.dtype(dtype), n, after=False)
 
 
 def state_buffer(node: Node) -> np.ndarray:
@@ -596,14 +670,7 @@ def reserve(name: str, shape: tuple[int, ...], dtype: Any) -> None:
     ledger = _current_ledger()
     if ledger is None or not ledger.limits:
         return
-    if not shape:
-        return  # a 0-d result is held as a numpy scalar, not counted
-    n = int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
-    for limited in ledger.limits:
-        with _LOCK:
-            _pull(limited)
-        if limited.budget is not None and limited.live + n > limited.budget:
-            raise budget_error(limited, name, tuple(shape), np.dtype(dtype), n, after=False)
+    check_room(ledger, name, shape, dtype)  # a 0-d result is a numpy scalar: not counted
 
 
 def empty(name: str, shape: tuple[int, ...], dtype: Any) -> np.ndarray:

@@ -206,7 +206,7 @@ def test_exit_releases_value_grad_and_op() -> None:
         x = lampy.param([1.0, 2.0])
         y = lampy.exp(x)
         loss = y.sum()
-        loss.backward(retain=[y])
+        loss.backward(retain=[y], retain_graph=True)
         assert y.op is not None
         assert y.grad is not None
     for v in (x, y, loss):
@@ -257,7 +257,7 @@ def test_released_values_are_freed_without_garbage_collection() -> None:
             s = _plain_sin(h)  # an op whose closure only the graph holds
             hh = s @ s
             loss = hh.mean()  # 0-d: held as a numpy scalar, which takes no weak reference
-            loss.backward(retain=[h])
+            loss.backward(retain=[h], retain_graph=True)
             assert s.op is not None
             refs = [
                 weakref.ref(x.value),

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from lampy import _memory
-from lampy._errors import LampyTypeError
+from lampy._errors import LampyTypeError, MemoryBudgetError
 from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
@@ -24,9 +24,11 @@ from lampy.autograd._pass import (
     array_buffer,
     closure_error,
     closure_g,
+    commit,
     commit_all,
     first_buffer,
     own_first,
+    shares,
 )
 from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
 from lampy.autograd._variable import Variable, variable_of
@@ -34,6 +36,7 @@ from lampy.autograd._workers import resolve_workers
 
 _ndarray = np.ndarray
 _own_grad = _memory.own_grad
+_stage, _unstage, refund_value = _memory.stage, _memory.unstage, _memory.refund_value
 _RUNNING = _pass.RUNNING
 
 
@@ -46,6 +49,7 @@ def _propagate(
     stream: bool = False,
     workers: int | str | None = None,
     sink: Callable[[Node, Grad], None] | None = None,
+    retain_graph: bool = False,
 ) -> Iterator[Node]:
     """Run backprop, yielding each leaf node once its gradient is final.
 
@@ -57,7 +61,7 @@ def _propagate(
     (``lampy.remat`` hands them on to the enclosing pass).
     """
     n_workers = 1 if sink is not None else resolve_workers(workers)
-    p = Pass(roots, grads, retain, targets, measure=n_workers > 1)
+    p = Pass(roots, grads, retain, targets, measure=n_workers > 1, retain_graph=retain_graph)
     del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
     run: Generator[Node, None, None]
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
@@ -91,15 +95,21 @@ def _drive(p: Pass, run: Generator[Node, None, None]) -> Iterator[Node]:
         run.close()  # a pass stopped early (backward_iter closed) stops its loop now
 
 
-def _backward_atomic(
-    roots: Sequence[Variable], grads: Sequence[Any] | None, retain: Iterable[Variable], workers: Any
+def _backward_held(
+    roots: Sequence[Variable],
+    grads: Sequence[Any] | None,
+    retain: Iterable[Variable] | bool,
+    workers: Any,
+    retain_graph: bool,
+    atomic: bool,
 ) -> None:
-    """An atomic pass (``backward``'s default), run to its end: as
-    ``for _ in _propagate(roots, grads, retain, workers=workers): pass``, the same
-    visits in the same order, but the serial loop is a plain call with ``p`` running
-    for all of it (no generator resumed per leaf)."""
+    """A pass that holds final gradients to its end (``backward``'s default, and
+    ``atomic=True``), run to its end: as ``for _ in _propagate(roots, grads, retain,
+    workers=workers): pass``, the same visits in the same order, but the serial loop is
+    a plain call with ``p`` running for all of it (no generator resumed per leaf)."""
     n_workers = resolve_workers(workers)
-    p = Pass(roots, grads, retain, None, measure=n_workers > 1)
+    p = Pass(roots, grads, retain, None, measure=n_workers > 1, retain_graph=retain_graph)
+    p.atomic = atomic
     del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
         for _ in _drive(p, run_concurrent(p, n_workers, False)):
@@ -133,7 +143,7 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
         if stream:
             yield from ready
         ready.clear()
-    commit_all(done)
+    commit_all(done, p.ledger)
     if not stream:
         for node, _ in done:
             if node.params is None:
@@ -147,10 +157,8 @@ def _run_atomic(p: Pass) -> None:
     bufs = p.initial_buffers()
     ready = _leaf_roots(p, bufs)
     _visit(p, iter(p.plan.order), ready, hold=True)
-    done, pop = p.done, bufs.pop
-    for leaf in ready:  # roots that are leaves, in a graph without ops
-        done.append((leaf, pop(leaf)))
-    commit_all(done)
+    _finish_held(p, ready)  # roots that are leaves, in a graph without ops
+    commit_all(p.done, p.ledger)
 
 
 def _leaf_roots(p: Pass, bufs: dict[Node, Grad]) -> list[Node]:
@@ -170,17 +178,19 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
     """Visit the nodes of ``it`` in order, serving each node's params last to first.
 
     Inputs are served last to first so that the first input (usually the full-size
-    operand, e.g. ``x`` in ``x + bias``) is the one that may keep ``g`` itself.
+    operand, e.g. ``x`` in ``x + bias``) is the one that may keep ``g`` itself. Once a
+    node's params are served, a pass that does not retain the graph drops them
+    (``Node.spend``): the values they saved return now.
 
     Leaves whose gradient became final are put in ``ready``. Without ``hold`` the visit
     returns after the node that made them final (the caller delivers them and calls
-    again with the same iterator); with ``hold`` their gradients are kept for the end of
-    the pass (``p.done``) at once and the visit goes on to the end of ``it``.
+    again with the same iterator); with ``hold`` they are finished at once
+    (``_finish_held``) and the visit goes on to the end of ``it``.
     """
     bufs = p.bufs
     pending = p.plan.pending
     keep, targets, borrowed = p.keep, p.targets, p.borrowed
-    done = p.done
+    done, ledger, spend = p.done, p.ledger, not p.retain_graph
     pop, get = bufs.pop, bufs.get
     with np.errstate(all="ignore"):
         for node in it:
@@ -189,6 +199,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 continue
             g = pop(node)
             g_free = node is not borrowed
+            staged = g.nbytes if g_free and type(g) is _ndarray else 0
             if keep and node in keep:
                 done.append((node, g))
                 g_free = False
@@ -225,34 +236,56 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                                 and d.shape == inp.shape
                                 and d.dtype == inp.dtype
                             ):
+                                _stage(ledger, d.nbytes)
                                 bufs[inp] = _own_grad(d, inp)
                             else:
-                                bufs[inp] = own_first(d, param[2], g, inp, g_free and i == 0)
+                                bufs[inp] = own_first(
+                                    d, param[2], g, inp, g_free and i == 0, ledger
+                                )
                         elif type(d) is inp.dtype.type and not inp.shape:
                             bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
                         else:
-                            bufs[inp] = own_first(d, param[2], g, inp, False)
+                            bufs[inp] = own_first(d, param[2], g, inp, False, ledger)
                         del d
                     else:
                         fn = param[1]
                         if type(g) is not _ndarray:  # its only closure is plain
                             g = np.array(g)
                         if buf is None:
-                            bufs[inp] = first_buffer(fn, g, inp)
+                            bufs[inp] = first_buffer(fn, g, inp, ledger)
                         else:
                             if type(buf) is not _ndarray:
-                                buf = bufs[inp] = array_buffer(buf, inp)
+                                buf = bufs[inp] = array_buffer(buf, inp, ledger)
                             fn(g, buf)
                     i -= 1
+            except MemoryBudgetError:
+                raise
             except Exception as e:
-                raise closure_error(node.name, i, params[i][0], e, p.stream) from e
+                raise closure_error(node.name, i, params[i][0], e, p.stream, p.added) from e
+            if staged and g_free and not shares(get(params[0][0]), g):
+                _unstage(ledger, staged)  # g is dropped here, not kept by the first input
             del g
+            if spend and node.spend():
+                refund_value(node)
             if ready:
                 if not hold:
                     return
-                for leaf in ready:
-                    done.append((leaf, pop(leaf)))
-                ready.clear()
+                _finish_held(p, ready)
+
+
+def _finish_held(p: Pass, ready: list[Node]) -> None:
+    """Finish the leaves of ``ready`` in a pass that holds final gradients: each one is
+    kept for the end of the pass, except (unless the pass is ``atomic``) a leaf whose
+    ``.grad`` already holds a gradient, which takes this pass's at once, so that its
+    buffer is freed now rather than held beside the ``.grad`` until the end."""
+    done, pop = p.done, p.bufs.pop
+    for leaf in ready:
+        if p.atomic or leaf.grad is None:
+            done.append((leaf, pop(leaf)))
+        else:
+            commit(leaf, pop(leaf), p.ledger)
+            p.added += 1
+    ready.clear()
 
 
 def _as_roots(roots: Variable | Sequence[Variable]) -> list[Variable]:
@@ -272,35 +305,48 @@ def backward(
     roots: Variable | Sequence[Variable],
     grads: Sequence[Any] | None = None,
     *,
-    retain: Iterable[Variable] = (),
+    retain: Iterable[Variable] | bool = (),
+    retain_graph: bool = False,
     workers: int | str | None = None,
-    atomic: bool = True,
+    atomic: bool | None = None,
 ) -> None:
     """Backpropagate from one or several roots into the gradients of the params.
 
     Every node is visited once, after all its consumers, so shared subexpressions get
     exact gradients. Gradients of params accumulate across calls until
-    ``lampy.Variable.zero_grad``. Gradient buffers of intermediate Variables are freed as
-    soon as they are consumed, unless the Variable is named in ``retain``.
+    ``lampy.Variable.zero_grad``.
 
-    The pass is all or nothing: the gradients of this pass are added into the params'
-    ``.grad`` at its end, so a pass that raises (a closure failing, a stale graph)
-    changes no ``.grad``.
+    Memory is returned as the pass goes, as in PyTorch: a node's gradient buffer once
+    its closures have run, and (unless the graph is retained) the closures themselves
+    with the values they saved, so an intermediate that no Variable you hold refers to
+    is freed during the pass, not when the scope exits. A second pass through the same
+    graph then raises ``lampy.SpentGraphError``: pass ``retain=True`` to keep the graph.
+    Values of Variables you hold stay readable until their scope exits.
+
+    By default a param whose ``.grad`` is None (the usual loop, after
+    ``zero_grad()``) takes this pass's gradient buffer as its ``.grad`` at the end of
+    the pass, so a pass that raises changes none of them, at no memory cost. A param
+    whose ``.grad`` holds a gradient already (accumulation) takes this pass's
+    gradient as soon as it is final, and the buffer is freed: if the pass then raises,
+    those ``.grad`` keep it (the error says how many). ``atomic=True`` holds those too
+    until the end, so a pass that raises changes no ``.grad`` at all, at the cost of a
+    second copy of the accumulated gradients; ``atomic=False`` adds every gradient as
+    soon as it is final.
 
     Args:
         roots: A Variable or a sequence of them.
         grads: One seed per root (the gradient of the final objective with respect to
             that root), or None to seed 1 for scalar roots.
-        retain: Intermediate Variables whose gradient is kept in their ``.grad``.
+        retain: True to keep the graph for another pass (PyTorch's ``retain_graph``);
+            or intermediate Variables whose gradient is kept in their ``.grad``.
+        retain_graph: PyTorch's name for ``retain=True``.
         workers: Threads that may run independent branches of the graph at once (None
             takes ``lampy.get_num_workers``; ``"auto"`` is the number of cores). The
             gradients are bitwise the same for any number; small graphs run serially.
-        atomic: With True (the default) the pass holds every param's gradient until
-            its end and then adds them all, so a pass that raises changes no ``.grad``;
-            this holds a second copy of all the gradients at the end of the pass. With
-            False each param's gradient is added into its ``.grad`` as soon as it is
-            final and its buffer freed (as ``lampy.backward_iter`` and PyTorch do): less memory,
-            but a pass that raises keeps the gradients already added.
+        atomic: None (the default): all or nothing for params without a ``.grad``,
+            free; accumulated gradients added as soon as final. True: all or nothing
+            for every param (accumulated ones held to the end, a second copy). False:
+            every gradient added as soon as it is final (as ``lampy.backward_iter``).
 
     Raises:
         ShapeError: a root is not a scalar and no grad was given, or a grad has the
@@ -309,20 +355,32 @@ def backward(
         LampyError: a root does not need a gradient.
         ReleasedError: a root, or an input of an op in the graph, was released.
         StaleGraphError: a param was changed in place after an op read it.
+        SpentGraphError: an earlier pass without ``retain=True`` already went through
+            an op of the graph.
         BackwardError: a backward closure raised (the original exception is its cause).
+        MemoryBudgetError: a gradient buffer would take a scope past its budget.
     """
     if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
         grads = [grads]  # backward(root, g): one root, one grad
+    if retain is True:
+        retain_graph, retain = True, ()
     with _memory.backward_phase():  # shades the pass in lampy.memory_profile's plot
-        if atomic:
-            _backward_atomic(_as_roots(roots), grads, retain, workers)
+        if atomic is not False:
+            _backward_held(_as_roots(roots), grads, retain, workers, retain_graph, bool(atomic))
             return
-        for _ in _propagate(_as_roots(roots), grads, retain, stream=True, workers=workers):
+        stream = _propagate(
+            _as_roots(roots), grads, retain, stream=True, workers=workers, retain_graph=retain_graph
+        )
+        for _ in stream:
             pass
 
 
 def backward_iter(
-    root: Variable, grad: Any = None, *, workers: int | str | None = None
+    root: Variable,
+    grad: Any = None,
+    *,
+    retain: bool = False,
+    workers: int | str | None = None,
 ) -> Iterator[tuple[Variable, np.ndarray]]:
     """Backpropagate from ``root``, yielding ``(param, gradient)`` as each becomes final.
 
@@ -339,9 +397,17 @@ def backward_iter(
     the gradients already yielded keep this pass's contribution and no other changes
     (but for params whose gradients a ``lampy.remat`` recomputation finished and added
     just before: they are yielded right after the remat op, at the next yield).
+
+    As ``lampy.backward``, the pass frees the graph's closures as it goes unless
+    ``retain`` is True (then another pass may go through the same graph).
     """
     for leaf in _propagate(
-        _as_roots(root), None if grad is None else [grad], (), stream=True, workers=workers
+        _as_roots(root),
+        None if grad is None else [grad],
+        (),
+        stream=True,
+        workers=workers,
+        retain_graph=retain,
     ):
         v = variable_of(leaf)
         g = leaf.grad

@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BackwardError
+from lampy._memory import refund_value, unstage
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
     Pass,
@@ -37,8 +38,9 @@ from lampy.autograd._pass import (
 from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
 from lampy.autograd._workers import pool
 
-# A task: (plan position, -param index, node name, param index, input, closure, g, seq)
-Task = tuple[int, int, str, int, Node, Param, Grad, int]
+# A task: (plan position, -param index, node name, param index, input, closure, g, seq,
+# node)
+Task = tuple[int, int, str, int, Node, Param, Grad, int, Node]
 
 
 class _Scheduler:
@@ -61,6 +63,13 @@ class _Scheduler:
         self.pos: dict[Node, int] = {}
         self.seqs: dict[Node, list[int | None]] = {}
         self.expected: dict[Node, int] = {}
+        self.ledger = p.ledger
+        self.atomic = p.atomic
+        self.added = 0
+        self.spend = not p.retain_graph
+        self.borrowed = p.borrowed
+        self.tasks_left: dict[Node, int] = {}  # closures of a node not run yet
+        self.staged: dict[Node, int] = {}  # bytes of its g counted in the pass's ledger
         targets = p.targets
         edges = 0
         for k, node in enumerate(p.plan.order):
@@ -95,24 +104,47 @@ class _Scheduler:
         params = node.params
         if params is None:
             if self.stream:
-                commit(node, g)
+                commit(node, g, self.ledger)
                 self.outq.append(node)
+            elif not self.atomic and node.grad is not None:
+                commit(node, g, self.ledger)  # accumulated: added now, its buffer freed
+                self.added += 1
             else:
                 self.done.append((node, g))
         else:
             if node in self.keep:
                 self.done.append((node, g))
+            staged = g.nbytes if type(g) is np.ndarray and node is not self.borrowed else 0
+            if node in self.keep:
+                staged = 0  # kept as the node's .grad at the end
             g = closure_g(g, params)  # a 0-d node's numpy scalar, or an array if need be
             k = self.pos[node]
+            tasks = 0
             for i, seq in enumerate(self.seqs[node]):
                 if seq is not None:
                     param = params[i]
-                    heapq.heappush(self.heap, (k, -i, node.name, i, param[0], param, g, seq))
+                    task = (k, -i, node.name, i, param[0], param, g, seq, node)
+                    heapq.heappush(self.heap, task)
+                    tasks += 1
+            self.tasks_left[node] = tasks
+            self.staged[node] = staged
+            if not tasks:
+                self._node_done(node)
         self.cond.notify_all()
+
+    def _node_done(self, node: Node) -> None:
+        """Every closure of ``node`` has run: its ``g`` is dropped (refunded) and, in a
+        pass that does not retain the graph, its params with it (``Node.spend``)."""
+        del self.tasks_left[node]
+        staged = self.staged.pop(node)
+        if staged:
+            unstage(self.ledger, staged)
+        if self.spend and node.spend():
+            refund_value(node)
 
     # -------------------------------------------------------- in a worker
     def run(self, task: Task) -> None:
-        _, _, name, i, inp, param, g, seq = task
+        _, _, name, i, inp, param, g, seq, node = task
         try:
             if len(param) != 2:  # a contribution (node, fn, fresh[, saved])
                 d = param[1](g) if len(param) == 3 else param[1](g, param[3])
@@ -120,10 +152,16 @@ class _Scheduler:
             else:
                 item = (param, g)
             self._deliver(inp, seq, item)
+            with self.lock:
+                left = self.tasks_left[node] - 1
+                if left:
+                    self.tasks_left[node] = left
+                else:
+                    self._node_done(node)
         except Exception as e:
             with self.lock:
                 if self.error is None:
-                    error = closure_error(name, i, inp, e, self.stream)
+                    error = closure_error(name, i, inp, e, self.stream, self.added)
                     error.__cause__ = e
                     self.error = error
                 self.cond.notify_all()
@@ -157,7 +195,7 @@ class _Scheduler:
         if len(item) == 3:
             param, g, d = item
             if buf is None:  # as the serial loop's first buffer, without adopting g itself
-                self.bufs[inp] = own_first(d, param[2], g, inp, False)
+                self.bufs[inp] = own_first(d, param[2], g, inp, False, self.ledger)
             elif type(buf) is np.ndarray:
                 accumulate(buf, d)
             else:  # a 0-d input's numpy scalar
@@ -166,10 +204,10 @@ class _Scheduler:
             param, g = item
             fn = param[1]
             if buf is None:
-                self.bufs[inp] = first_buffer(fn, g, inp)
+                self.bufs[inp] = first_buffer(fn, g, inp, self.ledger)
             else:
                 if type(buf) is not np.ndarray:
-                    buf = self.bufs[inp] = array_buffer(buf, inp)
+                    buf = self.bufs[inp] = array_buffer(buf, inp, self.ledger)
                 fn(g, buf)
 
     def work(self) -> None:
@@ -230,7 +268,7 @@ def run_concurrent(p: Pass, n_workers: int, stream: bool) -> Generator[Node, Non
     if s.error is not None:
         raise s.error
     for node, g in s.done:
-        commit(node, g)
+        commit(node, g, s.ledger)
     if not stream:
         for node, _ in s.done:
             if node.params is None:

@@ -64,6 +64,21 @@ class Op:
     versions: tuple[tuple[Node, int], ...] | None = None
 
 
+class _Spent(tuple):  # type: ignore[type-arg]
+    """The type of ``SPENT``: an empty tuple that is not the empty tuple ``()``."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "SPENT"
+
+
+SPENT: tuple[Param, ...] = _Spent()
+"""The params of a node whose closures a backward pass has run and dropped (a pass that
+does not retain the graph): no gradient can flow through the node again. Distinct from
+``()`` (an op result that needs no gradient) and from None (a leaf)."""
+
+
 def _as_pair(p: Any) -> Param:
     """A param as the ``(node, closure)`` pair ``lampy.Op`` shows."""
     if len(p) == 2:
@@ -127,6 +142,7 @@ class Node:
         "value",
         "version",
         "versions",
+        "watch",
     )
 
     def __init__(
@@ -152,6 +168,7 @@ class Node:
         self.version = 0
         self.handle: Any = None
         self.charged = 0
+        self.watch: Any = None
 
     @property
     def op(self) -> Op | None:
@@ -160,12 +177,20 @@ class Node:
         params = self.params
         if params is None:
             return None
+        if params is SPENT:  # run and dropped by a backward pass: the name stays
+            return Op(self.name, ())
         return Op(self.name, tuple(_as_pair(p) for p in params), self.versions)
 
     @property
     def is_released(self) -> bool:
         """Whether the owning scope has exited."""
         return self.scope is None
+
+    @property
+    def is_spent(self) -> bool:
+        """Whether a backward pass that did not retain the graph has run this node's
+        closures (and dropped them with the values they saved)."""
+        return self.params is SPENT
 
     @property
     def nbytes(self) -> int:
@@ -181,6 +206,24 @@ class Node:
         """The ReleasedError for ``use`` (``".value"``, ``"op 'exp'"``) of this node."""
         return released(self.describe(), use)
 
+    # Called by the backward pass only.
+    def spend(self) -> bool:
+        """Drop the op's closures and what they saved, once a pass that does not retain
+        the graph has run them: their memory returns now, not when the scope exits. The
+        node keeps its value (while its Variable lives) and stays in the graph, so a
+        later pass through it raises a clear error instead of a wrong gradient.
+
+        Returns:
+            Whether the value was freed with the params (its Variable is gone and only
+            the op's own param held it): ``lampy._memory.refund_value`` is then due.
+        """
+        self.params = SPENT
+        self.versions = None
+        if self.held == HELD_BY_OP:  # the params that held the value are gone
+            self.held = PRIVATE
+            return self.value is None and self.charged != 0
+        return False
+
     # Called by the owning Scope only.
     def release(self) -> None:
         """Drop value, gradient and op: their memory returns now. Idempotent."""
@@ -189,6 +232,7 @@ class Node:
         self.params = self.versions = None
         self.scope = None
         self.handle = None
+        self.watch = None
 
     def detach(self) -> None:
         """Make a kept op result a constant: it keeps its value (and retained gradient)."""
@@ -203,4 +247,4 @@ class Node:
         return f"Node({self.describe()}, {state})"
 
 
-__all__ = ["HELD_BY_OP", "PRIVATE", "SHARED", "Backward", "Node", "Op", "Param"]
+__all__ = ["HELD_BY_OP", "PRIVATE", "SHARED", "SPENT", "Backward", "Node", "Op", "Param"]

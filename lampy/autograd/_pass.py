@@ -25,12 +25,16 @@ from lampy._errors import (
     LampyTypeError,
     ShapeError,
     StaleGraphError,
+    spent_graph,
 )
-from lampy.autograd._node import Node, Param
+from lampy._memory import Ledger
+from lampy.autograd._node import SPENT, Node, Param
+from lampy.autograd._scope import current_or_none
 from lampy.autograd._unbroadcast import Grad, own_contribution
 from lampy.autograd._variable import Backward, Variable
 
 _grad_buffer = _memory.grad_buffer
+_stage, _unstage = _memory.stage, _memory.unstage
 _prod = math.prod
 _own_grad = _memory.own_grad
 _ndarray = np.ndarray
@@ -89,6 +93,8 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
         if params is None:
             finish(node)
             continue
+        if params is SPENT:
+            raise spent_graph(node.name, node.shape, node.dtype)
         push(node)
         push(None)
         versions = node.versions
@@ -180,9 +186,12 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
 # (``commit``).
 
 
-def array_buffer(buf: Grad, inp: Node) -> np.ndarray:
-    """A 0-d scalar buffer as a 0-d array holding it, for a plain closure to add into."""
-    return _own_grad(np.array(buf), inp)
+def array_buffer(buf: Grad, inp: Node, ledger: Ledger) -> np.ndarray:
+    """A 0-d scalar buffer as a 0-d array holding it, for a plain closure to add into
+    (counted in the pass's ``ledger`` from now on)."""
+    a = np.array(buf)
+    _stage(ledger, a.nbytes)
+    return _own_grad(a, inp)
 
 
 def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
@@ -197,37 +206,62 @@ def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
     return g
 
 
-def first_buffer(fn: Backward, g: Grad, inp: Node) -> np.ndarray:
+def first_buffer(fn: Backward, g: Grad, inp: Node, ledger: Ledger) -> np.ndarray:
     """An input's gradient buffer for this pass, from the first contribution of a plain
-    closure ``fn``: zero-filled, then ``fn`` adds into it."""
+    closure ``fn``: zero-filled (checked against the budgets first, and counted in the
+    pass's ``ledger``), then ``fn`` adds into it."""
+    if ledger.limits:
+        _memory.check_room(ledger, "backward", inp.shape, inp.dtype)
     buf = _grad_buffer(inp.shape, inp.dtype, inp)
+    _stage(ledger, buf.nbytes)
     fn(g if type(g) is _ndarray else np.array(g), buf)
     return buf
 
 
-def own_first(d: Any, fresh: bool, g: Grad, inp: Node, g_is_free: bool) -> Grad:
+def own_first(d: Any, fresh: bool, g: Grad, inp: Node, g_is_free: bool, ledger: Ledger) -> Grad:
     """An input's gradient buffer for this pass, from the first contribution ``d`` of a
     contribution triple (``own_contribution``): an array is handed to
-    ``lampy._memory``; a numpy scalar (a 0-d input's) is immutable, kept as it is."""
+    ``lampy._memory`` and counted in the pass's ``ledger`` (unless it is ``g`` or a view
+    of it: ``g``'s count moves with it); a numpy scalar (a 0-d input's) is immutable,
+    kept as it is."""
     b = own_contribution(d, fresh, g, inp.shape, inp.dtype, g_is_free)
-    return _own_grad(b, inp) if type(b) is _ndarray else b
+    if type(b) is not _ndarray:
+        return b
+    if not (g_is_free and shares(b, g)):
+        _stage(ledger, b.nbytes)
+    return _own_grad(b, inp)
 
 
-def commit(node: Node, g: Grad) -> None:
+def shares(b: Any, g: Grad) -> bool:
+    """Whether the buffer ``b`` is ``g`` or a view of ``g``'s memory (``g`` was kept)."""
+    if b is g:
+        return True
+    if type(b) is not _ndarray:
+        return False
+    base = b.base
+    return base is not None and (base is g or base is getattr(g, "base", 0))
+
+
+def commit(node: Node, g: Grad, ledger: Ledger | None = None) -> None:
     """Add a pass's final gradient ``g`` of a leaf (or retained node) into its ``.grad``.
 
     ``g`` belongs to the pass, so a node without a gradient yet takes it as it is (a
-    numpy scalar as a 0-d array holding it: ``.grad`` is always an ndarray).
+    numpy scalar as a 0-d array holding it: ``.grad`` is always an ndarray). ``ledger``
+    is the pass's, which counted ``g`` while it was staged (None: not counted there).
     """
-    commit_all(((node, g),))
+    commit_all(((node, g),), ledger)
 
 
-def commit_all(done: Sequence[tuple[Node, Grad]]) -> None:
+def commit_all(done: Sequence[tuple[Node, Grad]], ledger: Ledger | None = None) -> None:
     """``commit`` each ``(node, g)`` of ``done``, in order, under one hold of the lock
-    (leaves may be shared by passes running in other threads)."""
+    (leaves may be shared by passes running in other threads). Each staged ``g`` leaves
+    the pass's ``ledger``: added into a ``.grad`` and dropped, or kept as the ``.grad``,
+    which the node's own scope then counts."""
     new: list[tuple[Node, np.ndarray]] = []
     with _COMMIT_LOCK:
         for node, g in done:
+            if ledger is not None and type(g) is _ndarray:
+                _unstage(ledger, g.nbytes)
             if node.scope is None:
                 continue  # released meanwhile (by another thread): nothing to add to
             buf = node.grad
@@ -243,11 +277,22 @@ def commit_all(done: Sequence[tuple[Node, Grad]]) -> None:
 
 
 def closure_error(
-    op_name: str, i: int, inp: Node, e: Exception, stream: bool = False
+    op_name: str, i: int, inp: Node, e: Exception, stream: bool = False, added: int = 0
 ) -> BackwardError:
     """The error for a closure of op ``op_name`` (for its input ``i``) that raised ``e``
-    in a pass that delivers final gradients as it goes (``stream``) or at its end."""
-    if stream:
+    in a pass that delivers final gradients as it goes (``stream``) or at its end
+    (but for the ``added`` params whose accumulated ``.grad`` took theirs at once)."""
+    if added:
+        params = (
+            "param whose .grad already held" if added == 1 else "params whose .grad already held"
+        )
+        changed = (
+            f"{added} {params} a gradient had taken this pass's gradient already (the "
+            "default pass adds accumulated gradients as soon as they are final; "
+            "atomic=True holds them to the end); no other gradient was changed: zero the "
+            "gradients (opt.zero_grad()) before trying again."
+        )
+    elif stream:
         changed = (
             "the gradients that were final before it had already been delivered (added "
             "into .grad by backward(atomic=False), or yielded by backward_iter); no other "
@@ -278,13 +323,17 @@ class Pass:
 
     __slots__ = (
         "__weakref__",
+        "added",
+        "atomic",
         "borrowed",
         "bufs",
         "deliver",
         "done",
         "handed",
         "keep",
+        "ledger",
         "plan",
+        "retain_graph",
         "roots",
         "seeds",
         "stream",
@@ -296,9 +345,10 @@ class Pass:
         self,
         roots: Sequence[Variable],
         grads: Sequence[Any] | None,
-        retain: Iterable[Variable],
+        retain: Iterable[Variable] | bool,
         targets: set[Node] | None,
         measure: bool,
+        retain_graph: bool = False,
     ) -> None:
         if grads is not None and (
             not hasattr(grads, "__len__") or (isinstance(grads, np.ndarray) and not grads.ndim)
@@ -313,6 +363,8 @@ class Pass:
                 f"backward: {len(roots)} roots but {len(grads)} grads; pass one grad per "
                 "root (None seeds 1 for a scalar root)."
             )
+        if retain is True or retain is False:
+            retain_graph, retain = retain_graph or retain, ()
         keep: set[Node] = set()
         for v in retain:
             if not isinstance(v, Variable):
@@ -330,17 +382,38 @@ class Pass:
         self.targets = targets
         self.borrowed = self.roots[0] if borrow else None
         self.plan = _plan(self.roots, targets, measure)
+        self.retain_graph = retain_graph
+        scope = current_or_none()
+        if scope is None or not scope.is_open:
+            scope = self.roots[0].scope
+        assert scope is not None  # _plan raised for a released root
+        self.ledger: Ledger = scope.ledger
         self.bufs: dict[Node, Grad] = {}
         self.done: list[tuple[Node, Grad]] = []
         self.handed: list[Node] = []
         self.deliver: Callable[[Node, Grad], None] = commit
         self.stream = False
         self.thread = 0
+        self.atomic = True
+        self.added = 0
 
     def serve(self, stream: bool, sink: Callable[[Node, Grad], None] | None) -> None:
         """Mark this pass as run by the serial loop in the calling thread."""
         self.stream = stream or sink is not None
-        self.deliver = commit if sink is None else sink
+        ledger = self.ledger
+        if sink is None:
+
+            def deliver(node: Node, g: Grad) -> None:
+                commit(node, g, ledger)
+
+        else:
+
+            def deliver(node: Node, g: Grad) -> None:
+                if type(g) is _ndarray:  # it leaves this pass for the sink's owner
+                    _unstage(ledger, g.nbytes)
+                sink(node, g)
+
+        self.deliver = deliver
         self.thread = threading.get_ident()
 
     def hand_over(self, leaf: Node, g: Grad) -> bool:
@@ -376,6 +449,8 @@ class Pass:
         if pending.get(leaf) != 1 or leaf in self.bufs:
             return False
         pending[leaf] = 0  # the loop sees -1 when it reaches the edge and skips it
+        if type(g) is _ndarray:  # staged in this pass from now on
+            _stage(self.ledger, g.nbytes)
         if self.stream:
             self.deliver(leaf, g)
             self.handed.append(leaf)
@@ -393,6 +468,8 @@ class Pass:
                 bufs[root] += seed
             else:
                 bufs[root] = seed
+                if root is not self.borrowed:  # a seed the pass made: counted while staged
+                    _stage(self.ledger, seed.nbytes)
         self.seeds = []
         self.bufs = bufs
         return bufs

@@ -13,7 +13,7 @@ from numpy.typing import ArrayLike
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, Backward, Node, Op, Param
+from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
 from lampy.autograd._unbroadcast import Contribution
@@ -110,8 +110,10 @@ class Variable(VariableOperators):
 
     @property
     def is_leaf(self) -> bool:
-        """Whether this Variable has no op with params (a param, a constant, or detached)."""
-        return not self.node.params
+        """Whether this Variable has no op with params (a param, a constant, or detached);
+        an op result stays one after a backward pass has run (and dropped) its closures."""
+        params = self.node.params
+        return params is None or (not params and params is not SPENT)
 
     @property
     def is_released(self) -> bool:
@@ -153,14 +155,20 @@ class Variable(VariableOperators):
         grad: ArrayLike | None = None,
         *,
         retain: Any = (),
+        retain_graph: bool = False,
         workers: int | str | None = None,
-        atomic: bool = True,
+        atomic: bool | None = None,
     ) -> None:
         """Backpropagate from this Variable; see ``lampy.backward``."""
         from lampy.autograd._backprop import backward
 
         backward(
-            self, None if grad is None else [grad], retain=retain, workers=workers, atomic=atomic
+            self,
+            None if grad is None else [grad],
+            retain=retain,
+            retain_graph=retain_graph,
+            workers=workers,
+            atomic=atomic,
         )
 
     def zero_grad(self, set_to_none: bool = True) -> None:

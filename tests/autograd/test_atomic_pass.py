@@ -122,10 +122,10 @@ def _failing_after(x: lampy.Variable, calls: list[int]) -> lampy.Variable:
     return lampy.op("failing", x.value.copy(), x.zip_backward(d_x))
 
 
-def test_a_pass_that_raises_midway_changes_no_gradient(workers: int | None) -> None:
-    """A closure that raises after other params' gradients are final (w's and b's: the
-    failing op is reached only through v) leaves every .grad as it was, bitwise:
-    None where there was none, the earlier pass's where there was one."""
+def test_an_atomic_pass_that_raises_midway_changes_no_gradient(workers: int | None) -> None:
+    """With atomic=True, a closure that raises after other params' gradients are final
+    (w's and b's: the failing op is reached only through v) leaves every .grad as it
+    was, bitwise: None where there was none, the earlier pass's where there was one."""
     with lampy.Scope():
         w, b, v = _params(np.float64)
         with lampy.Scope():
@@ -135,12 +135,35 @@ def test_a_pass_that_raises_midway_changes_no_gradient(workers: int | None) -> N
         with lampy.Scope():
             loss = lampy.sum(w * 2.0) + lampy.sum(b * b) + lampy.sum(_failing_after(v, calls))
             with pytest.raises(lampy.BackwardError, match="'failing'") as info:
-                loss.backward(workers=workers)
+                loss.backward(workers=workers, atomic=True)
             assert isinstance(info.value.__cause__, ValueError)
+            assert "no gradient was changed" in str(info.value)
         assert calls == [1]
         assert w.grad.tobytes() == before["w"]  # type: ignore[union-attr]
         assert b.grad.tobytes() == before["b"]  # type: ignore[union-attr]
         assert v.grad is None
+
+
+def test_the_default_pass_that_raises_changes_no_gradient_that_was_none(
+    workers: int | None,
+) -> None:
+    """By default a pass holds the gradients of params without a .grad to its end (they
+    become their .grad at no cost) and adds accumulated ones as soon as they are final:
+    a closure that raises leaves every None .grad None, and the error says how many
+    accumulated .grad took this pass's gradient."""
+    with lampy.Scope():
+        w, b, v = _params(np.float64)
+        with lampy.Scope():
+            lampy.sum(w * w).backward()
+        once = w.grad.copy()  # type: ignore[union-attr]
+        calls: list[int] = []
+        with lampy.Scope():
+            loss = lampy.sum(w * 2.0) + lampy.sum(b * b) + lampy.sum(_failing_after(v, calls))
+            with pytest.raises(lampy.BackwardError, match="'failing'") as info:
+                loss.backward(workers=workers)
+            assert "1 param whose .grad already held" in str(info.value)
+        assert b.grad is None and v.grad is None
+        np.testing.assert_array_equal(w.grad, once + 2.0)  # type: ignore[arg-type]
 
 
 def test_a_stale_graph_raises_and_changes_no_gradient(workers: int | None) -> None:

@@ -196,9 +196,38 @@ def test_repeated_backward_accumulates(scope: lampy.Scope) -> None:
     """Calling backward twice on the same graph doubles the gradient."""
     x = lampy.param([1.0, 2.0])
     y = (x * x).sum()
-    y.backward()
+    y.backward(retain=True)
     y.backward()
     np.testing.assert_array_equal(x.grad, [4.0, 8.0])
+
+
+def test_a_second_backward_through_a_spent_graph_raises(scope: lampy.Scope) -> None:
+    """Without retain=True a pass frees the graph's closures as it goes: a second pass
+    through it raises SpentGraphError naming retain=True, and changes no gradient; a
+    new graph over the same params still works."""
+    x = lampy.param([1.0, 2.0])
+    h = x * x
+    y = h.sum()
+    y.backward()
+    assert y.is_leaf is False and h.op is not None and h.op.params == ()
+    with pytest.raises(lampy.SpentGraphError, match=r"retain=True"):
+        y.backward()
+    with pytest.raises(lampy.SpentGraphError, match="'multiply'"):
+        (h * 2.0).sum().backward()
+    np.testing.assert_array_equal(x.grad, [2.0, 4.0])
+    np.testing.assert_array_equal(h.value, [1.0, 4.0])  # a value you hold stays readable
+    (x * x).sum().backward()
+    np.testing.assert_array_equal(x.grad, [4.0, 8.0])
+
+
+def test_retain_graph_is_retain_true(scope: lampy.Scope) -> None:
+    """retain_graph=True (PyTorch's name) keeps the graph as retain=True does."""
+    x = lampy.param([1.0, 2.0])
+    y = (x * x).sum()
+    y.backward(retain_graph=True)
+    lampy.backward(y, retain_graph=True)
+    y.backward()
+    np.testing.assert_array_equal(x.grad, [6.0, 12.0])
 
 
 def test_gradients_accumulate_across_graphs(scope: lampy.Scope) -> None:
@@ -213,8 +242,8 @@ def test_zero_grad_resets_accumulation(scope: lampy.Scope) -> None:
     """After zero_grad() the gradient is zero, and the next backward gives a fresh gradient."""
     x = lampy.param([1.0, 2.0])
     y = (x * x).sum()
-    y.backward()
-    y.backward()
+    y.backward(retain=True)
+    y.backward(retain=True)
     x.zero_grad()
     assert x.grad is None or not x.grad.any()
     y.backward()
@@ -259,7 +288,7 @@ def test_retained_gradients_accumulate_and_include_the_root(scope: lampy.Scope) 
     x = lampy.param([1.0, 2.0])
     h = x * 3.0
     y = h.sum()
-    lampy.backward([y], retain=[h, y])
+    lampy.backward([y], retain=[h, y], retain_graph=True)
     lampy.backward([y], retain=[h, y])
     np.testing.assert_array_equal(h.grad, [2.0, 2.0])
     assert y.grad == 2.0
@@ -382,7 +411,7 @@ def test_a_param_as_root_and_inside_another_root(scope: lampy.Scope) -> None:
     """A param that is a root and also an input of another root gets both gradients."""
     x = lampy.param(3.0)
     y = x * x
-    lampy.backward([y, x])
+    lampy.backward([y, x], retain=True)
     assert x.grad == 7.0
     lampy.backward([x, y])
     assert x.grad == 14.0
@@ -393,7 +422,7 @@ def test_a_root_that_is_an_input_of_another_root(scope: lampy.Scope) -> None:
     x = lampy.param(2.0)
     h = x * 3.0
     y = h * h
-    lampy.backward([y, h])
+    lampy.backward([y, h], retain=True)
     assert x.grad == (2 * 6.0 + 1.0) * 3.0
     x.zero_grad()
     lampy.backward([h, y])
@@ -459,7 +488,7 @@ def test_backward_iter_yields_each_param_once_with_its_gradient(scope: lampy.Sco
     b = lampy.param([3.0, -1.0])
     c = lampy.const([0.5, 0.5])
     y = (lampy.tanh(a * b) * c + a).sum()
-    pairs = list(lampy.backward_iter(y))
+    pairs = list(lampy.backward_iter(y, retain=True))
     assert sorted(id(p) for p, _ in pairs) == sorted([id(a), id(b)])
     got = {id(p): g.copy() for p, g in pairs}
     expected_a, expected_b = a.grad.copy(), b.grad.copy()  # type: ignore[union-attr]
@@ -534,7 +563,7 @@ def test_backward_iter_accumulates_like_backward(scope: lampy.Scope) -> None:
     """Gradients yielded by backward_iter accumulate into .grad across calls."""
     x = lampy.param([1.0, 2.0])
     y = (x * x).sum()
-    list(lampy.backward_iter(y))
+    list(lampy.backward_iter(y, retain=True))
     pairs = list(lampy.backward_iter(y))
     np.testing.assert_array_equal(pairs[0][1], [4.0, 8.0])
     np.testing.assert_array_equal(x.grad, [4.0, 8.0])

@@ -152,7 +152,7 @@ def test_a_param_written_before_any_op_is_not_stale_and_a_step_between_passes_is
         with lampy.in_place([w]) as (value,):
             value *= 2.0
         loss = (w * w).sum()
-        loss.backward()
+        loss.backward(retain=True)
         np.testing.assert_array_equal(w.grad, [4.0, 8.0])  # type: ignore[arg-type]
         lampy.optim.SGD([w], lr=0.1).step()
         with pytest.raises(lampy.StaleGraphError):

@@ -228,7 +228,7 @@ def test_backward_twice_through_one_remat_graph_recomputes():
         x = lampy.param(rng.normal(size=(2, 4)).astype(np.float32))
         y = nn.remat_sequential(layers, x, segments=3)
         loss = (y * y).sum()
-        loss.backward(atomic=False)
+        loss.backward(atomic=False, retain=True)
         once = [p.grad.copy() for p in (x, *layers[0].parameters())]
         loss.backward()
         twice = [p.grad for p in (x, *layers[0].parameters())]
@@ -293,6 +293,7 @@ def test_remat_sequential_peak_memory_is_segments_plus_one_segment(segments):
     bound = act * (segments + hidden // segments + 3) + weight + 2 * width * 4 + 64
     assert peaks[segments][0] <= bound
     assert peaks[segments][0] < peaks[1][0]
-    # The values the step scope owns: the boundaries, one segment, one Linear output
-    # on its way to the ReLU.
-    assert peaks[segments][1] <= act * (segments + hidden // segments + 1) + 64
+    # The step scope's own count (values, and the gradient buffers of its backward
+    # pass) sees the same peak as the profile, within 10%.
+    for k in (1, segments):
+        assert abs(peaks[k][1] - peaks[k][0]) <= 0.1 * peaks[k][0]

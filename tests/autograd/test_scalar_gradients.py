@@ -116,12 +116,12 @@ def test_a_0d_chain_keeps_its_dtype_in_every_gradient(dtype: Any) -> None:
         x = lampy.param(np.asarray(0.5, dtype))
         h = lampy.tanh(x * 0.9 + 0.1)
         y = h * h + x
-        y.backward(retain=[h])
+        y.backward(retain=[h], retain_graph=True)
         assert type(x.grad) is np.ndarray and type(h.grad) is np.ndarray
         assert x.grad.dtype == h.grad.dtype == dtype and x.grad.shape == ()
         assert x.grad.flags.writeable
         first = x.grad.copy()
-        y.backward()  # accumulates into the ndarray
+        y.backward(retain=True)  # accumulates into the ndarray
         assert type(x.grad) is np.ndarray and x.grad == first + first
         for v, g in lampy.backward_iter(y):
             assert v is x and type(g) is np.ndarray and g.dtype == dtype

@@ -175,9 +175,22 @@ def test_budget_error_before_allocating_leaves_the_scope_intact():
             assert part in message
         assert (s.memory.live_bytes, len(s)) == before
         y = (x[:10] * 2.0).sum()  # small ops still fit
-        y.backward()
-        assert x.grad is not None
+        # x's gradient buffer (80,000 bytes) does not: the pass checks it before
+        # allocating it, and no .grad changes
+        with pytest.raises(lampy.MemoryBudgetError, match="'backward'.*78.12 KiB"):
+            y.backward()
+        assert x.grad is None
     assert lampy.autograd.current_or_none() is None
+
+
+def test_a_budget_bounds_the_gradient_buffers_of_a_step():
+    """The gradient buffers a backward pass makes count in its scope's budget: a step
+    that fits with them passes, and the count after it holds the new .grad."""
+    with lampy.Scope(budget="200 KiB") as s:
+        x = lampy.param(np.ones((100, 100)))  # 80,000 bytes
+        (x[:10] * 2.0).sum().backward()
+        assert x.grad is not None
+        assert s.memory.live_bytes == 160_000
 
 
 def test_budget_error_after_allocating_for_other_ops():
