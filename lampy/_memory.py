@@ -601,6 +601,32 @@ def refund_value(node: Node) -> None:
         _change(ledger, -n, 0)
 
 
+def refund(node: Node, n: int) -> None:
+    """Refund ``n`` bytes of ``node``'s that were just freed (``Node.spend``)."""
+    scope = node.scope
+    if scope is None:
+        return
+    ledger = scope.ledger
+    if ledger.fast:
+        live = ledger.live
+        if live > ledger.high:
+            ledger.high = live
+        ledger.live = live - n
+    else:
+        _change(ledger, -n, 0)
+
+
+def charge_kept(ledger: Ledger, node: Node, n: int) -> None:
+    """Count the ``n`` bytes the op's params of a new ``node`` saved beyond the graph's
+    values (``node.kept``), until the params are dropped. Never raises: the arrays exist
+    already; the next allocation is checked against the budget with them."""
+    node.kept = n
+    if ledger.fast:
+        ledger.live += n
+    else:
+        _change(ledger, n, 0)
+
+
 def stage(ledger: Ledger, n: int) -> None:
     """Count a gradient buffer of ``n`` bytes that a backward pass made (staged until it
     becomes a ``.grad`` or is dropped), in the ledger of the pass's scope."""

@@ -9,13 +9,16 @@ leaves are added into their ``.grad`` by ``commit``.
 
 from __future__ import annotations
 
+import os
+import sys
+import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
 
 from lampy import _memory
-from lampy._errors import LampyTypeError, MemoryBudgetError
+from lampy._errors import LampyTypeError, MemoryBudgetError, ScopeWarning
 from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._node import Node
@@ -36,7 +39,7 @@ from lampy.autograd._workers import resolve_workers
 
 _ndarray = np.ndarray
 _own_grad = _memory.own_grad
-_stage, _unstage, refund_value = _memory.stage, _memory.unstage, _memory.refund_value
+_stage, _unstage, _refund = _memory.stage, _memory.unstage, _memory.refund
 _RUNNING = _pass.RUNNING
 
 
@@ -62,6 +65,8 @@ def _propagate(
     """
     n_workers = 1 if sink is not None else resolve_workers(workers)
     p = Pass(roots, grads, retain, targets, measure=n_workers > 1, retain_graph=retain_graph)
+    if p.leaky:
+        warn_leak()
     del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
     run: Generator[Node, None, None]
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
@@ -70,6 +75,28 @@ def _propagate(
         p.serve(stream, sink)
         run = _run_serial(p, p.stream)
     return _drive(p, run)
+
+
+LEAK = (
+    "backward: this scope already ran a backward pass through the same params, and they "
+    "were changed in place since (an optimizer step): it looks like a training loop "
+    "whose steps share one scope. Every step's graph then stays owned by that scope "
+    "until it exits, so memory grows with each step. Open a scope per step: `for ...: "
+    "with lampy.Scope(): loss = ...; loss.backward()` then `opt.step()`, or use "
+    "lampy.train.fit, which does."
+)
+
+
+def warn_leak() -> None:
+    """Warn (``lampy.ScopeWarning``) about a loop without a scope per step, at the
+    user's line that called backward."""
+    if sys.version_info >= (3, 12):
+        warnings.warn(LEAK, ScopeWarning, skip_file_prefixes=(_LAMPY_DIR,))
+    else:
+        warnings.warn(LEAK, ScopeWarning, stacklevel=5)
+
+
+_LAMPY_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _drive(p: Pass, run: Generator[Node, None, None]) -> Iterator[Node]:
@@ -109,6 +136,8 @@ def _backward_held(
     a plain call with ``p`` running for all of it (no generator resumed per leaf)."""
     n_workers = resolve_workers(workers)
     p = Pass(roots, grads, retain, None, measure=n_workers > 1, retain_graph=retain_graph)
+    if p.leaky:
+        warn_leak()
     p.atomic = atomic
     del roots, grads  # the pass holds the roots' nodes: a root value nothing reads may go
     if n_workers > 1 and p.plan.big_bytes >= _pass.CONCURRENT_MIN_BYTES:
@@ -265,8 +294,10 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
             if staged and g_free and not shares(get(params[0][0]), g):
                 _unstage(ledger, staged)  # g is dropped here, not kept by the first input
             del g
-            if spend and node.spend():
-                refund_value(node)
+            if spend:
+                freed = node.spend()
+                if freed:
+                    _refund(node, freed)
             if ready:
                 if not hold:
                     return

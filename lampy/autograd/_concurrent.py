@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BackwardError
-from lampy._memory import refund_value, unstage
+from lampy._memory import refund, unstage
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
     Pass,
@@ -139,8 +139,10 @@ class _Scheduler:
         staged = self.staged.pop(node)
         if staged:
             unstage(self.ledger, staged)
-        if self.spend and node.spend():
-            refund_value(node)
+        if self.spend:
+            freed = node.spend()
+            if freed:
+                refund(node, freed)
 
     # -------------------------------------------------------- in a worker
     def run(self, task: Task) -> None:

@@ -117,6 +117,9 @@ class Node:
     - ``handle``: for params, a weak reference to the Variable (for ``lampy.backward_iter``).
     - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view
       and a numpy scalar); set by ``lampy._memory`` when the scope registers the node.
+    - ``kept``: the bytes of the arrays the op's params saved for backward beyond the
+      values of the graph (an activation's mask, an attention's probabilities),
+      counted in the scope's memory until the params are dropped (``spend``, release).
     - ``held``: who else may hold the value array, which decides how its refund is
       taken when the Variable is gone (``lampy._memory.variable_gone``): ``PRIVATE`` (0,
       nothing else: refunded at once), ``HELD_BY_OP`` (1, a param of this node's own op
@@ -134,6 +137,7 @@ class Node:
         "grad",
         "handle",
         "held",
+        "kept",
         "name",
         "needs_grad",
         "params",
@@ -168,6 +172,7 @@ class Node:
         self.version = 0
         self.handle: Any = None
         self.charged = 0
+        self.kept = 0
         self.watch: Any = None
 
     @property
@@ -207,22 +212,26 @@ class Node:
         return released(self.describe(), use)
 
     # Called by the backward pass only.
-    def spend(self) -> bool:
+    def spend(self) -> int:
         """Drop the op's closures and what they saved, once a pass that does not retain
         the graph has run them: their memory returns now, not when the scope exits. The
         node keeps its value (while its Variable lives) and stays in the graph, so a
         later pass through it raises a clear error instead of a wrong gradient.
 
         Returns:
-            Whether the value was freed with the params (its Variable is gone and only
-            the op's own param held it): ``lampy._memory.refund_value`` is then due.
+            The bytes freed with the params, which the scope's ledger counted: what
+            they saved (``kept``), and the value if only the op's own param held it
+            (its Variable is gone). The engine refunds them (``lampy._memory.refund``).
         """
         self.params = SPENT
         self.versions = None
+        freed, self.kept = self.kept, 0
         if self.held == HELD_BY_OP:  # the params that held the value are gone
             self.held = PRIVATE
-            return self.value is None and self.charged != 0
-        return False
+            if self.value is None:  # and the Variable too: the value is freed
+                freed += self.charged
+                self.charged = 0
+        return freed
 
     # Called by the owning Scope only.
     def release(self) -> None:
@@ -238,6 +247,7 @@ class Node:
         """Make a kept op result a constant: it keeps its value (and retained gradient)."""
         if self.params is not None:
             self.params = self.versions = None
+            self.kept = 0
             self.needs_grad = False
             if self.held == HELD_BY_OP:  # the params that held the value are gone
                 self.held = SHARED

@@ -331,6 +331,7 @@ class Pass:
         "done",
         "handed",
         "keep",
+        "leaky",
         "ledger",
         "plan",
         "retain_graph",
@@ -383,6 +384,10 @@ class Pass:
         self.borrowed = self.roots[0] if borrow else None
         self.plan = _plan(self.roots, targets, measure)
         self.retain_graph = retain_graph
+        self.leaky = False
+        owner = self.roots[0].scope
+        if targets is None and not retain_graph and owner is not None and self.plan.pending:
+            self.leaky = owner.note_backward(frozenset(self.plan.pending))
         scope = current_or_none()
         if scope is None or not scope.is_open:
             scope = self.roots[0].scope
@@ -454,6 +459,9 @@ class Pass:
         if self.stream:
             self.deliver(leaf, g)
             self.handed.append(leaf)
+        elif not self.atomic and leaf.grad is not None:  # accumulated: added at once
+            commit(leaf, g, self.ledger)
+            self.added += 1
         else:
             self.done.append((leaf, g))
         return True

@@ -81,12 +81,23 @@ class Scope:
         5.0 [2. 4.]
     """
 
-    __slots__ = ("__weakref__", "_nodes", "_parent", "_state", "keep_values", "ledger")
+    __slots__ = (
+        "__weakref__",
+        "_last_pass",
+        "_nodes",
+        "_parent",
+        "_state",
+        "_warned",
+        "keep_values",
+        "ledger",
+    )
 
     def __init__(self, *, keep_values: bool = False, budget: int | str | None = None) -> None:
         self._nodes: list[Node] = []
         self._parent: Scope | None = None
         self._state = _NEW
+        self._last_pass: tuple[frozenset[Node], int] | None = None
+        self._warned = False
         self.keep_values = keep_values
         limit = None if budget is None else _memory.parse_bytes(budget)
         self.ledger = Ledger(self, limit)
@@ -150,6 +161,20 @@ class Scope:
     def owned_nodes(self) -> list[Node]:
         """The nodes this scope owns now (not its children's)."""
         return [n for n in self._nodes if n.scope is self]
+
+    def note_backward(self, leaves: frozenset[Node]) -> bool:
+        """Note a backward pass (that does not retain the graph) from a root this scope
+        owns, reaching ``leaves``; return True, once per scope, when it looks like a
+        training loop without a scope per step: the same params as this scope's last
+        pass, changed in place since (an optimizer step), so each step's graph stays
+        owned here until the scope exits. Two losses of one step (a GAN's) reach
+        different params; passes of gradient accumulation find the params unchanged."""
+        versions = sum(n.version for n in leaves)
+        last, self._last_pass = self._last_pass, (leaves, versions)
+        if self._warned or last is None or last[0] != leaves or last[1] == versions:
+            return False
+        self._warned = True
+        return True
 
     # ------------------------------------------------------------------ ownership
     def register(self, node: Node, nbytes: int = -1) -> None:
@@ -228,6 +253,7 @@ class Scope:
         # The state changes before the list is taken: a node appended concurrently
         # (register) either lands in the list released below, or sees _CLOSED itself.
         self._state = _CLOSED
+        self._last_pass = None
         nodes = self._nodes
         self._nodes = []
         kept = [n for n in nodes if n.scope is not self and n.scope is not None]

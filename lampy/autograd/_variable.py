@@ -403,12 +403,82 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
             node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
             scope.register(node, nbytes)
+            kept = _kept_bytes(params, arr)  # type: ignore[arg-type]
+            if kept:
+                _memory.charge_kept(scope.ledger, node, kept)
             v: Variable = _new(Variable)  # _variable(node), inlined
             _set_node(v, node)
             return v
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     kept, versions = _params(name, params)
     return _result(scope, arr, name, kept, versions)
+
+
+def _owner(a: np.ndarray) -> np.ndarray:
+    """The ndarray whose memory ``a`` views (``a`` itself if it owns it)."""
+    b = a.base
+    while type(b) is _ndarray:
+        a = b
+        b = a.base
+    return a
+
+
+def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
+    """Append to ``found`` the arrays in closure ``cells``: an array, arrays in a tuple
+    or a list, and (``depth`` levels down) what a captured function captured."""
+    for c in cells:
+        try:
+            o = c.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        t = type(o)
+        if t is _ndarray:
+            found.append(o)
+        elif t is tuple or t is list:
+            for x in o:
+                if type(x) is _ndarray:
+                    found.append(x)
+                elif type(x) is _function and depth and x.__closure__:
+                    _captured(x.__closure__, found, depth - 1)
+        elif t is _function and depth and o.__closure__:
+            _captured(o.__closure__, found, depth - 1)
+
+
+_function = type(_captured)
+
+
+def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
+    """Bytes of the arrays an op's params saved for backward beyond the graph's values:
+    the arrays a closure captured (its cells, and tuples or lists in them) or a
+    contribution 4-tuple saved, each counted once by the array owning its memory,
+    leaving out the op's value and its inputs' values (counted with their nodes)."""
+    counted: set[int] | None = None
+    total = 0
+    for p in params:
+        if len(p) == 4:
+            found: Any = (p[3],)
+            if type(p[3]) is not _ndarray:
+                continue
+        else:
+            cells = getattr(p[1], "__closure__", None)
+            if not cells:
+                continue
+            found = []
+            _captured(cells, found, 3)
+            if not found:
+                continue
+        if counted is None:  # the graph's own values: counted with their nodes
+            counted = {id(_owner(value))} if type(value) is _ndarray else set()
+            for q in params:
+                v = q[0].value
+                if type(v) is _ndarray:
+                    counted.add(id(_owner(v)))
+        for a in found:
+            o = _owner(a)
+            if id(o) not in counted:
+                counted.add(id(o))
+                total += o.nbytes
+    return total
 
 
 def _params(
@@ -456,6 +526,10 @@ def _result(
     else:
         raise _not_real(name, arr.dtype)
     scope.register(node)
+    if node.params:
+        kept = _kept_bytes(node.params, arr)
+        if kept:
+            _memory.charge_kept(scope.ledger, node, kept)
     return _variable(node)
 
 

@@ -177,7 +177,7 @@ def test_budget_error_before_allocating_leaves_the_scope_intact():
         y = (x[:10] * 2.0).sum()  # small ops still fit
         # x's gradient buffer (80,000 bytes) does not: the pass checks it before
         # allocating it, and no .grad changes
-        with pytest.raises(lampy.MemoryBudgetError, match="'backward'.*78.12 KiB"):
+        with pytest.raises(lampy.MemoryBudgetError, match=r"'backward'.*78.12 KiB"):
             y.backward()
         assert x.grad is None
     assert lampy.autograd.current_or_none() is None

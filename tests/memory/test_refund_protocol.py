@@ -57,9 +57,11 @@ step = st.one_of(
 
 
 def _truth(scope: lampy.Scope, refs: list[tuple[Any, int]]) -> int:
-    """Bytes of the counted values still alive (``refs``) and the gradients the scope
-    owns."""
-    total = sum(n.grad.nbytes for n in scope.owned_nodes() if n.grad is not None)
+    """Bytes of the counted values still alive (``refs``), the gradients the scope owns
+    and what the backward closures of its nodes still hold beyond the values."""
+    nodes = scope.owned_nodes()
+    total = sum(n.grad.nbytes for n in nodes if n.grad is not None)
+    total += sum(n.kept for n in nodes)
     return total + sum(n for ref, n in refs if ref() is not None)
 
 
