@@ -552,8 +552,11 @@ def variable_gone(variable: Any) -> None:
     if held:  # SHARED: refunded only if dropping the node's reference frees it
         v = node.value
         node.value = None
+        base = v.base  # a view: what holds the memory is the array owning it
+        while type(base) is _ndarray:
+            v, base = base, base.base
         r = _ref(v)
-        del v
+        del v, base
         alive = r()
         if alive is not None:  # held elsewhere (a consumer's closure): refunded when freed
             node.watch = _ref(alive, functools.partial(_value_freed, node))

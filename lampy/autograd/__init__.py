@@ -12,6 +12,7 @@ from lampy.autograd._remat import remat as remat
 from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._scope import Scope as Scope
 from lampy.autograd._scope import current_or_none as current_or_none
+from lampy.autograd._scratch import scratch as scratch
 from lampy.autograd._shared import Lazy as Lazy
 from lampy.autograd._shared import SharedInBackward as SharedInBackward
 from lampy.autograd._unbroadcast import Contribution as Contribution

@@ -256,7 +256,13 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                         d = param[1](g) if n == 3 else param[1](g, param[3])
                         if buf is not None:
                             if type(buf) is _ndarray:
-                                accumulate(buf, d)
+                                if type(d) is _ndarray and d.base is None and d is not g:
+                                    held = d.nbytes  # a new array, held while added
+                                    _stage(ledger, held)
+                                    accumulate(buf, d)
+                                    _unstage(ledger, held)
+                                else:
+                                    accumulate(buf, d)
                             else:  # a 0-d input's numpy scalar
                                 bufs[inp] = add_to_scalar(buf, d)
                         elif type(d) is _ndarray:

@@ -64,6 +64,11 @@ class SharedInBackward:
         self._value: Any = None
         self._lock = threading.Lock()
 
+    def captures(self) -> tuple[Any, ...]:
+        """What this object keeps for the backward pass (its function, and what that
+        captured), for memory accounting (``lampy.op`` counts the arrays)."""
+        return (self._fn,)
+
     def __call__(self, g: np.ndarray) -> Any:
         with self._lock:
             if self._left == 0 or self._key() is not g:
@@ -90,6 +95,11 @@ class Lazy:
         self._fn: Callable[[], Any] | None = fn
         self._value: Any = None
         self._lock = threading.Lock()
+
+    def captures(self) -> tuple[Any, ...]:
+        """What this object keeps for the backward pass (its function, or the value it
+        computed), for memory accounting (``lampy.op`` counts the arrays)."""
+        return (self._fn, self._value)
 
     def __call__(self) -> Any:
         with self._lock:

@@ -401,6 +401,8 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             else:
                 params = tuple([p for p in params if p is not None])
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
+            if nbytes < 0 and arr.base is not None:  # a view: of a new array of the op's?
+                nbytes = _view_bytes(arr, params)  # type: ignore[arg-type]
             node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
             scope.register(node, nbytes)
             kept = _kept_bytes(params, arr)  # type: ignore[arg-type]
@@ -425,26 +427,51 @@ def _owner(a: np.ndarray) -> np.ndarray:
 
 def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
     """Append to ``found`` the arrays in closure ``cells``: an array, arrays in a tuple
-    or a list, and (``depth`` levels down) what a captured function captured."""
+    or a list, and (``depth`` levels down) what a captured function captured, or what a
+    captured object declares it keeps (``captures()``: ``SharedInBackward``, ``Lazy``)."""
     for c in cells:
         try:
             o = c.cell_contents
         except ValueError:  # an empty cell
             continue
-        t = type(o)
-        if t is _ndarray:
-            found.append(o)
-        elif t is tuple or t is list:
-            for x in o:
-                if type(x) is _ndarray:
-                    found.append(x)
-                elif type(x) is _function and depth and x.__closure__:
-                    _captured(x.__closure__, found, depth - 1)
-        elif t is _function and depth and o.__closure__:
+        _found_in(o, found, depth)
+
+
+def _found_in(o: Any, found: list[np.ndarray], depth: int) -> None:
+    t = type(o)
+    if t is _ndarray:
+        found.append(o)
+    elif t is tuple or t is list:
+        for x in o:
+            if type(x) is _ndarray:
+                found.append(x)
+            elif depth:
+                _found_in(x, found, depth - 1)
+    elif not depth:
+        return
+    elif t is _function:
+        if o.__closure__:
             _captured(o.__closure__, found, depth - 1)
+    elif hasattr(t, "captures"):
+        for x in o.captures():
+            _found_in(x, found, depth - 1)
 
 
 _function = type(_captured)
+
+
+def _view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
+    """What a value that is a view is charged: the bytes of the array owning its memory
+    when that is a new array of the op's (a reshape of its result), 0 when it is an
+    input's value (a reshape or a transpose op: counted with the input)."""
+    owner = _owner(value)
+    for p in params:
+        node = p[0]
+        v = node.value
+        if type(v) is _ndarray and _owner(v) is owner:
+            node.held = SHARED  # this view holds the input's memory too
+            return 0
+    return owner.nbytes
 
 
 def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
@@ -525,7 +552,10 @@ def _result(
         node = Node(arr, (), False, scope, name)
     else:
         raise _not_real(name, arr.dtype)
-    scope.register(node)
+    nbytes = -1
+    if params and type(arr) is _ndarray and arr.base is not None:
+        nbytes = _view_bytes(arr, params)
+    scope.register(node, nbytes)
     if node.params:
         kept = _kept_bytes(node.params, arr)
         if kept:

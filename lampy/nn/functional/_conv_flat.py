@@ -43,6 +43,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from lampy.autograd import scratch
 from lampy.nn.functional._conv_common import Ints, Pads
 
 
@@ -224,7 +225,9 @@ def weight_grad(grid: FlatGrid, cols: np.ndarray, g: np.ndarray, shape: Ints) ->
     n, groups = cols.shape[:2]
     og = g.shape[1] // groups
     gt = grid.embed_t(g).reshape(n, grid.columns, groups, og).transpose(0, 2, 1, 3)
-    d = np.matmul(cols, gt).sum(axis=0)  # (G, C/G * prod(K), O/G)
+    per_sample = n * cols.shape[1] * cols.shape[2] * og * cols.itemsize
+    with scratch(gt.nbytes + per_sample):  # g on the grid, and one product per sample
+        d = np.matmul(cols, gt).sum(axis=0)  # (G, C/G * prod(K), O/G)
     return np.ascontiguousarray(d.transpose(0, 2, 1)).reshape(shape)
 
 
@@ -244,16 +247,22 @@ def input_grad(pads: Pads, dilation: Ints, w: np.ndarray, g: np.ndarray, groups:
         wt = wt.reshape(groups, cg, -1)  # (G, C/G, O/G * K): a copy
         cols = grid.finite_cols(g, grid.cols(grid.pad(g), n, o))
         cols = cols.reshape(n, groups, wt.shape[2], grid.columns)
-        d = np.matmul(wt, cols)
+        with scratch(cols.nbytes):  # counted in the scope's memory while it lives
+            d = np.matmul(wt, cols)
     else:
         # Kernel row i reads the first-axis-less im2col shifted by i * shift columns:
         # K_0 matmuls over K_0 times fewer copied rows, summed.
-        cols = grid.finite_cols(g, grid.cols(grid.pad(g), n, o, split=True))
+        padded = grid.pad(g)
+        with scratch(padded.nbytes):  # g padded, while its im2col is made
+            cols = grid.finite_cols(g, grid.cols(padded, n, o, split=True))
+        del padded
         cols = cols.reshape(n, groups, og * math.prod(kernel[1:]), cols.shape[2])
         shift = dilation[0] * grid.rows[0]
-        for i in range(kernel[0]):
-            wi = flipped[:, :, i].reshape(groups, og, cg, -1).transpose(0, 2, 1, 3)
-            wi = wi.reshape(groups, cg, cols.shape[2])  # (G, C/G, O/G * prod(K[1:]))
-            part = np.matmul(wi, cols[..., i * shift : i * shift + grid.columns])
-            d = part if i == 0 else np.add(d, part, out=d)
+        d_bytes = n * cg * groups * grid.columns * cols.itemsize  # d, and one part
+        with scratch(cols.nbytes + 2 * d_bytes):
+            for i in range(kernel[0]):
+                wi = flipped[:, :, i].reshape(groups, og, cg, -1).transpose(0, 2, 1, 3)
+                wi = wi.reshape(groups, cg, cols.shape[2])  # (G, C/G, O/G * prod(K[1:]))
+                part = np.matmul(wi, cols[..., i * shift : i * shift + grid.columns])
+                d = part if i == 0 else np.add(d, part, out=d)
     return grid.crop(d.reshape(n, cg * groups, grid.columns))

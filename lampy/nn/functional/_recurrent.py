@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd import scratch
 from lampy.autograd._variable import Variable, op
 from lampy.nn.functional._shared import SharedInBackward
 from lampy.ops._operands import contrib_of, needs_grad, value_of
@@ -377,18 +378,20 @@ def lstm_sequence(
         mult_flat = mult.reshape(batch, 4 * hidden)
         dh = np.zeros_like(h_0)
         dc = np.zeros_like(c_0)
-        for t in _order(length, not reverse):
-            dht = gh[t] + dh
-            if dhs is not None and wr is not None:
-                dhs[t] = dht
-                dht = _matmul(dht, wr)
-            dc = dc + gc[t]
-            dc += dht * otc[t]
-            mult[:, :3] = dc[:, None, :]
-            mult[:, 3] = dht
-            np.multiply(mult_flat, pd[t], out=da[t])
-            dc *= f[t]
-            dh = _matmul(da[t], w)
+        held = pd.nbytes + da.nbytes + otc.nbytes + (0 if dhs is None else dhs.nbytes)
+        with scratch(held):  # the step gradients, counted in the scope while they live
+            for t in _order(length, not reverse):
+                dht = gh[t] + dh
+                if dhs is not None and wr is not None:
+                    dhs[t] = dht
+                    dht = _matmul(dht, wr)
+                dc = dc + gc[t]
+                dc += dht * otc[t]
+                mult[:, :3] = dc[:, None, :]
+                mult[:, 3] = dht
+                np.multiply(mult_flat, pd[t], out=da[t])
+                dc *= f[t]
+                dh = _matmul(da[t], w)
         res = {"h0": dh, "c0": dc}
         flat = da.reshape(-1, 4 * hidden)
         if needs_grad(w_hh):
