@@ -3,7 +3,7 @@
 Two measurements of an MLP of ``L`` hidden Linear+ReLU layers (width 512, batch 256,
 float32) followed by a Linear to 10 outputs and a mean-square loss:
 
-1. **Activation memory per layer.** The peak memory of one training step (forward and
+1. **Memory per layer.** The peak memory of one training step (forward and
    backward, the parameters' gradient buffers already allocated by a warm-up step)
    above the memory before it, at ``L = 8`` and ``L = 32``; the slope between the two
    is the memory a layer adds. lampy against PyTorch, same process layout.
@@ -37,10 +37,15 @@ gradient buffers), nothing allocated before it (parameters, their ``.grad``, the
 batch). For lampy the step scope's own count (``scope.memory.peak_bytes``: the values
 it owns, without the backward pass's gradient buffers) is printed too, as a cross-check.
 
-Both steps add each parameter's gradient into its existing ``.grad`` as soon as it is
-final: PyTorch's ``AccumulateGrad`` does, and lampy does with
-``backward(atomic=False)`` (its default, atomic pass keeps every gradient of the pass
-until its end, so that a pass that raises changes no ``.grad``).
+Modes. lampy's step calls ``backward()`` as the README does: a pass frees each node's
+closures and saved values once they have run, a param whose ``.grad`` is None takes the
+pass's buffer at its end, and one whose ``.grad`` exists takes its gradient as soon as
+it is final. Section 1 measures both ways of resetting gradients between steps, against
+PyTorch's: ``zero_grad()`` (set to None: the step allocates the gradients) and
+``zero_grad(set_to_none=False)`` (kept: the step adds into them), and lampy's
+``backward(atomic=True)`` beside them (all or nothing for every param, at the cost of a
+second copy of the accumulated gradients). Section 2 keeps the gradients (as
+``checkpoint_sequential`` is usually measured: the activations are what it saves).
 
 How time is measured: the plain and the rematerialised step take turns in one process
 (same environment), and each one's median is taken, so that a load that changes on a
@@ -113,8 +118,14 @@ def _interleaved(steps: dict[str, Callable[[], object]], n: int) -> dict[str, fl
     return {name: sorted(ts)[len(ts) // 2] for name, ts in times.items()}
 
 
-def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dict[str, float]:
-    """``mode`` "plain" or "remat": the step's peak; "time": both steps' times."""
+def child_lampy(layers: int, mode: str, steps: int, grads: str = "none") -> dict[str, float]:
+    """``mode`` "plain" or "remat": the step's peak; "time": both steps' times.
+
+    ``grads``: "none" sets every ``.grad`` to None between steps (``zero_grad()``, the
+    README's loop and ``fit``), so the step allocates them; "kept" keeps them
+    (``zero_grad(set_to_none=False)``, gradient accumulation), so the pass adds into
+    them; "kept-atomic" is "kept" with ``backward(atomic=True)`` (all or nothing for
+    every param, holding a second copy of the accumulated gradients)."""
     import numpy as np
 
     import lampy
@@ -122,6 +133,7 @@ def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dic
 
     rng = np.random.default_rng(0)
     x = rng.standard_normal((BATCH, WIDTH)).astype(np.float32)
+    atomic = True if grads == "kept-atomic" else None
     with lampy.Scope():
         mods: list[nn.Module] = []
         for _ in range(layers):
@@ -131,6 +143,7 @@ def child_lampy(layers: int, mode: str, steps: int, atomic: bool = False) -> dic
         segments = round(layers**0.5)
 
         def step(remat: bool) -> dict[str, float]:
+            model.zero_grad(set_to_none=grads == "none")
             with lampy.Scope() as s:
                 y = nn.remat_sequential(mods, x, segments=segments) if remat else model(x)
                 loss = (y * y).mean()
@@ -221,8 +234,10 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
     }
 
 
-def child_torch(layers: int, mode: str, steps: int) -> dict[str, float]:
-    """``mode`` "plain" or "remat": the step's peak; "time": both steps' times."""
+def child_torch(layers: int, mode: str, steps: int, grads: str = "none") -> dict[str, float]:
+    """``mode`` "plain" or "remat": the step's peak; "time": both steps' times.
+    ``grads`` "none": ``zero_grad()`` (set_to_none, PyTorch's default); "kept":
+    ``zero_grad(set_to_none=False)``."""
     import torch
     from torch.utils.checkpoint import checkpoint_sequential
 
@@ -237,24 +252,27 @@ def child_torch(layers: int, mode: str, steps: int) -> dict[str, float]:
     segments = round(layers**0.5)
 
     def step(remat: bool) -> None:
+        model.zero_grad(set_to_none=grads == "none")
         y = checkpoint_sequential(model, segments, x, use_reentrant=False) if remat else model(x)
         loss = (y * y).mean()
         del y
         loss.backward()
-        model.zero_grad(set_to_none=False)
 
     if mode == "time":
         return _interleaved({"plain": lambda: step(False), "remat": lambda: step(True)}, steps)
     return _measure(lambda: step(mode == "remat"))
 
 
-def run(framework: str, layers: int, mode: str, steps: int) -> dict[str, float] | None:
+def run(
+    framework: str, layers: int, mode: str, steps: int, grads: str = "none"
+) -> dict[str, float] | None:
     """One configuration in a fresh subprocess; None if the framework is missing."""
     env = {**os.environ, **_CHILD_ENV}
     here = os.path.dirname(os.path.abspath(__file__))
+    extra = "" if framework == "accounting" else f", {grads!r}"
     code = (
         f"import json, sys; sys.path.insert(0, {here!r}); import bench_memory as b; "
-        f"print(json.dumps(b.child_{framework}({layers}, {mode!r}, {steps})))"
+        f"print(json.dumps(b.child_{framework}({layers}, {mode!r}, {steps}{extra})))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
@@ -306,32 +324,40 @@ def main() -> None:
 
 
 def section_layers(small: int, large: int) -> None:
-    """Section 1: activation memory per layer, lampy against torch."""
+    """Section 1: memory per layer of the default step, lampy against torch, in both
+    zero_grad modes (and lampy's all-or-nothing mode beside them)."""
     print(
-        "\n1. activation memory per layer (slope of the step's peak between "
-        f"L={small} and L={large})"
+        "\n1. a training step's peak per layer (slope of the step's peak between "
+        f"L={small} and L={large}); default backward() in lampy"
     )
-    print(f"{'':10s} {'L=' + str(small):>12s} {'L=' + str(large):>12s} {'per layer':>12s}")
-    per_layer: dict[str, float] = {}
-    for fw in ("lampy", "torch"):
-        a = run(fw, small, "plain", 0)
-        b = run(fw, large, "plain", 0)
+    print(
+        f"{'':26s} {'L=' + str(small):>12s} {'L=' + str(large):>12s} {'per layer':>12s}"
+        f" {'ledger/RSS':>11s}"
+    )
+    rows = (
+        ("none", "lampy", "lampy, grads None"),
+        ("none", "torch", "torch, zero_grad()"),
+        ("kept", "lampy", "lampy, grads kept"),
+        ("kept", "torch", "torch, set_to_none=False"),
+        ("kept-atomic", "lampy", "lampy, kept, atomic=True"),
+    )
+    per_layer: dict[tuple[str, str], float] = {}
+    for grads, fw, label in rows:
+        a = run(fw, small, "plain", 0, grads)
+        b = run(fw, large, "plain", 0, grads)
         if a is None or b is None:
-            print(f"{fw:10s} skipped: not installed")
+            print(f"{label:26s} skipped: not installed")
             continue
-        per_layer[fw] = (b["peak"] - a["peak"]) / (large - small)
+        per_layer[grads, fw] = (b["peak"] - a["peak"]) / (large - small)
+        ledger = f"{b['owned_peak'] / b['peak']:10.2f}x" if "owned_peak" in b else ""
         print(
-            f"{fw:10s} {a['peak'] / MIB:9.2f} MiB {b['peak'] / MIB:9.2f} MiB "
-            f"{per_layer[fw] / MIB:8.3f} MiB"
+            f"{label:26s} {a['peak'] / MIB:8.2f} MiB {b['peak'] / MIB:8.2f} MiB "
+            f"{per_layer[grads, fw] / MIB:8.3f} MiB {ledger}"
         )
-        if fw == "lampy":
-            owned = (b["owned_peak"] - a["owned_peak"]) / (large - small)
-            print(
-                f"{'':10s} (lampy's own count, scope.memory.peak_bytes: {owned / MIB:.3f} MiB "
-                "per layer)"
-            )
-    if len(per_layer) == 2:
-        print(f"lampy / torch per layer: {per_layer['lampy'] / per_layer['torch']:.2f}")
+    for grads in ("none", "kept"):
+        if (grads, "lampy") in per_layer and (grads, "torch") in per_layer:
+            ratio = per_layer[grads, "lampy"] / per_layer[grads, "torch"]
+            print(f"lampy / torch per layer, grads {grads}: {ratio:.2f}")
 
 
 def section_remat(deep: int, steps: int) -> None:
@@ -344,9 +370,9 @@ def section_remat(deep: int, steps: int) -> None:
     )
     print(f"{'':22s} {'peak':>12s} {'vs plain':>9s} {'step time':>10s} {'vs plain':>9s}")
     for fw, label in (("lampy", "remat_sequential"), ("torch", "checkpoint_sequential")):
-        plain = run(fw, deep, "plain", 0)
-        remat = run(fw, deep, "remat", 0)
-        times = run(fw, deep, "time", steps)
+        plain = run(fw, deep, "plain", 0, "kept")
+        remat = run(fw, deep, "remat", 0, "kept")
+        times = run(fw, deep, "time", steps, "kept")
         if plain is None or remat is None or times is None:
             print(f"{fw} skipped: not installed")
             continue
