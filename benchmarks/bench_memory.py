@@ -94,9 +94,13 @@ def _reset_peak() -> None:
         f.write("5")
 
 
-def _measure(step: Callable[[], dict[str, float] | None]) -> dict[str, float]:
-    """Warm up, then the RSS peak of one step above the RSS before it."""
+def _measure(
+    step: Callable[[], dict[str, float] | None], reset: Callable[[], object] = lambda: None
+) -> dict[str, float]:
+    """Warm up, ``reset`` the gradients (to None, or zero-filled), then the RSS peak of
+    one step above the RSS before it."""
     step()  # warm-up: allocates the parameters' gradients
+    reset()
     before = _status("VmRSS")
     _reset_peak()
     extra = step()
@@ -142,8 +146,10 @@ def child_lampy(layers: int, mode: str, steps: int, grads: str = "none") -> dict
         model = nn.Sequential.init(*mods)
         segments = round(layers**0.5)
 
-        def step(remat: bool) -> dict[str, float]:
+        def reset() -> None:
             model.zero_grad(set_to_none=grads == "none")
+
+        def step(remat: bool) -> dict[str, float]:
             with lampy.Scope() as s:
                 y = nn.remat_sequential(mods, x, segments=segments) if remat else model(x)
                 loss = (y * y).mean()
@@ -151,9 +157,15 @@ def child_lampy(layers: int, mode: str, steps: int, grads: str = "none") -> dict
                 loss.backward(atomic=atomic)
                 return {"owned_peak": s.memory.peak_bytes}
 
+        def timed(remat: bool) -> None:
+            reset()
+            step(remat)
+
         if mode == "time":
-            return _interleaved({"plain": lambda: step(False), "remat": lambda: step(True)}, steps)
-        return _measure(lambda: step(mode == "remat"))
+            return _interleaved(
+                {"plain": lambda: timed(False), "remat": lambda: timed(True)}, steps
+            )
+        return _measure(lambda: step(mode == "remat"), reset)
 
 
 def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
@@ -251,16 +263,22 @@ def child_torch(layers: int, mode: str, steps: int, grads: str = "none") -> dict
     x = torch.randn(BATCH, WIDTH)
     segments = round(layers**0.5)
 
-    def step(remat: bool) -> None:
+    def reset() -> None:
         model.zero_grad(set_to_none=grads == "none")
+
+    def step(remat: bool) -> None:
         y = checkpoint_sequential(model, segments, x, use_reentrant=False) if remat else model(x)
         loss = (y * y).mean()
         del y
         loss.backward()
 
+    def timed(remat: bool) -> None:
+        reset()
+        step(remat)
+
     if mode == "time":
-        return _interleaved({"plain": lambda: step(False), "remat": lambda: step(True)}, steps)
-    return _measure(lambda: step(mode == "remat"))
+        return _interleaved({"plain": lambda: timed(False), "remat": lambda: timed(True)}, steps)
+    return _measure(lambda: step(mode == "remat"), reset)
 
 
 def run(

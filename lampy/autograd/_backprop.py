@@ -19,8 +19,10 @@ import numpy as np
 
 from lampy import _memory
 from lampy._errors import LampyTypeError, MemoryBudgetError, ScopeWarning
+from lampy._memory import Ledger
 from lampy.autograd import _pass
 from lampy.autograd._concurrent import run_concurrent
+from lampy.autograd._edge import CONTRIBUTION, Edge
 from lampy.autograd._node import Node
 from lampy.autograd._pass import (
     Pass,
@@ -46,7 +48,7 @@ _RUNNING = _pass.RUNNING
 def _propagate(
     roots: Sequence[Variable],
     grads: Sequence[Any] | None,
-    retain: Iterable[Variable],
+    retain: Iterable[Variable] | bool,
     targets: set[Node] | None = None,
     *,
     stream: bool = False,
@@ -237,8 +239,8 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 g = closure_g(g, params)
             try:
                 while i >= 0:
-                    param: Any = params[i]  # a pair or a contribution (Param)
-                    inp = param[0]
+                    edge = params[i]
+                    inp = edge.node
                     if inp.params is None:
                         if targets is not None and inp not in targets:
                             i -= 1
@@ -251,53 +253,36 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                             i -= 1
                             continue
                     buf = get(inp)
-                    n = len(param)
-                    if n != 2:  # a contribution (node, fn, fresh[, saved])
-                        d = param[1](g) if n == 3 else param[1](g, param[3])
-                        if buf is not None:
-                            if type(buf) is _ndarray:
-                                if type(d) is _ndarray and d.base is None and d is not g:
-                                    held = d.nbytes  # a new array, held while added
-                                    _stage(ledger, held)
-                                    accumulate(buf, d)
-                                    _unstage(ledger, held)
-                                else:
-                                    accumulate(buf, d)
-                            else:  # a 0-d input's numpy scalar
-                                bufs[inp] = add_to_scalar(buf, d)
-                        elif type(d) is _ndarray:
-                            if (
-                                param[2]  # the op gives the new array away: the buffer
-                                and d.shape == inp.shape
-                                and d.dtype == inp.dtype
-                            ):
-                                _stage(ledger, d.nbytes)
-                                bufs[inp] = _own_grad(d, inp)
-                            else:
-                                bufs[inp] = own_first(
-                                    d, param[2], g, inp, g_free and i == 0, ledger
-                                )
-                        elif type(d) is inp.dtype.type and not inp.shape:
-                            bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
+                    kind = edge.kind
+                    if kind:  # a contribution: fn(g), or fn(g, saved)
+                        d = edge.fn(g) if kind == CONTRIBUTION else edge.fn(g, edge.saved)
+                        if buf is None:
+                            bufs[inp] = _first_contribution(d, edge, g, g_free and i == 0, ledger)
+                        elif type(buf) is not _ndarray:  # a 0-d input's numpy scalar
+                            bufs[inp] = add_to_scalar(buf, d)
+                        elif type(d) is _ndarray and d.base is None and d is not g:
+                            held = d.nbytes  # a new array, held while it is added
+                            _stage(ledger, held)
+                            accumulate(buf, d)
+                            _unstage(ledger, held)
                         else:
-                            bufs[inp] = own_first(d, param[2], g, inp, False, ledger)
+                            accumulate(buf, d)
                         del d
-                    else:
-                        fn = param[1]
+                    else:  # a plain closure fn(g, out)
                         if type(g) is not _ndarray:  # its only closure is plain
                             g = np.array(g)
                         if buf is None:
-                            bufs[inp] = first_buffer(fn, g, inp, ledger)
+                            bufs[inp] = first_buffer(edge.fn, g, inp, ledger)
                         else:
                             if type(buf) is not _ndarray:
                                 buf = bufs[inp] = array_buffer(buf, inp, ledger)
-                            fn(g, buf)
+                            edge.fn(g, buf)
                     i -= 1
             except MemoryBudgetError:
                 raise
             except Exception as e:
-                raise closure_error(node.name, i, params[i][0], e, p.stream, p.added) from e
-            if staged and g_free and not shares(get(params[0][0]), g):
+                raise closure_error(node.name, i, params[i].node, e, p.stream, p.added) from e
+            if staged and g_free and not shares(get(params[0].node), g):
                 _unstage(ledger, staged)  # g is dropped here, not kept by the first input
             del g
             if spend:
@@ -308,6 +293,21 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 if not hold:
                     return
                 _finish_held(p, ready)
+
+
+def _first_contribution(d: Any, edge: Edge, g: Grad, g_is_free: bool, ledger: Ledger) -> Grad:
+    """The buffer an input's first contribution ``d`` makes: the array itself if the
+    op gave it away (``fresh``, the input's shape and dtype), a 0-d input's numpy
+    scalar as it is, else ``own_first``'s (a cast, a copy, or ``g`` itself)."""
+    inp = edge.node
+    if type(d) is _ndarray:
+        if edge.fresh and d.shape == inp.shape and d.dtype == inp.dtype:
+            _stage(ledger, d.nbytes)
+            return _own_grad(d, inp)
+        return own_first(d, edge.fresh, g, inp, g_is_free, ledger)
+    if type(d) is inp.dtype.type and not inp.shape:
+        return d  # type: ignore[no-any-return]  # a 0-d input's numpy scalar: immutable
+    return own_first(d, edge.fresh, g, inp, False, ledger)
 
 
 def _finish_held(p: Pass, ready: list[Node]) -> None:

@@ -25,6 +25,7 @@ import numpy as np
 
 from lampy._errors import BackwardError
 from lampy._memory import refund, unstage
+from lampy.autograd._edge import CONTRIBUTION
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
     Pass,
@@ -79,7 +80,7 @@ class _Scheduler:
                 continue
             seqs: list[int | None] = [None] * len(params)
             for i in range(len(params) - 1, -1, -1):
-                inp = params[i][0]
+                inp = params[i].node
                 if inp.params is None and targets is not None and inp not in targets:
                     continue
                 c = self.expected.get(inp, 0)
@@ -123,7 +124,7 @@ class _Scheduler:
             for i, seq in enumerate(self.seqs[node]):
                 if seq is not None:
                     param = params[i]
-                    task = (k, -i, node.name, i, param[0], param, g, seq, node)
+                    task = (k, -i, node.name, i, param.node, param, g, seq, node)
                     heapq.heappush(self.heap, task)
                     tasks += 1
             self.tasks_left[node] = tasks
@@ -148,8 +149,9 @@ class _Scheduler:
     def run(self, task: Task) -> None:
         _, _, name, i, inp, param, g, seq, node = task
         try:
-            if len(param) != 2:  # a contribution (node, fn, fresh[, saved])
-                d = param[1](g) if len(param) == 3 else param[1](g, param[3])
+            kind = param.kind
+            if kind:  # a contribution: fn(g), or fn(g, saved)
+                d = param.fn(g) if kind == CONTRIBUTION else param.fn(g, param.saved)
                 item: tuple[Any, ...] = (param, g, d)  # the costly part, in parallel
             else:
                 item = (param, g)
@@ -197,14 +199,14 @@ class _Scheduler:
         if len(item) == 3:
             param, g, d = item
             if buf is None:  # as the serial loop's first buffer, without adopting g itself
-                self.bufs[inp] = own_first(d, param[2], g, inp, False, self.ledger)
+                self.bufs[inp] = own_first(d, param.fresh, g, inp, False, self.ledger)
             elif type(buf) is np.ndarray:
                 accumulate(buf, d)
             else:  # a 0-d input's numpy scalar
                 self.bufs[inp] = add_to_scalar(buf, d)
         else:
             param, g = item
-            fn = param[1]
+            fn = param.fn
             if buf is None:
                 self.bufs[inp] = first_buffer(fn, g, inp, self.ledger)
             else:

@@ -59,7 +59,7 @@ def _reaches(root: Node, targets: frozenset[Node]) -> bool:
             continue
         seen.add(n)
         if n.params is not None:
-            stack.extend(p[0] for p in n.params)
+            stack.extend(e.node for e in n.params)
     return False
 
 

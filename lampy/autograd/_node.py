@@ -10,6 +10,7 @@ import numpy as np
 
 from lampy._errors import ReleasedError, released
 from lampy._memory import HELD_BY_OP, PRIVATE, SHARED
+from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge
 from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
@@ -21,21 +22,9 @@ Backward = Callable[[np.ndarray, np.ndarray], object]
 It should return None; whatever it returns is ignored.
 """
 
-Param = (
-    tuple["Node", Backward]
-    | tuple["Node", Callable[[Any], Any], bool]
-    | tuple["Node", Callable[[Any, Any], Any], bool, Any]
-)
-"""An op param: an input's node paired with its zip-backward closure.
-
-The engine also takes, and stores, a contribution param (``fn(g)`` returns the input's
-gradient, see ``lampy.autograd.Contribution``) as the triple ``(node, fn, fresh)``
-(``Variable.zip_backward`` of a ``Contribution`` gives it), and one whose function takes
-a saved value as the 4-tuple ``(node, fn, fresh, saved)``: the gradient is ``fn(g,
-saved)`` (the op library's elementwise ops give their module-level backward functions
-this way: no closure, cell or wrapper object per op). ``Node.op`` shows every param as a
-pair.
-"""
+Param = Edge
+"""An op param: one differentiable input's node and how its gradient is computed (see
+``lampy.autograd._edge``). ``Node.op`` shows every param as a ``(node, closure)`` pair."""
 
 
 @attrs.frozen(eq=False)
@@ -60,7 +49,7 @@ class Op:
     """
 
     name: str
-    params: tuple[Param, ...]
+    params: tuple[tuple[Node, Backward], ...]
     versions: tuple[tuple[Node, int], ...] | None = None
 
 
@@ -79,14 +68,14 @@ does not retain the graph): no gradient can flow through the node again. Distinc
 ``()`` (an op result that needs no gradient) and from None (a leaf)."""
 
 
-def _as_pair(p: Any) -> Param:
-    """A param as the ``(node, closure)`` pair ``lampy.Op`` shows."""
-    if len(p) == 2:
-        return p  # type: ignore[no-any-return]
-    if len(p) == 3:
-        return (p[0], Contribution(p[1], p[2]))
-    fn, saved = p[1], p[3]
-    return (p[0], Contribution(lambda g: fn(g, saved), p[2]))
+def _as_pair(e: Edge) -> tuple[Node, Backward]:
+    """An edge as the ``(node, closure)`` pair ``lampy.Op`` shows."""
+    if e.kind == PLAIN:
+        return (e.node, e.fn)
+    if e.kind == CONTRIBUTION:
+        return (e.node, Contribution(e.fn, e.fresh))
+    fn, saved = e.fn, e.saved
+    return (e.node, Contribution(lambda g: fn(g, saved), e.fresh))
 
 
 class Node:
@@ -101,10 +90,9 @@ class Node:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
-    - ``params``: the op's params (``(input node, closure)`` pairs, and contributions
-      as ``(input node, fn, fresh)`` or ``(input node, fn, fresh, saved)``: see
-      ``Param``), None for a leaf (``()`` for
-      an op result that needs no gradient). Dropped on release; a kept op result is
+    - ``params``: the op's params, one ``Edge`` per input that needs a gradient; None
+      for a leaf, ``()`` for an op result that needs no gradient, ``SPENT`` once a pass
+      ran and dropped them (``spend``). Dropped on release; a kept op result is
       detached (``params`` None, ``needs_grad`` False). ``op`` shows them as a
       ``lampy.Op`` record.
     - ``versions``: ``(leaf node, version)`` for each leaf input, as the op read it.

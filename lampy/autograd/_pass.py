@@ -28,6 +28,7 @@ from lampy._errors import (
     spent_graph,
 )
 from lampy._memory import Ledger
+from lampy.autograd._edge import PLAIN
 from lampy.autograd._node import SPENT, Node, Param
 from lampy.autograd._scope import current_or_none
 from lampy.autograd._unbroadcast import Grad, own_contribution
@@ -106,8 +107,8 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
-        for param in params:
-            inp = param[0]
+        for edge in params:
+            inp = edge.node
             if inp.scope is None:
                 raise inp.released_error(f"backward through op '{node.name}'")
             if inp.params is None:
@@ -196,12 +197,12 @@ def array_buffer(buf: Grad, inp: Node, ledger: Ledger) -> np.ndarray:
 
 def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
     """The node's gradient ``g`` as its closures receive it (one object for all): a
-    numpy scalar only if every param is a contribution triple, else a 0-d array holding
+    numpy scalar only if every param is a contribution, else a 0-d array holding
     it (plain ``(g, out)`` closures are promised an ndarray)."""
     if type(g) is _ndarray:
         return g
-    for param in params:
-        if len(param) == 2:
+    for edge in params:
+        if edge.kind == PLAIN:
             return np.array(g)
     return g
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
 from lampy.autograd._backprop import _propagate
+from lampy.autograd._edge import contribution_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import RUNNING, Pass
@@ -154,7 +155,7 @@ def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) ->
             continue
         params = node.params
         if params is not None:
-            stack.extend(p[0] for p in params)
+            stack.extend(e.node for e in params)
     return list(found)
 
 
@@ -409,7 +410,7 @@ class _Shared:
 
 
 def _param(shared: _Shared, node: Node) -> Param:
-    """The param of one external node, a contribution triple: its gradient from the
+    """The param of one external node, a contribution edge: its gradient from the
     shared recomputation, taken out of it, so each array is held once (the engine keeps
     it as the node's buffer: it is a new array of the recomputation's pass)."""
 
@@ -417,4 +418,4 @@ def _param(shared: _Shared, node: Node) -> Param:
         d = shared.take(g, node)
         return np.zeros(node.shape, node.dtype) if d is None else d
 
-    return (node, d_input, True)
+    return contribution_edge(node, d_input, True)

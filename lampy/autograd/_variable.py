@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
+from lampy.autograd._edge import WITH_SAVED, Edge, contribution_edge, plain_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
@@ -142,13 +143,12 @@ class Variable(VariableOperators):
                 the op's value. It returns None.
 
         Returns:
-            The ``(self.node, fn)`` pair to pass to ``lampy.op`` (for a
-            ``lampy.autograd.Contribution``, the engine's triple ``(self.node, fn.fn,
-            fn.fresh)``).
+            The ``Edge`` to pass to ``lampy.op`` (of kind ``CONTRIBUTION`` for a
+            ``lampy.autograd.Contribution``).
         """
         if type(fn) is Contribution:
-            return (self.node, fn.fn, fn.fresh)
-        return (self.node, fn)
+            return contribution_edge(self.node, fn.fn, fn.fresh)
+        return plain_edge(self.node, fn)
 
     def backward(
         self,
@@ -271,8 +271,6 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 _own = _memory.own_value
 _grad_enabled = GRAD_ENABLED.get
 _ndarray = np.ndarray
-_new = object.__new__
-_set_node = Variable.__dict__["node"].__set__  # the slot of the frozen record
 
 
 # The numpy scalar types of the numeric dtypes: the engine holds a 0-d op result as one.
@@ -297,14 +295,6 @@ def _as_array(s: Any) -> np.ndarray:
     a = np.array(s)
     a.setflags(write=False)
     return a
-
-
-def _variable(node: Node) -> Variable:
-    """The Variable of a new ``node``: the record's one slot set, as its ``__init__``
-    does, without the Python-level call."""
-    v: Variable = _new(Variable)
-    _set_node(v, node)
-    return v
 
 
 def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
@@ -367,7 +357,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
         scope.register(node, nbytes)
-        return _variable(node)
+        return Variable(node)
     # The common case, checked in one pass: every param a (node, closure) pair whose
     # node needs a gradient; then the caller's tuple is the op's params as it is.
     versions: tuple[tuple[Node, int], ...] | None = None
@@ -377,20 +367,20 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if p is None:
             skipped = True
             continue
-        if type(p) is not tuple or not 1 < len(p) < 5:  # a pair, or a contribution
+        if type(p) is not Edge:
             break
-        node = p[0]
-        if type(node) is not Node or not node.needs_grad:
+        node = p.node
+        if not node.needs_grad:
             break
         if node.scope is None:
             raise node.released_error(f"op '{name}'")
         if node.params is None:  # a leaf: remember the version the op read
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
-        if len(p) != 4:
+        if p.kind != WITH_SAVED:
             held = SHARED  # a closure: it may have captured the value
-        elif held == PRIVATE:  # (node, fn, fresh, saved) shows what it keeps
-            saved = p[3]
+        elif held == PRIVATE:  # fn(g, saved) shows what it keeps
+            saved = p.saved
             if saved is arr or (type(saved) is _ndarray and saved.base is arr):
                 held = HELD_BY_OP  # the value, or a view of it
     else:
@@ -405,15 +395,13 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 nbytes = _view_bytes(arr, params)  # type: ignore[arg-type]
             node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
             scope.register(node, nbytes)
-            kept = _kept_bytes(params, arr)  # type: ignore[arg-type]
-            if kept:
-                _memory.charge_kept(scope.ledger, node, kept)
-            v: Variable = _new(Variable)  # _variable(node), inlined
-            _set_node(v, node)
-            return v
+            saved = _kept_bytes(params, arr)  # type: ignore[arg-type]
+            if saved:
+                _memory.charge_kept(scope.ledger, node, saved)
+            return Variable(node)
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
-    kept, versions = _params(name, params)
-    return _result(scope, arr, name, kept, versions)
+    checked, versions = _params(name, params)
+    return _result(scope, arr, name, checked, versions)
 
 
 def _owner(a: np.ndarray) -> np.ndarray:
@@ -466,7 +454,7 @@ def _view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
     input's value (a reshape or a transpose op: counted with the input)."""
     owner = _owner(value)
     for p in params:
-        node = p[0]
+        node = p.node
         v = node.value
         if type(v) is _ndarray and _owner(v) is owner:
             node.held = SHARED  # this view holds the input's memory too
@@ -482,12 +470,12 @@ def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     counted: set[int] | None = None
     total = 0
     for p in params:
-        if len(p) == 4:
-            found: Any = (p[3],)
-            if type(p[3]) is not _ndarray:
+        if p.kind == WITH_SAVED:
+            found: Any = (p.saved,)
+            if type(p.saved) is not _ndarray:
                 continue
         else:
-            cells = getattr(p[1], "__closure__", None)
+            cells = getattr(p.fn, "__closure__", None)
             if not cells:
                 continue
             found = []
@@ -497,7 +485,7 @@ def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
         if counted is None:  # the graph's own values: counted with their nodes
             counted = {id(_owner(value))} if type(value) is _ndarray else set()
             for q in params:
-                v = q[0].value
+                v = q.node.value
                 if type(v) is _ndarray:
                     counted.add(id(_owner(v)))
         for a in found:
@@ -509,24 +497,31 @@ def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
 
 
 def _params(
-    name: str, params: tuple[Param | None, ...]
+    name: str, params: tuple[Any, ...]
 ) -> tuple[tuple[Param, ...], tuple[tuple[Node, int], ...] | None]:
-    """The params that need a gradient, checked, and the versions of leaf inputs."""
+    """The params that need a gradient, checked, and the versions of leaf inputs. Takes
+    edges and, from code that builds them by hand, ``(input, closure)`` pairs (the
+    input a Variable or its node, the closure a ``(g, out)`` function or a
+    ``lampy.autograd.Contribution``)."""
     kept: list[Param] = []
     versions: list[tuple[Node, int]] = []
     for p in params:
         if p is None:
             continue
-        if type(p) is not tuple or not 1 < len(p) < 5 or (len(p) > 2 and type(p[2]) is not bool):
-            _bad_param(name, p)
-        node: Any = p[0]
-        if type(node) is not Node:
-            if type(node) is not Variable:
+        if type(p) is not Edge:
+            if type(p) is not tuple or len(p) != 2 or not callable(p[1]):
                 _bad_param(name, p)
-            node = node.node
-            p = (node, *p[1:])
-        if len(p) == 2 and type(p[1]) is Contribution:  # the engine's form of it
-            p = (node, p[1].fn, p[1].fresh)
+            node: Any = p[0]
+            if type(node) is Variable:
+                node = node.node
+            elif type(node) is not Node:
+                _bad_param(name, p)
+            fn = p[1]
+            if type(fn) is Contribution:
+                p = contribution_edge(node, fn.fn, fn.fresh)
+            else:
+                p = plain_edge(node, fn)
+        node = p.node
         if node.needs_grad:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")
@@ -560,7 +555,7 @@ def _result(
         kept = _kept_bytes(node.params, arr)
         if kept:
             _memory.charge_kept(scope.ledger, node, kept)
-    return _variable(node)
+    return Variable(node)
 
 
 def _not_real(name: str, dtype: np.dtype[Any]) -> DTypeError:

@@ -19,6 +19,7 @@ from lampy._errors import (
     not_real,
     shape_mismatch,
 )
+from lampy.autograd._edge import contribution_edge, plain_edge, saved_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import SHARED
 from lampy.autograd._variable import Backward, Param, Variable, op
@@ -267,28 +268,28 @@ def param_of(x: Any, fn: Backward) -> Param | None:
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return (node, fn)
+            return plain_edge(node, fn)
     return None
 
 
 def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> Param | None:
     """``x.zip_backward(contribution(fn, fresh=fresh))`` if ``x`` is a Variable that needs
-    a gradient, else None: the engine's triple ``(node, fn, fresh)``, no object built."""
+    a gradient, else None: a ``CONTRIBUTION`` edge, no ``Contribution`` object built."""
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return (node, fn, fresh)  # x.zip_backward(contribution(...)), the engine's form
+            return contribution_edge(node, fn, fresh)
     return None
 
 
 def contrib_with(
     x: Any, fn: Callable[[Any, Any], Any], saved: Any, fresh: bool = True
 ) -> Param | None:
-    """``contrib_of(x, lambda g: fn(g, saved), fresh)`` without the closure: the engine's
-    4-tuple ``(node, fn, fresh, saved)``, or None if ``x`` needs no gradient.
+    """``contrib_of(x, lambda g: fn(g, saved), fresh)`` without the closure: a
+    ``WITH_SAVED`` edge, or None if ``x`` needs no gradient.
 
     For the elementwise ops, whose backward is a module-level function of ``g`` and
-    one saved value: an op records one tuple per input instead of a tuple, a closure,
+    one saved value: an op records one edge per input instead of an edge, a closure,
     its cell and the cell's tuple (fewer objects to make, and for the cyclic garbage
     collector to track). ``saved`` is what the param keeps, which memory accounting
     reads (``Node.held``): the op's own value (or a view of it), or an operand's value
@@ -296,7 +297,7 @@ def contrib_with(
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return (node, fn, fresh, saved)
+            return saved_edge(node, fn, fresh, saved)
     return None
 
 

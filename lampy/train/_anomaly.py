@@ -44,13 +44,13 @@ def find_nonfinite(root: Variable) -> str | None:
         seen.add(n)
         stack.append((n, True))
         if n.params is not None:
-            stack.extend((p[0], False) for p in reversed(n.params) if p[0] not in seen)
+            stack.extend((e.node, False) for e in reversed(n.params) if e.node not in seen)
     for n in order:
         if n.params is None or _finite(n.value):
             if n.params is None and not _finite(n.value):
                 return f"a leaf of shape {n.shape} ({n.dtype}) already holds nan or inf"
             continue
-        inputs = [p[0] for p in n.params]
+        inputs = [e.node for e in n.params]
         if all(_finite(x.value) for x in inputs):
             shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in inputs) or "no recorded inputs"
             bad = n.value

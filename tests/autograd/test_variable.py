@@ -201,17 +201,20 @@ def test_op_value_and_needs_grad_follow_the_inputs(scope: lampy.Scope) -> None:
 
 
 def test_zip_backward_pairs_the_variable_with_its_closure(scope: lampy.Scope) -> None:
-    """v.zip_backward(fn) is the pair (v.node, fn): the graph links nodes, not Variables."""
+    """v.zip_backward(fn) is an Edge pairing v's node with fn (a plain closure): the
+    graph links nodes, not Variables; a Contribution gives a contribution edge."""
+    from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge
+
     v = lampy.param(1.0)
 
     def fn(g: np.ndarray, out: np.ndarray) -> None:
         np.add(out, g, out=out)
 
-    pair = v.zip_backward(fn)
-    assert isinstance(pair, tuple)
-    assert len(pair) == 2
-    assert pair[0] is v.node
-    assert pair[1] is fn
+    edge = v.zip_backward(fn)
+    assert type(edge) is Edge
+    assert (edge.node, edge.fn, edge.kind) == (v.node, fn, PLAIN)
+    c = v.zip_backward(lampy.contribution(lambda g: g, fresh=False))
+    assert (c.node, c.kind, c.fresh) == (v.node, CONTRIBUTION, False)
 
 
 def test_custom_op_with_lampy_op_backpropagates(scope: lampy.Scope) -> None:
