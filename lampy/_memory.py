@@ -94,13 +94,47 @@ def own_value(value: Any, shared: bool = False) -> Any:
         if type(value) is not _ndarray:  # an ndarray subclass: take a plain view
             value = value.view(_ndarray)
     if shared:
-        # Always a view: the caller's own array keeps its flags, and the view cannot be
-        # made writable again if the caller's memory is read-only (lampy.in_place).
-        value = value.view()
+        # Always a view: the caller's own array keeps its flags. A read-only or
+        # self-overlapping one gets a view numpy cannot make writable again, whatever its
+        # base (lampy.in_place then refuses it): a read-only input is never written.
+        value = value.view() if value.flags.writeable and not _overlaps(value) else _sealed(value)
     elif value.base is not None and reaches_writable(value):
         value = value.copy(order="K")  # a new array: charged as the op's own
     value.setflags(write=False)  # cheaper than value.flags.writeable = False
     return value
+
+
+class _ReadOnlyInterface:
+    """Holds an array's memory behind a read-only ``__array_interface__``: an array made
+    from it has this holder as its base, which exports no buffer, so numpy refuses to make
+    that array writable (``setflags(write=True)`` raises ValueError)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, a: np.ndarray) -> None:
+        interface = dict(a.__array_interface__)
+        interface["data"] = (interface["data"][0], True)
+        self.__array_interface__ = interface
+        self.base = a  # keeps the memory alive; reaches_writable walks on through it
+
+
+def _sealed(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` that cannot be made writable (for ``param(x, copy=False)``
+    of a read-only or self-overlapping ``x``)."""
+    view: np.ndarray = _asarray(_ReadOnlyInterface(a))
+    return view
+
+
+def _overlaps(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` may share memory (a broadcast, a window view): True
+    unless the strides, sorted, each step over everything the smaller ones span."""
+    dims = sorted((abs(st), n) for n, st in zip(a.shape, a.strides, strict=True) if n > 1)
+    span = a.itemsize
+    for stride, n in dims:
+        if stride < span:
+            return True
+        span = stride * (n - 1) + span
+    return False
 
 
 def reaches_writable(a: np.ndarray) -> bool:
