@@ -78,7 +78,7 @@ def test_the_value_of_a_refused_param_cannot_be_reopened() -> None:
     view.flags.writeable = False
     with lampy.Scope():
         p = lampy.param(view, copy=False)
-        with pytest.raises(ValueError):
+        with pytest.raises(ValueError, match="WRITEABLE"):
             p.node.value.setflags(write=True)
         np.testing.assert_array_equal(p.value, [0.0, 1.0, 2.0, 3.0])
 
