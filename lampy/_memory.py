@@ -10,7 +10,8 @@ budgets) changes here without touching any op.
 Accounting. Each ``lampy.Scope`` has a ``Ledger``: the bytes of the arrays its nodes
 own, and its children's, now (``live``) and at most so far (``peak``). A value is
 charged when its node is registered, a gradient buffer when it is committed into a
-node's ``.grad``, an optimizer's state when it is allocated (``state_buffer``). A value
+node's ``.grad``, an optimizer's state and scratch when allocated (``charge_state``, refunded
+by ``refund_state`` when the optimizer closes or is collected). A value
 whose Variable is gone is refunded as soon as its memory is actually freed (no backward
 closure saved it); otherwise it stays charged until its scope exits. A scope's exit
 refunds everything it owned at once (what it kept moves to the parent). A *view* (an
@@ -602,16 +603,35 @@ def variable_gone(variable: Any) -> None:
         _change(ledger, -n, 0)
 
 
-def state_buffer(node: Node) -> np.ndarray:
-    """A zero-filled array of ``node``'s shape and dtype for an optimizer's state,
-    charged to the node's scope (until that scope exits)."""
-    buf = _zeros(node.shape, node.dtype)
+def charge_state(node: Node, buf: np.ndarray, what: str) -> Ledger | None:
+    """Charge ``buf``, an array an optimizer allocated for ``node`` (state or scratch), to
+    the node's scope, checked against every budget first: past one, nothing is charged and
+    ``MemoryBudgetError`` is raised. Returns the ledger charged (None: no scope), which
+    the optimizer hands to ``refund_state`` when it lets the array go."""
     scope = node.scope
-    if scope is not None:
-        _change(scope.ledger, buf.nbytes, int(buf.nbytes > 0))
+    n = buf.nbytes
+    if scope is None or not n:
+        return None
+    ledger: Ledger = scope.ledger
+    with _LOCK:
+        _change(ledger, n, 1)
+        for limited in ledger.limits:
+            _pull(limited)
+            if limited.budget is not None and limited.live > limited.budget:
+                _change(ledger, -n, -1)
+                _pull(limited)
+                raise budget_error(limited, what, buf.shape, buf.dtype, n, after=True)
     if PROFILE is not None:
         PROFILE.state(buf, node)
-    return buf
+    return ledger
+
+
+def refund_state(ledger: Ledger, n: int) -> None:
+    """Refund ``n`` bytes (one array) ``charge_state`` charged to ``ledger``; nothing if
+    the ledger's scope has exited (its exit refunded everything it counted)."""
+    scope = ledger.owner()
+    if scope is not None and scope.is_open:
+        _change(ledger, -n, -1)
 
 
 def _current_ledger() -> Ledger | None:
