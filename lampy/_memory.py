@@ -98,7 +98,8 @@ def own_value(value: Any, shared: bool = False) -> Any:
         # Always a view: the caller's own array keeps its flags. A read-only or
         # self-overlapping one gets a view numpy cannot make writable again, whatever its
         # base (lampy.in_place then refuses it): a read-only input is never written.
-        value = value.view() if value.flags.writeable and not _overlaps(value) else _sealed(value)
+        writable = value.flags.writeable and not _overlaps(value)
+        value = value.view() if writable else sealed_view(value)
     elif value.base is not None and reaches_writable(value):
         value = value.copy(order="K")  # a new array: charged as the op's own
     value.setflags(write=False)  # cheaper than value.flags.writeable = False
@@ -119,9 +120,9 @@ class _ReadOnlyInterface:
         self.base = a  # keeps the memory alive; reaches_writable walks on through it
 
 
-def _sealed(a: np.ndarray) -> np.ndarray:
+def sealed_view(a: np.ndarray) -> np.ndarray:
     """A read-only view of ``a`` that cannot be made writable (for ``param(x, copy=False)``
-    of a read-only or self-overlapping ``x``)."""
+    of a read-only or self-overlapping ``x``, and ``Module.state_dict``'s arrays)."""
     view: np.ndarray = _asarray(_ReadOnlyInterface(a))
     return view
 
