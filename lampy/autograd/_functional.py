@@ -62,7 +62,7 @@ def _closed_over(
             continue
         seen.add(n)
         if n.scope is not inner:
-            if not n.needs_grad:
+            if not n.needs_grad or n.scope is None:  # released: backward raises for it
                 continue
             shown = nums if len(nums) > 1 else nums[0]
             for i, a in enumerate(args):

@@ -139,11 +139,11 @@ class _Fingerprint:
 
     @classmethod
     def _take(cls, value: np.ndarray) -> np.ndarray:
-        flat = np.asarray(value).reshape(-1)
-        step = max(1, flat.size // cls.SIZE)
-        return np.array(
-            flat[::step][: cls.SIZE], dtype=np.complex128 if flat.dtype.kind == "c" else np.float64
-        )
+        a = np.asarray(value)
+        step = max(1, a.size // cls.SIZE)
+        index = np.arange(0, a.size, step)[: cls.SIZE]
+        sample = a.flat[index]  # no copy of the whole array, whatever its layout
+        return np.asarray(sample, dtype=np.complex128 if a.dtype.kind == "c" else np.float64)
 
     def matches(self, value: np.ndarray) -> bool:
         """Whether ``value`` has the first run's sample, up to rounding (threads in BLAS

@@ -102,7 +102,7 @@ class World:
 
     def announce_exit(self) -> None:
         """Tell every other rank that this process is ending (run at exit by ``init``)."""
-        if self._notices is None:
+        if self._notices is None or self.mpi.Is_finalized():
             return
         notice, self._notice = self._notice, None
         if notice is not None:

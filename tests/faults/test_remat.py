@@ -137,3 +137,16 @@ def test_draws_through_replayable_are_replayed() -> None:
         once = np.random.default_rng(0)
         once.normal(size=5)
         assert after == once.bit_generator.state
+
+
+def test_a_deterministic_fn_with_a_strided_output_is_not_refused() -> None:
+    """The output check samples the output without copying it whole and lets the same
+    values pass: a transposed (non-contiguous) output of a deterministic fn."""
+
+    def fn(v: Any) -> Any:
+        return lampy.tanh(v * 3.0).T
+
+    with lampy.Scope():
+        x = lampy.param(np.random.default_rng(0).normal(size=(300, 70)))
+        lampy.remat(fn)(x).sum().backward()
+        assert x.grad is not None and x.grad.shape == (300, 70)
