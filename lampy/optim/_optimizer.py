@@ -383,6 +383,18 @@ class Optimizer:
         self._scratch_arrays = {}
         self._refund()
 
+    def __copy__(self) -> Optimizer:
+        """A shallow copy (the same params, groups and state arrays) with its own memory
+        record: what it allocates or loads is its own to charge and refund, and it never
+        refunds the original's arrays (``lampy.load`` dry-runs ``load_state_dict`` on
+        one)."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._scratch_arrays = {}
+        new._charges = _Charges()
+        new._refund = weakref.finalize(new, new._charges.refund_all)
+        return new
+
     def __enter__(self) -> Optimizer:
         return self
 

@@ -83,8 +83,15 @@ class SGD(Optimizer):
         self._scratch(p, 2)
 
     def close(self) -> None:
+        """Free and refund the state, as ``lampy.optim.Optimizer.close``."""
         self._fresh = {}
         super().close()
+
+    def __copy__(self) -> SGD:
+        new = super().__copy__()
+        assert isinstance(new, SGD)
+        new._fresh = {}  # the original's spare buffers stay the original's
+        return new
 
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         momentum = group["momentum"]

@@ -145,3 +145,23 @@ def test_an_optimizer_outliving_its_params_scope_refunds_nothing_twice() -> None
         assert outer.memory.live_bytes == base
         opt.close()
         assert outer.memory.live_bytes == base
+
+
+def test_loading_a_checkpoint_into_an_optimizer_counts_its_state_once(tmp_path: Any) -> None:
+    """lampy.load dry-runs load_state_dict on a shallow copy of the optimizer first: the
+    copy's charges are its own, so after the load the ledger counts the state once."""
+    from lampy import nn
+
+    path = str(tmp_path / "ckpt.safetensors")
+    with lampy.Scope() as scope:
+        model = nn.Linear.init(200, 100, rng=np.random.default_rng(0), dtype=np.float64)
+        opt = optim.Adam(model.parameters())
+        for p in model.parameters():
+            p.backward(np.ones(p.shape))
+        opt.step()
+        held = scope.memory.live_bytes
+        lampy.save(path, model, opt)
+        lampy.load(path, model, opt)
+        assert scope.memory.live_bytes == held
+        assert opt.nbytes == 5 * 200 * 100 * 8 + 5 * 100 * 8
+        opt.close()
