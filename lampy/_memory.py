@@ -10,7 +10,8 @@ budgets) changes here without touching any op.
 Accounting. Each ``lampy.Scope`` has a ``Ledger``: the bytes of the arrays its nodes
 own, and its children's, now (``live``) and at most so far (``peak``). A value is
 charged when its node is registered, a gradient buffer when it is committed into a
-node's ``.grad``, an optimizer's state when it is allocated (``state_buffer``). A value
+node's ``.grad``, an optimizer's state and scratch when allocated (``charge_state``, refunded
+by ``refund_state`` when the optimizer closes or is collected). A value
 whose Variable is gone is refunded as soon as its memory is actually freed (no backward
 closure saved it); otherwise it stays charged until its scope exits. A scope's exit
 refunds everything it owned at once (what it kept moves to the parent). A *view* (an
@@ -95,13 +96,48 @@ def own_value(value: Any, shared: bool = False) -> Any:
         if type(value) is not _ndarray:  # an ndarray subclass: take a plain view
             value = value.view(_ndarray)
     if shared:
-        # Always a view: the caller's own array keeps its flags, and the view cannot be
-        # made writable again if the caller's memory is read-only (lampy.in_place).
-        value = value.view()
+        # Always a view: the caller's own array keeps its flags. A read-only or
+        # self-overlapping one gets a view numpy cannot make writable again, whatever its
+        # base (lampy.in_place then refuses it): a read-only input is never written.
+        writable = value.flags.writeable and not _overlaps(value)
+        value = value.view() if writable else sealed_view(value)
     elif value.base is not None and reaches_writable(value):
         value = value.copy(order="K")  # a new array: charged as the op's own
     value.setflags(write=False)  # cheaper than value.flags.writeable = False
     return value
+
+
+class _ReadOnlyInterface:
+    """Holds an array's memory behind a read-only ``__array_interface__``: an array made
+    from it has this holder as its base, which exports no buffer, so numpy refuses to make
+    that array writable (``setflags(write=True)`` raises ValueError)."""
+
+    __slots__ = ("__array_interface__", "base")
+
+    def __init__(self, a: np.ndarray) -> None:
+        interface = dict(a.__array_interface__)
+        interface["data"] = (interface["data"][0], True)
+        self.__array_interface__ = interface
+        self.base = a  # keeps the memory alive; reaches_writable walks on through it
+
+
+def sealed_view(a: np.ndarray) -> np.ndarray:
+    """A read-only view of ``a`` that cannot be made writable (for ``param(x, copy=False)``
+    of a read-only or self-overlapping ``x``, and ``Module.state_dict``'s arrays)."""
+    view: np.ndarray = _asarray(_ReadOnlyInterface(a))
+    return view
+
+
+def _overlaps(a: np.ndarray) -> bool:
+    """Whether two elements of ``a`` may share memory (a broadcast, a window view): True
+    unless the strides, sorted, each step over everything the smaller ones span."""
+    dims = sorted((abs(st), n) for n, st in zip(a.shape, a.strides, strict=True) if n > 1)
+    span = a.itemsize
+    for stride, n in dims:
+        if stride < span:
+            return True
+        span = stride * (n - 1) + span
+    return False
 
 
 def reaches_writable(a: np.ndarray) -> bool:
@@ -671,16 +707,35 @@ def check_room(ledger: Ledger, name: str, shape: tuple[int, ...], dtype: Any) ->
             raise budget_error(limited, name, tuple(shape), np.dtype(dtype), n, after=False)
 
 
-def state_buffer(node: Node) -> np.ndarray:
-    """A zero-filled array of ``node``'s shape and dtype for an optimizer's state,
-    charged to the node's scope (until that scope exits)."""
-    buf = _zeros(node.shape, node.dtype)
+def charge_state(node: Node, buf: np.ndarray, what: str) -> Ledger | None:
+    """Charge ``buf``, an array an optimizer allocated for ``node`` (state or scratch), to
+    the node's scope, checked against every budget first: past one, nothing is charged and
+    ``MemoryBudgetError`` is raised. Returns the ledger charged (None: no scope), which
+    the optimizer hands to ``refund_state`` when it lets the array go."""
     scope = node.scope
-    if scope is not None:
-        _change(scope.ledger, buf.nbytes, int(buf.nbytes > 0))
+    n = buf.nbytes
+    if scope is None or not n:
+        return None
+    ledger: Ledger = scope.ledger
+    with _LOCK:
+        _change(ledger, n, 1)
+        for limited in ledger.limits:
+            _pull(limited)
+            if limited.budget is not None and limited.live > limited.budget:
+                _change(ledger, -n, -1)
+                _pull(limited)
+                raise budget_error(limited, what, buf.shape, buf.dtype, n, after=True)
     if PROFILE is not None:
         PROFILE.state(buf, node)
-    return buf
+    return ledger
+
+
+def refund_state(ledger: Ledger, n: int) -> None:
+    """Refund ``n`` bytes (one array) ``charge_state`` charged to ``ledger``; nothing if
+    the ledger's scope has exited (its exit refunded everything it counted)."""
+    scope = ledger.owner()
+    if scope is not None and scope.is_open:
+        _change(ledger, -n, -1)
 
 
 def _current_ledger() -> Ledger | None:

@@ -2,7 +2,7 @@
 
 While a profile is active, ``lampy._memory`` tells it about every array it charges:
 values (in ``charge_value``), gradient buffers (``grad_buffer``, ``own_grad``) and
-optimizer state (``state_buffer``). The profile watches each of those arrays with a
+optimizer state (``charge_state``). The profile watches each of those arrays with a
 ``weakref.finalize`` and records the moment its memory is actually freed, so the live
 total it reports is the memory those arrays hold, byte for byte, over the step. A view
 counts 0 bytes (its memory is counted with the array that owns it), as in

@@ -8,6 +8,7 @@ from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
 from lampy.autograd._inplace import in_place as in_place
 from lampy.autograd._node import Node as Node
+from lampy.autograd._remat import recomputing as recomputing
 from lampy.autograd._remat import remat as remat
 from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._scope import Scope as Scope

@@ -47,6 +47,52 @@ def _higher_order(name: str, what: str) -> LampyError:
     )
 
 
+def _closed_over(
+    name: str, roots: list[Node], inner: Scope, args: tuple[Any, ...], nums: tuple[int, ...]
+) -> LampyError | None:
+    """The error for a result of ``f`` that depends on a Variable made outside the call that
+    needs a gradient (a param of an enclosing scope, or an argument not in ``argnums``),
+    or None. Walks the call's own nodes only: the walk stops at the first node made
+    outside it, so its cost does not grow with the enclosing graph."""
+    seen: set[Node] = set()
+    stack = list(roots)
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.scope is not inner:
+            if not n.needs_grad or n.scope is None:  # released: backward raises for it
+                continue
+            shown = nums if len(nums) > 1 else nums[0]
+            for i, a in enumerate(args):
+                if i not in nums and isinstance(a, Variable) and a.node is n:
+                    return LampyError(
+                        f"{name}: argument {i} is a Variable that needs a gradient ("
+                        f"{n.describe()}) but is not in argnums={shown}"
+                        f"; {name} would take it by value, and its result, returned as a numpy "
+                        "constant, would be cut from that Variable's graph: a later backward "
+                        "through it gives a silently wrong gradient. " + _CONSTANT_FIX
+                    )
+            return LampyError(
+                f"{name}: f uses a Variable made outside it that needs a gradient ("
+                f"{n.describe()}, closed over from an enclosing scope), so its result depends "
+                f"on it; {name} returns numpy constants, cut from that Variable's graph, and a "
+                "later backward through them (a gradient penalty) would give a silently wrong "
+                "gradient: higher-order gradients are not supported yet. " + _CONSTANT_FIX
+            )
+        if n.params is not None:
+            stack.extend(p[0] for p in n.params)
+    return None
+
+
+_CONSTANT_FIX = (
+    "If the result is not differentiated (the enclosing params are constants here: an "
+    "input gradient for logging, a saliency map), say so: call it under `lampy.no_grad()`, "
+    "or pass `w.value` instead of the Variable `w`."
+)
+
+
 def _reaches(root: Node, targets: frozenset[Node]) -> bool:
     """Whether ``root``'s graph reaches a node of ``targets`` (each node visited once)."""
     seen: set[Node] = set()
@@ -61,6 +107,18 @@ def _reaches(root: Node, targets: frozenset[Node]) -> bool:
         if n.params is not None:
             stack.extend(e.node for e in n.params)
     return False
+
+
+def _map_variables(obj: Any, visit: Callable[[Variable], object]) -> None:
+    """Call ``visit`` on every Variable in a nest of tuples, lists and dicts."""
+    if isinstance(obj, Variable):
+        visit(obj)
+    elif isinstance(obj, tuple | list):
+        for o in obj:
+            _map_variables(o, visit)
+    elif isinstance(obj, dict):
+        for o in obj.values():
+            _map_variables(o, visit)
 
 
 def _to_numpy(obj: Any) -> Any:
@@ -93,9 +151,10 @@ def _evaluate(
         if isinstance(args[n], Variable) and args[n].needs_grad:
             raise _higher_order(name, f"argument {n} is a Variable that needs a gradient")
     enclosing = _DIFFERENTIATING.get()
+    differentiable = GRAD_ENABLED.get()  # the caller may differentiate through the result
     token = GRAD_ENABLED.set(True)  # differentiate even when called under no_grad
     try:
-        with Scope():
+        with Scope() as scope:
             call_args = list(args)
             params: dict[int, Variable] = {}
             for n in dict.fromkeys(nums):  # one param per distinct argument
@@ -128,6 +187,12 @@ def _evaluate(
                 )
             if enclosing and _reaches(out.node, frozenset().union(*enclosing)):
                 raise _higher_order(name, "f uses a Variable of an enclosing grad")
+            if differentiable:
+                roots = [out.node]
+                _map_variables(aux, lambda v: roots.append(v.node))
+                error = _closed_over(name, roots, scope, args, nums)
+                if error is not None:
+                    raise error
             if out.needs_grad:
                 # Only this call's params receive gradients: params of enclosing scopes
                 # that f closes over are left as they are.
@@ -166,6 +231,14 @@ def grad(
     the gradients as plain numpy arrays owned by the caller; everything else is
     released before it returns. A scope need not be active.
 
+    The results are numpy constants. With grad mode on, a call whose output (or ``aux``)
+    depends on a Variable that needs a gradient and is not one of its own params (a
+    param of an enclosing scope that ``f`` closes over, or one passed at a position not
+    in ``argnums``) raises ``LampyError``: a backward through the constant result would
+    silently miss that dependence (higher-order gradients are not supported yet). Under
+    ``lampy.no_grad()`` such Variables are taken as constants: the caller says the
+    result is not differentiated.
+
     Args:
         f: The function to differentiate.
         argnums: Which positional argument(s) to differentiate with respect to. An int
@@ -199,7 +272,10 @@ def value_and_grad(
 
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the function returns
     ``((value, aux), gradient)``; Variables inside ``aux`` come back as numpy arrays.
-    ``value`` is a numpy array of the output's shape.
+    ``value`` is a numpy array of the output's shape. Variables from outside the call
+    follow ``lampy.grad``'s rule: with grad mode on, the value, gradient and aux must not
+    depend on one that needs a gradient (``LampyError``); under ``lampy.no_grad()`` they
+    are constants.
     """
 
     def value_and_grad_f(*args: Any) -> Any:

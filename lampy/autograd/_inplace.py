@@ -25,9 +25,10 @@ class in_place:
     values.
 
     lampy never writes into memory it does not own: a param made with
-    ``param(x, copy=False)`` from a read-only array (a read-only memory map, an
-    ``np.frombuffer`` of bytes) cannot be opened, and the block raises before it opens
-    anything.
+    ``param(x, copy=False)`` from a read-only array (a read-only view of a writable
+    array, a read-only memory map, an ``np.frombuffer`` of bytes) or from an array whose
+    elements overlap (``np.broadcast_to``, ``sliding_window_view``) cannot be opened, and
+    the block raises before it opens anything.
 
     Only params' versions are checked by backprop (ops record the versions of the
     inputs they differentiate); a constant (a frozen embedding, say) may also be written
@@ -85,10 +86,12 @@ class in_place:
             except ValueError:
                 self._close()
                 raise LampyValueError(
-                    f"in_place: the param ({node.describe()}) shares read-only memory it "
-                    "was made from with `param(x, copy=False)`; lampy does not write into "
-                    "memory it does not own. Make the param with `lampy.param(x)` (a copy "
-                    "lampy owns), or from a writable array."
+                    f"in_place: the param ({node.describe()}) shares the memory of an array "
+                    "it was made from with `param(x, copy=False)` that lampy must not write: "
+                    "read-only (a read-only view, a read-only memory map) or with elements "
+                    "sharing memory (np.broadcast_to, a sliding window); lampy does not write "
+                    "into memory it does not own. Make the param with `lampy.param(x)` (a copy "
+                    "lampy owns), or from a writable array whose elements do not overlap."
                 ) from None
             opened.append(value)
         return list(opened)

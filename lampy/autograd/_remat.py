@@ -26,6 +26,15 @@ Random draws replay: ops that draw (dropout) take their generator through
 ``lampy.autograd.replayable``, which records the generator's state before each draw
 during the first run and, during the recomputation, hands them a copy restored to that
 state. The draws are the same and the caller's generator is not advanced a second time.
+A draw straight from a generator (``rng.normal(...)`` in ``fn``) cannot be replayed:
+lampy does not see it. The recomputation compares its output with a sample of the first
+run's (``_Fingerprint``) before backpropagating, and refuses a different output with a
+``LampyError`` instead of computing the gradient of another function.
+
+Side effects: the recomputation is not a new forward step. ``recomputing()`` is True
+while it runs (and while a remat nested in it runs), and ops that update module buffers
+(``batch_norm``'s running statistics and ``num_batches_tracked``) skip the update then,
+so the buffers change once per forward call, as without remat.
 """
 
 from __future__ import annotations
@@ -52,7 +61,7 @@ from lampy.autograd._variable import Variable, const, op, param
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-__all__ = ["remat", "replayable"]
+__all__ = ["recomputing", "remat", "replayable"]
 
 
 class _Draws:
@@ -96,6 +105,68 @@ def replayable(rng: np.random.Generator) -> np.random.Generator:
     """
     draws = _DRAWS.get()
     return rng if draws is None else draws.take(rng)
+
+
+def recomputing() -> bool:
+    """Whether this code runs inside ``lampy.remat``'s recomputation (in backward).
+
+    An op with side effects outside the graph (``lampy.nn.functional.batch_norm``
+    updating the running statistics) skips them when this is True: the recomputation
+    repeats a forward call that already made them. Also True in the first run of a remat
+    nested inside a recomputation.
+
+    Examples:
+        >>> import lampy
+        >>> lampy.autograd.recomputing()
+        False
+    """
+    draws = _DRAWS.get()
+    while draws is not None:
+        if draws.replaying:
+            return True
+        draws = draws.parent
+    return False
+
+
+class _Fingerprint:
+    """A sample of an output's first value (at most ``SIZE`` elements, evenly strided), to
+    tell whether the recomputation made the same output."""
+
+    SIZE = 1024
+    __slots__ = ("sample",)
+
+    def __init__(self, value: np.ndarray) -> None:
+        self.sample = self._take(value)
+
+    @classmethod
+    def _take(cls, value: np.ndarray) -> np.ndarray:
+        a = np.asarray(value)
+        step = max(1, a.size // cls.SIZE)
+        index = np.arange(0, a.size, step)[: cls.SIZE]
+        sample = a.flat[index]  # no copy of the whole array, whatever its layout
+        return np.asarray(sample, dtype=np.complex128 if a.dtype.kind == "c" else np.float64)
+
+    def matches(self, value: np.ndarray) -> bool:
+        """Whether ``value`` has the first run's sample, up to rounding (threads in BLAS
+        may change the last bits; new random numbers change far more)."""
+        again = self._take(value)
+        if again.shape != self.sample.shape:
+            return False
+        finite = np.abs(self.sample[np.isfinite(self.sample)])
+        scale = float(finite.max()) if finite.size else 1.0
+        return bool(np.allclose(again, self.sample, rtol=1e-5, atol=1e-6 * scale, equal_nan=True))
+
+
+def _changed(name: str, k: int) -> LampyError:
+    return LampyError(
+        f"lampy.remat({name}): the recomputation in backward gave output {k} other values "
+        "than the first run did, so its gradient would belong to another function. fn "
+        "probably draws random numbers from a numpy Generator directly (rng.normal(...)), "
+        "which lampy cannot replay, or depends on state that changed since the forward "
+        "call. Draw through lampy.autograd.replayable(rng) (`replayable(rng).normal(...)`: "
+        "the recomputation then replays the same draws), or draw outside fn and pass the "
+        "noise as an argument. (The recomputation has advanced the generator.)"
+    )
 
 
 def _map(obj: Any, fn: Callable[[Variable], Any]) -> Any:
@@ -169,7 +240,12 @@ def remat(fn: F) -> F:
     it. The gradients equal those without remat: bitwise for deterministic ops when
     each argument and param has one consumer inside ``fn`` (a stack of layers), up to
     rounding otherwise (the contributions are added in another order);
-    dropout and other random ops inside ``fn`` replay the same draws. Memory for
+    dropout and other random ops inside ``fn`` replay the same draws. A draw straight
+    from a numpy Generator in ``fn`` cannot be replayed: draw through
+    ``lampy.autograd.replayable(rng)``, or outside ``fn``; otherwise backward finds the
+    recomputed output changed and raises ``LampyError``. The recomputation does not
+    update module buffers again (BatchNorm's running statistics change once per call,
+    see ``lampy.autograd.recomputing``). Memory for
     compute: each backward through the result costs one more forward run of ``fn``.
     The params' gradients reach the pass one at a time, as the recomputation finds
     them, so with ``backward(atomic=False)`` or ``lampy.backward_iter`` (which add each
@@ -197,7 +273,9 @@ def remat(fn: F) -> F:
         LampyTypeError: if ``fn`` is not callable or returns something other than
             Variables.
         ReleasedError: if an argument (or a Variable ``fn`` uses) was released.
-        LampyError: if ``fn`` uses an op result made outside it without receiving it.
+        LampyError: if ``fn`` uses an op result made outside it without receiving it;
+            in backward, if the recomputation's output differs from the first run's
+            (``fn`` drew from a Generator directly).
 
     Examples:
         >>> import numpy as np, lampy
@@ -267,7 +345,13 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
     # The op's params: the arguments last, so the loop serves one of them first and its
     # closure runs the recomputation (an argument's gradient is final last in it).
     external.sort(key=lambda n: n in arg_nodes)
-    run = _Recompute(fn, name, args, kwargs, tuple(arg_nodes.items()), external, draws.states)
+    prints = [
+        _Fingerprint(res) if needs and isinstance(res, np.ndarray) else None
+        for res, needs in results
+    ]
+    run = _Recompute(
+        fn, name, args, kwargs, tuple(arg_nodes.items()), external, draws.states, prints
+    )
     final: list[Variable] = []
     for k, (res, needs) in enumerate(results):
         if type(res) is Variable:
@@ -288,7 +372,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
 class _Recompute:
     """What backward needs to run ``fn`` again, and the run itself."""
 
-    __slots__ = ("args", "external", "fn", "kwargs", "name", "states", "values")
+    __slots__ = ("args", "external", "fn", "kwargs", "name", "prints", "states", "values")
 
     def __init__(
         self,
@@ -299,9 +383,11 @@ class _Recompute:
         values: tuple[tuple[Node, np.ndarray], ...],
         external: list[Node],
         states: list[dict[str, Any]],
+        prints: list[_Fingerprint | None],
     ) -> None:
         self.fn, self.name, self.args, self.kwargs = fn, name, args, kwargs
         self.values, self.external, self.states = values, external, states
+        self.prints = prints
 
     def __call__(
         self, k: int, g: np.ndarray, first: Node, outer: Pass | None
@@ -333,6 +419,9 @@ class _Recompute:
                     back[v.node] = node
                 new_args, new_kwargs = _map((self.args, self.kwargs), lambda v: made.get(v.node, v))
                 outs, _ = _outputs(name, self.fn(*new_args, **new_kwargs))
+                fingerprint = self.prints[k]
+                if fingerprint is not None and not fingerprint.matches(outs[k].value):
+                    raise _changed(name, k)
                 roots = [outs[k]]
                 del outs  # the output's value goes once the pass has read it, unless saved
                 wanted = self.external

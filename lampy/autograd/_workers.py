@@ -65,11 +65,12 @@ def get_num_workers() -> int:
     return _default_workers
 
 
-def resolve_workers(workers: int | str | None) -> int:
-    """``workers`` checked, or the process default for None."""
+def resolve_workers(workers: int | str | None, what: str = "backward") -> int:
+    """``workers`` checked (errors name ``what``, the caller), or the process default for
+    None."""
     if workers is None:
         return _default_workers
-    return _check(workers, "backward")
+    return _check(workers, what)
 
 
 def pool(threads: int) -> ThreadPoolExecutor:
@@ -112,7 +113,7 @@ def parallel_map(
         Exception: the first exception raised by ``fn`` (in the order of ``items``),
             after every call has finished.
     """
-    n = resolve_workers(workers)
+    n = resolve_workers(workers, "parallel_map")
     scope = current_or_none()
     if scope is None:
         raise no_scope("parallel_map")

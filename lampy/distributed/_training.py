@@ -10,7 +10,7 @@ from lampy.autograd import Variable
 from lampy.data import Batches
 from lampy.distributed._broadcast import broadcast_optimizer_state
 from lampy.distributed._data_parallel import DataParallel
-from lampy.distributed._world import reduce_metrics, world
+from lampy.distributed._world import DistributedError, World, reduce_metrics, world
 from lampy.nn._module import Module
 
 __all__ = ["DistributedFit"]
@@ -43,6 +43,7 @@ class DistributedFit:
                 "lampy.distributed.world_size())) so that each rank trains on its own part "
                 "of every batch."
             )
+        _check_same_data(w, what, train_batches)
         self.data_parallel = DataParallel(model)
         broadcast_optimizer_state(optimizer)
         self.is_main = w.rank == 0
@@ -75,6 +76,27 @@ class DistributedFit:
             return reduce_metrics(means, weight=float(counted.samples))
 
         return run
+
+
+def _check_same_data(w: World, what: str, batches: Iterable[Any]) -> None:
+    """Raise the same DistributedError on every rank if the ranks' training data differ in
+    length (one rank would take more steps than the others and wait in a collective
+    that they never join); one tiny all-reduce when they agree."""
+    if isinstance(batches, Batches):
+        text = f"{batches.num_samples} samples, {len(batches)} batches per epoch"
+    elif hasattr(batches, "__len__"):
+        text = f"{len(batches)} batches per epoch"  # type: ignore[arg-type]
+    else:
+        return  # an iterator: its length is not known before it runs
+    texts = w.disagreement(text, f"{what} (comparing the ranks' training data)")
+    if texts is not None:
+        each = "; ".join(f"rank {r}: {t}" for r, t in enumerate(texts))
+        raise DistributedError(
+            f"{what}: the ranks' training data differ ({each}), so they would take "
+            "different numbers of steps and one would wait for ever in a collective. "
+            "Load the same dataset on every rank and shard it with Batches(..., "
+            "shard=(lampy.distributed.rank(), lampy.distributed.world_size()))."
+        )
 
 
 class _Counted:

@@ -8,6 +8,7 @@ collectives never pair up with the user's own MPI calls.
 
 from __future__ import annotations
 
+import atexit
 import math
 import os
 import sys
@@ -35,6 +36,10 @@ __all__ = [
     "world",
     "world_size",
 ]
+
+LEFT_GRACE = 5.0
+"""Seconds a rank waiting in a collective gives a rank that has announced its exit to
+complete its part (it may have sent it just before leaving) before raising."""
 
 DEFAULT_TIMEOUT = 1800.0
 """Seconds a rank waits for the others in a lampy collective before giving up (as
@@ -70,6 +75,54 @@ class World:
         self.rank: int = comm.Get_rank()
         self.size: int = comm.Get_size()
         self.timeout = timeout
+        # Exit notices: a rank whose process ends (sys.exit, the end of its script) tells
+        # the others on this communicator of their own, so that one waiting for it in a
+        # collective stops at once (the abort hook does not see SystemExit).
+        self.left: list[int] = []
+        self._notices: Any = None
+        self._notice_buf = np.zeros(1, dtype=np.int64)
+        self._notice: Any = None
+        if self.size > 1:
+            self._notices = comm.Dup()
+            self._listen()
+
+    def _listen(self) -> None:
+        self._notice = self._notices.Irecv(self._notice_buf, source=self.mpi.ANY_SOURCE)
+
+    def _check_left(self) -> bool:
+        """Whether some rank has announced its exit (noted in ``left``)."""
+        notice = self._notice
+        if notice is None:
+            return bool(self.left)
+        while notice is not None and notice.Test():
+            self.left.append(int(self._notice_buf[0]))
+            self._listen()
+            notice = self._notice
+        return bool(self.left)
+
+    def announce_exit(self) -> None:
+        """Tell every other rank that this process is ending (run at exit by ``init``)."""
+        if self._notices is None or self.mpi.Is_finalized():
+            return
+        notice, self._notice = self._notice, None
+        if notice is not None:
+            notice.Cancel()
+            notice.Wait()
+        mine = np.array([self.rank], dtype=np.int64)
+        sends = [self._notices.Isend(mine, dest=r) for r in range(self.size) if r != self.rank]
+        deadline = time.monotonic() + 2.0  # small eager messages: done at once in practice
+        while not self.mpi.Request.Testall(sends) and time.monotonic() < deadline:
+            time.sleep(1e-3)
+
+    def _left_error(self, what: str) -> DistributedError:
+        ranks = ", ".join(str(r) for r in sorted(set(self.left)))
+        return DistributedError(
+            f"lampy.distributed: rank {ranks} of {self.size} left (its process is ending: "
+            f"sys.exit, or the end of its script) while rank {self.rank} waited for it in "
+            f"{what}, which it will never join. Every rank must take the same steps; let a "
+            "rank that must stop raise an exception instead (the abort hook then ends "
+            "every rank), or stop every rank together."
+        )
 
     def wait(self, requests: Sequence[Any], what: str) -> None:
         """Complete ``requests`` (non-blocking MPI operations), or raise
@@ -80,17 +133,23 @@ class World:
         yields the core, then sleeps 50 µs at a time once the wait is long, so a rank
         waiting for a slower one leaves the processor to others.
         """
-        test = self.mpi.Request.Testall
-        if test(requests):
+        test = self._test
+        if test(requests, what):
             return
         deadline = math.inf if self.timeout is None else time.monotonic() + self.timeout
         polls = 0
-        while not test(requests):
+        left_at = math.inf
+        while not test(requests, what):
             polls += 1
             if polls < 200:
                 _yield_core()
                 continue
-            if time.monotonic() > deadline:
+            now = time.monotonic()
+            if left_at == math.inf and polls % 64 == 0 and self._check_left():
+                left_at = now
+            if now > left_at + LEFT_GRACE:
+                raise self._left_error(what)
+            if now > deadline:
                 raise DistributedTimeoutError(
                     f"lampy.distributed: rank {self.rank} of {self.size} waited more than "
                     f"{self.timeout:g} s for the other ranks in {what}. Another rank has "
@@ -100,6 +159,21 @@ class World:
                     "lampy.distributed.init(timeout=...)."
                 )
             time.sleep(5e-5)
+
+    def _test(self, requests: Sequence[Any], what: str) -> bool:
+        """``MPI_Testall``, with an MPI failure (a truncated message: the ranks called
+        different collectives) turned into a DistributedError naming ``what``."""
+        try:
+            done: bool = self.mpi.Request.Testall(requests)
+        except self.mpi.Exception as e:
+            raise DistributedError(
+                f"lampy.distributed: MPI failed on rank {self.rank} of {self.size} in {what}: "
+                f"{e}. The ranks most likely called different collectives: one is taking "
+                "more steps than another (datasets of different lengths, a loop that breaks "
+                "on one rank). Give every rank the same data, sharded with "
+                "Batches(..., shard=(rank, world))."
+            ) from e
+        return done
 
     def allreduce(self, values: Any, what: str, op: str = "sum") -> np.ndarray:
         """The elementwise ``op`` (``"sum"`` or ``"max"``) of ``values`` over the ranks, as
@@ -206,7 +280,10 @@ def init(*, timeout: float | None = DEFAULT_TIMEOUT, abort_on_error: bool = True
             ``sys.excepthook`` that, after printing an uncaught exception as usual,
             calls ``MPI_Abort`` so that every rank ends with the error instead of
             waiting for ever for the one that failed. The previous hook is kept and
-            called first. Exceptions you catch are not affected.
+            called first. Exceptions you catch are not affected. (``sys.exit`` is not an
+            error to the hook; whatever this setting, a rank whose process ends tells
+            the others at exit, and one waiting for it in a collective raises a
+            ``DistributedError`` within seconds instead of waiting for the timeout.)
 
     Raises:
         MissingExtraError: mpi4py (or an MPI library) is not installed; it names
@@ -224,6 +301,9 @@ def init(*, timeout: float | None = DEFAULT_TIMEOUT, abort_on_error: bool = True
     mpi = _import_mpi()
     world = World(mpi, mpi.COMM_WORLD.Dup(), None if timeout is None else float(timeout))
     _world = world
+    if world.size > 1:
+        # Registered after mpi4py's own exit handler (MPI_Finalize), so it runs before.
+        atexit.register(world.announce_exit)
     if abort_on_error and world.size > 1:
         sys.excepthook = _AbortHook(world, sys.excepthook)
 

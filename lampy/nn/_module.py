@@ -35,6 +35,7 @@ from lampy._errors import (
     NoScopeError,
     ShapeError,
 )
+from lampy._memory import sealed_view
 from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable, const, param, zero_grads
@@ -398,14 +399,18 @@ class Module:
 
         Like PyTorch's, the arrays share memory with the module (read-only views), so
         they change as the module trains; copy them (``{k: v.copy() ...}``) to keep a
-        snapshot. Frozen parameters (Variables that need no gradient) are included.
+        snapshot. Frozen parameters (Variables that need no gradient) are included. A
+        parameter's view cannot be made writable (``setflags(write=True)`` raises):
+        change parameters with ``load_state_dict``, which counts versions.
         """
         out: dict[str, np.ndarray] = {}
         for name, leaf in self._named_state():
             if name in out:
                 continue
             if isinstance(leaf, Variable):
-                out[name] = leaf.value
+                # a view numpy cannot make writable: a write would bypass the version
+                # counter (load_state_dict and optimizers write through in_place)
+                out[name] = sealed_view(leaf.value)
             else:
                 view = leaf.view()
                 view.setflags(write=False)

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError
-from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
 
@@ -67,16 +66,16 @@ class Adadelta(Optimizer):
             )
         check_nonnegative("Adadelta", eps=group["eps"], weight_decay=group["weight_decay"])
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        if not self.state.get(p):
+            square_avg, acc_delta = self._new_states(p, 2)
+            self.state[p] = {"step": 0, "square_avg": square_avg, "acc_delta": acc_delta}
+        self._scratch(p, 3)
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         rho, eps = group["rho"], group["eps"]
-        state = self.state.get(p)
-        if not state:
-            state = self.state[p] = {
-                "step": 0,
-                "square_avg": state_buffer(p.node),
-                "acc_delta": state_buffer(p.node),
-            }
-        g_buf, tmp, delta = self._scratch(value, 3)
+        state = self.state[p]
+        g_buf, tmp, delta = self._scratch(p, 3)
         state["step"] += 1
         g = self._direction(grad, value, group["weight_decay"], group["maximize"], g_buf)
         square_avg, acc_delta = state["square_avg"], state["acc_delta"]

@@ -71,7 +71,8 @@ class Adagrad(Optimizer):
         self, group: dict[str, Any], p: Variable, initial: float | None = None
     ) -> dict[str, Any]:
         value = group["initial_accumulator_value"] if initial is None else initial
-        state = self.state[p] = {"step": 0, "sum": np.full_like(p.value, value)}
+        (total,) = self._new_states(p, 1, fill=value)
+        state = self.state[p] = {"step": 0, "sum": total}
         return state
 
     def _check_group(self, group: dict[str, Any]) -> None:
@@ -84,9 +85,14 @@ class Adagrad(Optimizer):
             eps=group["eps"],
         )
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        if not self.state.get(p):
+            self._init_state(group, p)
+        self._scratch(p, 3)
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
-        state = self.state.get(p) or self._init_state(group, p)
-        g_buf, tmp, std = self._scratch(value, 3)
+        state = self.state[p]
+        g_buf, tmp, std = self._scratch(p, 3)
         state["step"] += 1
         clr = group["lr"] / (1 + (state["step"] - 1) * group["lr_decay"])
         g = self._direction(grad, value, group["weight_decay"], group["maximize"], g_buf)

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
 
@@ -73,19 +72,19 @@ class Adam(Optimizer):
         check_betas(name, group["betas"])
         check_nonnegative(name, weight_decay=group["weight_decay"])
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        if not self.state.get(p):
+            exp_avg, exp_avg_sq = self._new_states(p, 2)
+            self.state[p] = {"step": 0, "exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}
+        if group["amsgrad"] and "max_exp_avg_sq" not in self.state[p]:
+            (self.state[p]["max_exp_avg_sq"],) = self._new_states(p, 1)
+        self._scratch(p, 3)
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         beta1, beta2 = group["betas"]
         lr, weight_decay, amsgrad = group["lr"], group["weight_decay"], group["amsgrad"]
-        state = self.state.get(p)
-        if not state:
-            state = self.state[p] = {
-                "step": 0,
-                "exp_avg": state_buffer(p.node),
-                "exp_avg_sq": state_buffer(p.node),
-            }
-        if amsgrad and "max_exp_avg_sq" not in state:
-            state["max_exp_avg_sq"] = state_buffer(p.node)
-        g_buf, tmp, denom = self._scratch(value, 3)
+        state = self.state[p]
+        g_buf, tmp, denom = self._scratch(p, 3)
         state["step"] += 1
         step = state["step"]
         if weight_decay != 0 and group["decoupled_weight_decay"]:

@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
 
@@ -64,13 +63,17 @@ class Lion(Optimizer):
         check_betas("Lion", group["betas"])
         check_nonnegative("Lion", weight_decay=group["weight_decay"])
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        if not self.state.get(p):
+            (exp_avg,) = self._new_states(p, 1)
+            self.state[p] = {"exp_avg": exp_avg}
+        self._scratch(p, 3)
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         beta1, beta2 = group["betas"]
         lr, weight_decay = group["lr"], group["weight_decay"]
-        state = self.state.get(p)
-        if not state:
-            state = self.state[p] = {"exp_avg": state_buffer(p.node)}
-        g_buf, tmp, update = self._scratch(value, 3)
+        state = self.state[p]
+        g_buf, tmp, update = self._scratch(p, 3)
         g = self._direction(grad, value, 0.0, group["maximize"], g_buf)
         exp_avg = state["exp_avg"]
         if weight_decay != 0:

@@ -7,18 +7,31 @@ users may change between steps. ``lampy.optim.Optimizer.step`` walks the groups,
 each param to the subclass's ``_update``, which changes the value **in place** with numpy
 ufuncs writing into preallocated buffers (``out=``): after the first step, a step
 allocates no arrays. The layout of ``state_dict`` follows PyTorch's.
+
+Memory. Every state and scratch array is allocated through ``_new_states`` and
+``_scratch``, which charge it to the scope of the param it serves (checked against the
+scope's budgets: past one, ``MemoryBudgetError`` before any param is written) and
+record the charge in the optimizer's ``_Charges``. ``Optimizer.close`` refunds them all;
+so does a ``weakref.finalize`` when the optimizer object is freed, which in CPython is
+the moment its last reference goes (``del opt``, rebinding the name), unless the
+optimizer is caught in a reference cycle: then at the cyclic collector's next run, or
+call ``close()``. A charge whose scope has exited is not refunded again (the exit did).
 """
 
 from __future__ import annotations
 
 import copy
 import numbers
+import threading
+import weakref
 from collections.abc import Callable, Iterable
+from types import TracebackType
 from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import LampyError, LampyTypeError, LampyValueError, ShapeError
+from lampy._memory import Ledger, charge_state, refund_state
 from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable, zero_grads
@@ -123,13 +136,56 @@ def _same_kind(current: Any, loaded: Any) -> bool:
     return True
 
 
+class _Charges:
+    """The bytes an optimizer charged to scopes' ledgers, one entry per array it holds
+    (state or scratch), so that each can be refunded once: when the array is replaced
+    (``load_state_dict``) or when the optimizer closes or is freed (``refund_all``)."""
+
+    __slots__ = ("_by_array", "_lock")
+
+    def __init__(self) -> None:
+        self._by_array: dict[int, tuple[weakref.ref[np.ndarray], Ledger, int]] = {}
+        self._lock = threading.Lock()
+
+    def add(self, a: np.ndarray, ledger: Ledger | None) -> None:
+        if ledger is not None:
+            with self._lock:
+                self._by_array[id(a)] = (weakref.ref(a), ledger, a.nbytes)
+
+    def refund(self, a: np.ndarray) -> None:
+        with self._lock:
+            entry = self._by_array.get(id(a))
+            if entry is None or entry[0]() is not a:
+                return
+            del self._by_array[id(a)]
+        refund_state(entry[1], entry[2])
+
+    def refund_all(self) -> None:
+        with self._lock:
+            entries = list(self._by_array.values())
+            self._by_array.clear()
+        for _, ledger, n in entries:
+            refund_state(ledger, n)
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes charged and not yet refunded."""
+        return sum(n for _, _, n in self._by_array.values())
+
+
 class Optimizer:
     """Base class of optimizers: param groups, per-param state and in-place updates.
 
     Subclasses set their defaults, validate hyper-parameters in ``_check_group`` and
-    implement ``_update(group, p, value, grad)``, which changes ``value`` (the writable
-    value of param ``p``) in place from ``grad``, keeping its state in ``self.state[p]``
-    and using ``self._scratch(value, n)`` for temporary arrays.
+    implement ``_prepare(group, p)``, which allocates what a step of ``p`` needs (state
+    with ``self._new_states(p, k)``, temporaries with ``self._scratch(p, n)``), and
+    ``_update(group, p, value, grad)``, which changes ``value`` (the writable value of
+    param ``p``) in place from ``grad``, keeping its state in ``self.state[p]``.
+
+    State and scratch arrays are charged to the params' scopes (``Scope.memory``, and
+    their budgets) while the optimizer holds them. ``close()`` (or a ``with`` block)
+    refunds them; an optimizer that is simply dropped is refunded when CPython frees it,
+    at once unless it is part of a reference cycle.
 
     Args:
         params: An iterable of params (Variables made by ``lampy.param``), or of dicts
@@ -162,6 +218,10 @@ class Optimizer:
         self.state: dict[Variable, dict[str, Any]] = {}
         self.param_groups: list[dict[str, Any]] = []
         self._scratch_arrays: dict[tuple[tuple[int, ...], np.dtype[Any]], list[np.ndarray]] = {}
+        self._charges = _Charges()
+        self._closed = False
+        # Refunds when the optimizer is freed; close() runs it early (once, either way).
+        self._refund = weakref.finalize(self, self._charges.refund_all)
         given: list[Any] = _as_param_list(params, name)
         if not given:
             raise LampyValueError(f"{name}: got an empty parameter list.")
@@ -239,6 +299,11 @@ class Optimizer:
         Returns:
             The closure's result, or None.
         """
+        if self._closed:
+            raise LampyError(
+                f"{type(self).__name__}.step: the optimizer was closed (its state was freed "
+                "and refunded); make a new optimizer to go on training."
+            )
         loss = None
         if closure is not None:
             loss = closure()
@@ -247,6 +312,10 @@ class Optimizer:
         ]
         if not work:
             return loss
+        # Everything a step needs is allocated (and charged) before any param is written:
+        # a MemoryBudgetError leaves every param as it was.
+        for group, p in work:
+            self._prepare(group, p)
         # Every group's params are opened before any is written: a param that cannot be
         # written (read-only memory) fails the step before anything changed. numpy's
         # warnings are off: like PyTorch, a NaN or inf simply propagates.
@@ -255,22 +324,87 @@ class Optimizer:
                 self._update(group, p, value, p.grad)
         return loss
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        """Allocate the state and scratch arrays a step of ``p`` needs (called for every
+        param of a step before any is written)."""
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         raise NotImplementedError
 
-    def _scratch(self, like: np.ndarray, n: int) -> list[np.ndarray]:
-        """``n`` scratch arrays of ``like``'s shape and dtype, shared by same-shaped params.
+    def _new_states(self, p: Variable, k: int, fill: float = 0.0) -> list[np.ndarray]:
+        """``k`` state arrays of ``p``'s shape and dtype filled with ``fill``, charged to
+        ``p``'s scope; all or none (past a budget, the ones charged are refunded)."""
+        made: list[np.ndarray] = []
+        try:
+            for _ in range(k):
+                a = np.full(p.shape, fill, p.dtype) if fill else np.zeros(p.shape, p.dtype)
+                self._charge(p, a, "state")
+                made.append(a)
+        except BaseException:
+            for a in made:
+                self._charges.refund(a)
+            raise
+        return made
 
-        Allocated on first use and reused by every later step: their contents are garbage
-        on entry and must not be kept between calls.
+    def _charge(self, p: Variable, a: np.ndarray, kind: str) -> None:
+        ledger = charge_state(p.node, a, f"{type(self).__name__} {kind} of {p.node.name}")
+        self._charges.add(a, ledger)
+
+    def _scratch(self, p: Variable, n: int) -> list[np.ndarray]:
+        """``n`` scratch arrays of ``p``'s shape and dtype, shared by same-shaped params.
+
+        Allocated on first use (charged to ``p``'s scope) and reused by every later step:
+        their contents are garbage on entry and must not be kept between calls.
         """
-        key = (like.shape, like.dtype)
+        key = (p.shape, p.dtype)
         arrays = self._scratch_arrays.get(key)
         if arrays is None:
             arrays = self._scratch_arrays[key] = []
         while len(arrays) < n:
-            arrays.append(np.empty_like(like))
+            a = np.empty(p.shape, p.dtype)
+            self._charge(p, a, "scratch")
+            arrays.append(a)
         return arrays
+
+    # ------------------------------------------------------------------ memory
+    @property
+    def nbytes(self) -> int:
+        """Bytes of state and scratch this optimizer holds and has charged to scopes."""
+        return self._charges.nbytes
+
+    def close(self) -> None:
+        """Free the optimizer's state and scratch arrays and refund them to their scopes.
+
+        After it, ``step`` raises. Calling it again does nothing. Without it, the refund
+        happens when the optimizer object is freed (see the class docstring).
+        """
+        self._closed = True
+        self.state = {}
+        self._scratch_arrays = {}
+        self._refund()
+
+    def __copy__(self) -> Optimizer:
+        """A shallow copy (the same params, groups and state arrays) with its own memory
+        record: what it allocates or loads is its own to charge and refund, and it never
+        refunds the original's arrays (``lampy.load`` dry-runs ``load_state_dict`` on
+        one)."""
+        new = type(self).__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new._scratch_arrays = {}
+        new._charges = _Charges()
+        new._refund = weakref.finalize(new, new._charges.refund_all)
+        return new
+
+    def __enter__(self) -> Optimizer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
 
     @staticmethod
     def _direction(
@@ -391,8 +525,27 @@ class Optimizer:
                 )
             p = id_map[key]
             new_state[p] = {k: self._load_value(name, key, k, v, p) for k, v in entry.items()}
+        self._charge_loaded(new_state)
+        for entry in self.state.values():
+            for v in entry.values():
+                if isinstance(v, np.ndarray):
+                    self._charges.refund(v)
         self.state = new_state
         self.param_groups = new_groups
+
+    def _charge_loaded(self, state: dict[Variable, dict[str, Any]]) -> None:
+        """Charge the arrays of a loaded state, all or none."""
+        charged: list[np.ndarray] = []
+        try:
+            for p, entry in state.items():
+                for v in entry.values():
+                    if isinstance(v, np.ndarray):
+                        self._charge(p, v, "state")
+                        charged.append(v)
+        except BaseException:
+            for a in charged:
+                self._charges.refund(a)
+            raise
 
     @staticmethod
     def _load_value(name: str, index: Any, key: str, v: Any, p: Variable) -> Any:

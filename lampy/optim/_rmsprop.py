@@ -6,7 +6,6 @@ from typing import Any
 
 import numpy as np
 
-from lampy._memory import state_buffer
 from lampy.autograd._variable import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
 
@@ -76,16 +75,21 @@ class RMSprop(Optimizer):
             alpha=group["alpha"],
         )
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        if not self.state.get(p):
+            (square_avg,) = self._new_states(p, 1)
+            self.state[p] = {"step": 0, "square_avg": square_avg}
+        state = self.state[p]
+        if group["momentum"] > 0 and "momentum_buffer" not in state:
+            (state["momentum_buffer"],) = self._new_states(p, 1)
+        if group["centered"] and "grad_avg" not in state:
+            (state["grad_avg"],) = self._new_states(p, 1)
+        self._scratch(p, 3)
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         alpha, momentum = group["alpha"], group["momentum"]
-        state = self.state.get(p)
-        if not state:
-            state = self.state[p] = {"step": 0, "square_avg": state_buffer(p.node)}
-        if momentum > 0 and "momentum_buffer" not in state:
-            state["momentum_buffer"] = state_buffer(p.node)
-        if group["centered"] and "grad_avg" not in state:
-            state["grad_avg"] = state_buffer(p.node)
-        g_buf, tmp, avg = self._scratch(value, 3)
+        state = self.state[p]
+        g_buf, tmp, avg = self._scratch(p, 3)
         state["step"] += 1
         g = self._direction(grad, value, group["weight_decay"], group["maximize"], g_buf)
         square_avg = state["square_avg"]

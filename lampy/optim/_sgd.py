@@ -59,6 +59,7 @@ class SGD(Optimizer):
             "maximize": maximize,
         }
         super().__init__(params, defaults)
+        self._fresh: dict[Variable, np.ndarray] = {}  # momentum buffers before their first use
 
     def _check_group(self, group: dict[str, Any]) -> None:
         check_nonnegative(
@@ -70,15 +71,38 @@ class SGD(Optimizer):
                 f"momentum={group['momentum']}, dampening={group['dampening']}."
             )
 
+    def _prepare(self, group: dict[str, Any], p: Variable) -> None:
+        if group["momentum"] != 0:
+            state = self.state.setdefault(p, {})
+            if state.get("momentum_buffer") is not None:
+                if p in self._fresh:  # a buffer was loaded since: the spare one goes
+                    self._charges.refund(self._fresh.pop(p))
+            elif p not in self._fresh:
+                # filled with the first direction at the first update, as PyTorch's clone
+                (self._fresh[p],) = self._new_states(p, 1)
+        self._scratch(p, 2)
+
+    def close(self) -> None:
+        """Free and refund the state, as ``lampy.optim.Optimizer.close``."""
+        self._fresh = {}
+        super().close()
+
+    def __copy__(self) -> SGD:
+        new = super().__copy__()
+        assert isinstance(new, SGD)
+        new._fresh = {}  # the original's spare buffers stay the original's
+        return new
+
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         momentum = group["momentum"]
-        g_buf, tmp = self._scratch(value, 2)
+        g_buf, tmp = self._scratch(p, 2)
         d = self._direction(grad, value, group["weight_decay"], group["maximize"], g_buf)
         if momentum != 0:
-            state = self.state.setdefault(p, {})
+            state = self.state[p]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = d.copy()
+                buf = state["momentum_buffer"] = self._fresh.pop(p)
+                np.copyto(buf, d)
             else:
                 np.multiply(buf, momentum, out=buf)
                 dampening = group["dampening"]

@@ -326,7 +326,7 @@ def test_grad_called_under_no_grad_still_differentiates() -> None:
 
 def test_grad_leaves_gradients_of_closed_over_params_alone() -> None:
     """grad has no side effects: a param of an outer scope used inside f keeps its gradient."""
-    with lampy.Scope():
+    with lampy.Scope(), lampy.no_grad():
         w = lampy.param([1.0, 2.0, 3.0])
         g = lampy.grad(lambda v: (v * w).sum())(X)
         np.testing.assert_array_equal(g, [1.0, 2.0, 3.0])

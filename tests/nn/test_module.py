@@ -157,7 +157,9 @@ def test_state_dict_arrays_are_read_only_views_of_the_module() -> None:
         net = _net(_rng())
         sd = net.state_dict()
         assert np.shares_memory(sd["stats.running"], net.stats.running)
-        assert sd["body.0.weight"] is net.body.layers[0].weight.value  # type: ignore[attr-defined]
+        weight = net.body.layers[0].weight.value  # type: ignore[attr-defined]
+        assert np.shares_memory(sd["body.0.weight"], weight)
+        np.testing.assert_array_equal(sd["body.0.weight"], weight)
         with pytest.raises(ValueError, match="read-only"):
             sd["stats.running"][0] = 1.0
 

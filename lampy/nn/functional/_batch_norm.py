@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._remat import recomputing
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels, _float
 from lampy.nn.functional._shared import frozen
@@ -189,8 +190,9 @@ def _batch_norm_train(
         contrib_of(bias, d_bias),
     )
     # the running statistics change only once the result is recorded: a call
-    # that fails (no Scope open, ...) leaves the module state alone
-    if count and rm is not None:
+    # that fails (no Scope open, ...) leaves the module state alone; remat's
+    # recomputation in backward repeats a call that already updated them
+    if count and rm is not None and not recomputing():
         if nbt is not None:
             nbt += 1
         f = 1.0 / int(nbt) if momentum is None and nbt is not None else float(momentum or 0)
