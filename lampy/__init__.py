@@ -11,6 +11,7 @@ from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
 from lampy import train as train
+from lampy._errors import AmbiguousMethodError as AmbiguousMethodError
 from lampy._errors import BackwardError as BackwardError
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError

@@ -10,14 +10,16 @@ it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
+import warnings
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import AmbiguousMethodError, LampyTypeError, LampyValueError, ShapeError
 
 if TYPE_CHECKING:
     from lampy.autograd._variable import Variable
@@ -67,6 +69,8 @@ class _OpFunctions:
     log: Callable[..., Variable]
     log1p: Callable[..., Variable]
     log_softmax: Callable[..., Variable]
+    maximum: Callable[..., Variable]
+    minimum: Callable[..., Variable]
     logsumexp: Callable[..., Variable]
     masked_fill: Callable[..., Variable]
     matmul: Callable[..., Variable]
@@ -98,7 +102,9 @@ class _OpFunctions:
     sum: Callable[..., Variable]
     swapaxes: Callable[..., Variable]
     take: Callable[..., Variable]
+    take_along_axis: Callable[..., Variable]
     tanh: Callable[..., Variable]
+    tile: Callable[..., Variable]
     topk: Callable[..., TopK]
     trace: Callable[..., Variable]
     transpose: Callable[..., Variable]
@@ -260,11 +266,48 @@ class VariableOperators:
         return _ops.matrix_transpose(self)
 
     def reshape(self, *shape: Any, order: str = "C") -> Variable:
-        """Same as ``lampy.reshape``; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
-        return _ops.reshape(self, _shape_arg(shape), order=order)
+        """Same as ``lampy.reshape``; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``.
 
-    def transpose(self, *axes: Any) -> Variable:
-        """Same as ``lampy.transpose``; accepts ``v.transpose(1, 0)`` and a tuple."""
+        Raises:
+            LampyTypeError: if the shape is not ints.
+        """
+        return _ops.reshape(self, _shape_ints("reshape", shape, self.shape), order=order)
+
+    def transpose(self, *axes: Any, dim0: int | None = None, dim1: int | None = None) -> Variable:
+        """numpy's ``transpose`` (a permutation, or reversed axes), or PyTorch's swap of
+        two axes where numpy's reading cannot apply.
+
+        ``x.transpose()``, ``x.transpose((1, 0, 2))`` and ``x.transpose(1, 0, 2)`` are
+        numpy's. Two axes on a Variable that is not 2-d, or ``dim0=``/``dim1=``, are
+        PyTorch's swap (``lampy.swapaxes``); on a 2-d Variable, ``(1, 0)`` means the same
+        in both. ``x.transpose(0, 1)`` or ``(-2, -1)`` on a 2-d Variable is numpy's
+        identity but PyTorch's swap, so it raises, showing both spellings.
+
+        Raises:
+            AmbiguousMethodError: for two axes that numpy and PyTorch read differently.
+        """
+        if dim0 is not None or dim1 is not None:
+            if axes or dim0 is None or dim1 is None:
+                raise LampyTypeError(
+                    f"transpose: PyTorch's form takes two axes, dim0 and dim1; got {axes!r}, "
+                    f"dim0={dim0!r}, dim1={dim1!r}."
+                )
+            return _ops.swapaxes(self, dim0, dim1)
+        if len(axes) == 2 and all(_is_int(a) for a in axes):
+            a, b = (operator.index(d) for d in axes)
+            if self.ndim != 2 or a % 2 == b % 2:  # numpy would raise: PyTorch's swap
+                return _ops.swapaxes(self, a, b)
+            if (a % 2, b % 2) == (0, 1) and -2 <= min(a, b) and max(a, b) < 2:
+                raise AmbiguousMethodError(
+                    _ambiguous(
+                        f"transpose({a}, {b})",
+                        self.shape,
+                        "numpy reads the axes as a permutation, which leaves a 2-d Variable "
+                        "as it is; PyTorch swaps the two axes",
+                        numpy="x (nothing to do), or x.transpose((0, 1))",
+                        torch=f"x.swapaxes({a}, {b}), x.mT or x.T",
+                    )
+                )
         perm: Any = axes
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
             perm = axes[0]
@@ -298,28 +341,32 @@ class VariableOperators:
         _no_out("mean", out)
         return _ops.mean(self, axis, dtype, keepdims, dim=dim, keepdim=keepdim)
 
-    def var(
-        self,
-        axis: Any = None,
-        dtype: Any = None,
-        out: None = None,
-        ddof: int = 0,
-        keepdims: bool = False,
-    ) -> Variable:
-        """Same as ``lampy.var`` (no ``dim=``: PyTorch's ``var`` divides by ``n - 1``)."""
-        _no_out("var", out)
+    def var(self, *args: Any, **kwargs: Any) -> Variable:
+        """The variance: numpy's ``var`` with ``ddof=``, PyTorch's with ``correction=``
+        or ``unbiased=``, and ``dim=``/``keepdim=`` PyTorch's.
+
+        numpy divides by ``n`` by default and PyTorch by ``n - 1``, and PyTorch takes
+        numpy's ``axis=`` too, so ``x.var()``, ``x.var(1)`` and ``x.var(axis=1)`` would
+        mean different numbers to the two; they raise, showing both spellings. Say the
+        divisor (``ddof=0``, ``correction=1``, ``unbiased=True``) or use ``dim=``.
+
+        Raises:
+            AmbiguousMethodError: when neither the divisor nor PyTorch's ``dim=`` is given.
+        """
+        axis, dtype, ddof, keepdims = _moments("var", self.shape, args, kwargs)
         return _ops.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
-    def std(
-        self,
-        axis: Any = None,
-        dtype: Any = None,
-        out: None = None,
-        ddof: int = 0,
-        keepdims: bool = False,
-    ) -> Variable:
-        """Same as ``lampy.std`` (no ``dim=``: PyTorch's ``std`` divides by ``n - 1``)."""
-        _no_out("std", out)
+    def std(self, *args: Any, **kwargs: Any) -> Variable:
+        """The standard deviation: numpy's ``std`` with ``ddof=``, PyTorch's with
+        ``correction=`` or ``unbiased=``, and ``dim=``/``keepdim=`` PyTorch's.
+
+        As ``lampy.Variable.var``: a call that does not say the divisor, in either
+        library's words, raises showing both spellings.
+
+        Raises:
+            AmbiguousMethodError: when neither the divisor nor PyTorch's ``dim=`` is given.
+        """
+        axis, dtype, ddof, keepdims = _moments("std", self.shape, args, kwargs)
         return _ops.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
     def prod(
@@ -336,29 +383,39 @@ class VariableOperators:
         _no_out("prod", out)
         return _ops.prod(self, axis, dtype, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
-    def max(
-        self,
-        axis: Any = None,
-        out: None = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = True,
-    ) -> Variable:
-        """Same as ``lampy.amax`` (no ``dim=``: PyTorch's ``max(dim)`` returns indices too)."""
-        _no_out("max", out)
-        return _ops.amax(self, axis, keepdims=keepdims, initial=initial, where=where)
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``max`` over everything or with numpy-only arguments, PyTorch's
+        ``max(dim=...)`` (values and indices) and ``max(other)`` (elementwise).
 
-    def min(
-        self,
-        axis: Any = None,
-        out: None = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = True,
-    ) -> Variable:
-        """Same as ``lampy.amin`` (no ``dim=``: PyTorch's ``min(dim)`` returns indices too)."""
-        _no_out("min", out)
-        return _ops.amin(self, axis, keepdims=keepdims, initial=initial, where=where)
+        ``x.max()`` is the same in both libraries. With ``dim=`` (or ``keepdim=``, or a
+        bool ``keepdim`` after the axis) it returns PyTorch's ``(values, indices)``, a
+        ``lampy.ops.MinMax`` whose values are differentiable (the gradient goes to the
+        index, as PyTorch); with ``initial=``, ``where=`` or ``keepdims=`` numpy's
+        ``amax``; given a Variable or array, ``lampy.maximum``. An axis alone
+        (``x.max(1)``, ``x.max(axis=1)``) is an array for numpy and values and indices
+        for PyTorch: it raises, showing ``x.amax(axis=1)`` and ``x.max(dim=1)``.
+
+        Raises:
+            AmbiguousMethodError: for an axis without a sign of either library.
+        """
+        return _extreme("max", self, args, kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``min`` over everything or with numpy-only arguments, PyTorch's
+        ``min(dim=...)`` (values and indices) and ``min(other)`` (elementwise).
+
+        ``x.min()`` is the same in both libraries. With ``dim=`` (or ``keepdim=``, or a
+        bool ``keepdim`` after the axis) it returns PyTorch's ``(values, indices)``, a
+        ``lampy.ops.MinMax`` whose values are differentiable (the gradient goes to the
+        index, as PyTorch); with ``initial=``, ``where=`` or ``keepdims=`` numpy's
+        ``amin``; given a Variable or array, ``lampy.minimum``. An axis alone
+        (``x.min(1)``, ``x.min(axis=1)``) is an array for numpy and values and indices
+        for PyTorch: it raises, showing ``x.amin(axis=1)`` and ``x.min(dim=1)``.
+
+        Raises:
+            AmbiguousMethodError: for an axis without a sign of either library.
+        """
+        return _extreme("min", self, args, kwargs)
 
     def amax(
         self,
@@ -445,17 +502,58 @@ class VariableOperators:
         _no_out("compress", out)
         return _ops.compress(condition, self, axis)
 
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Whether all elements along ``axis`` are true, as numpy (a numpy result)."""
-        return np.all(self.value, axis=axis, keepdims=keepdims)
+    def all(
+        self,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        *,
+        dim: Any = None,
+        keepdim: bool | None = None,
+    ) -> Any:
+        """Whether all elements along ``axis`` (PyTorch's ``dim``) are true: a numpy
+        result (the same in both libraries)."""
+        _no_out("all", out)
+        axis = _dim_alias("all", axis, dim)
+        return np.all(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Whether any element along ``axis`` is true, as numpy (a numpy result)."""
-        return np.any(self.value, axis=axis, keepdims=keepdims)
+    def any(
+        self,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        *,
+        dim: Any = None,
+        keepdim: bool | None = None,
+    ) -> Any:
+        """Whether any element along ``axis`` (PyTorch's ``dim``) is true: a numpy
+        result (the same in both libraries)."""
+        _no_out("any", out)
+        axis = _dim_alias("any", axis, dim)
+        return np.any(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
-    def nonzero(self) -> tuple[np.ndarray, ...]:
-        """Indices of the nonzero elements, as ``numpy.nonzero`` (numpy arrays)."""
-        return np.nonzero(self.value)
+    def nonzero(self, *, as_tuple: bool | None = None) -> Any:
+        """The indices of the nonzero elements: numpy's tuple of index arrays with
+        ``as_tuple=True``, PyTorch's ``(count, ndim)`` array with ``as_tuple=False``.
+
+        ``x.nonzero()`` is numpy's tuple but PyTorch's 2-d array, so it raises showing
+        both spellings.
+
+        Raises:
+            AmbiguousMethodError: when ``as_tuple`` is not given.
+        """
+        if as_tuple is None:
+            raise AmbiguousMethodError(
+                _ambiguous(
+                    "nonzero()",
+                    self.shape,
+                    "numpy returns a tuple of index arrays, one per axis; PyTorch returns "
+                    "one (count, ndim) array",
+                    numpy="x.nonzero(as_tuple=True) or lampy.nonzero(x)",
+                    torch="x.nonzero(as_tuple=False) or np.argwhere(x.value)",
+                )
+            )
+        return np.nonzero(self.value) if as_tuple else np.argwhere(self.value)
 
     def argsort(
         self,
@@ -464,13 +562,28 @@ class VariableOperators:
         *,
         stable: Any = None,
         dim: int | None = None,
+        descending: bool = False,
     ) -> Any:
         """Same as ``lampy.argsort``: integer indices as a numpy array, not a Variable.
 
-        (``ndarray.sort`` sorts in place and ``torch.Tensor.sort`` returns indices too,
-        so Variables have no ``sort`` method; use ``lampy.sort``.)
+        PyTorch's ``dim=``, ``descending=`` and ``x.argsort(dim, descending)`` (a bool
+        second argument) are accepted; descending order keeps equal elements in order
+        when ``stable=True``, as PyTorch.
         """
-        return _ops.argsort(self, axis, kind, stable=stable, dim=dim)
+        if isinstance(kind, bool):  # PyTorch's argsort(dim, descending)
+            kind, descending = None, kind
+        if not descending:
+            return _ops.argsort(self, axis, kind, stable=stable, dim=dim)
+        axis = _dim_alias("argsort", axis, dim, default=-1)
+        x = np.asarray(self.value)
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        # Sorting the negated order keeps ties first-to-last, as PyTorch's stable sort.
+        n = x.shape[axis] if x.ndim else 1
+        rev = np.flip(x, axis) if x.ndim else x
+        idx = np.argsort(rev, axis=axis, kind=kind, stable=True if stable else stable)
+        idx = np.flip(idx, axis) if x.ndim else idx
+        return (n - 1 - idx) if x.ndim else idx
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
         """Same as ``lampy.topk``: the values (a Variable) and their indices."""
@@ -511,9 +624,18 @@ class VariableOperators:
         """Same as ``lampy.swapaxes``."""
         return _ops.swapaxes(self, axis1, axis2)
 
-    def repeat(self, repeats: Any, axis: Any = None) -> Variable:
-        """Same as ``lampy.repeat`` (numpy's, not ``torch.Tensor.repeat``, which tiles)."""
-        return _ops.repeat(self, repeats, axis)
+    def repeat(self, *args: Any, **kwargs: Any) -> Variable:
+        """numpy's ``repeat`` (each element ``repeats`` times along ``axis``), or PyTorch's
+        ``repeat`` (the whole Variable tiled, ``lampy.tile``) where numpy's cannot apply.
+
+        ``x.repeat(2, axis=1)`` is numpy's, ``x.repeat(2, 1, 1)`` (three sizes) PyTorch's.
+        Where both readings apply and give different results (``x.repeat(2, 1)`` on a
+        2-d Variable, ``x.repeat(2)`` on a 1-d one), it raises showing both spellings.
+
+        Raises:
+            AmbiguousMethodError: where numpy's and PyTorch's readings differ.
+        """
+        return _repeat(self, args, kwargs)
 
     def __abs__(self) -> Variable:
         return _ops.abs(self)
@@ -679,8 +801,22 @@ class VariableOperators:
         return _ops.permute_dims(self, _shape_arg(dims))
 
     def view(self, *shape: Any) -> Variable:
-        """Same as ``lampy.reshape`` (values are immutable, so a view and a copy are alike)."""
-        return _ops.reshape(self, _shape_arg(shape))
+        """Same as ``lampy.reshape`` (values are immutable, so a view and a copy are alike).
+
+        ``x.view(np.float32)`` (numpy's and PyTorch's reinterpretation of the bytes as
+        another dtype) has no gradient, and raises.
+
+        Raises:
+            LampyTypeError: for a dtype, or a shape that is not ints.
+        """
+        if len(shape) == 1 and _is_dtype_like(shape[0]):
+            raise LampyTypeError(
+                f"view({_name_of(shape[0])}): reinterpreting the bytes of a Variable of shape "
+                f"{self.shape} and dtype {self.value.dtype} as another dtype has no "
+                "gradient. For a cast, use x.astype(dtype); for the raw bits, "
+                "x.value.view(dtype) (a numpy array). x.view(*shape) is PyTorch's reshape."
+            )
+        return _ops.reshape(self, _shape_ints("view", shape, self.shape))
 
     def view_as(self, other: Any) -> Variable:
         """Same as ``lampy.reshape`` to ``other``'s shape."""
@@ -745,6 +881,100 @@ class VariableOperators:
     def index_select(self, dim: int, index: Any) -> Variable:
         """Same as ``lampy.index_select``."""
         return _ops.index_select(self, dim, index)
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Variable, ...]:
+        """PyTorch's ``split``: pieces of ``split_size`` along ``dim`` (the last may be
+        smaller), or of the sizes in a list. (numpy arrays have no ``split`` method;
+        ``lampy.split(x, n)`` is numpy's function, ``n`` equal sections.)
+
+        Raises:
+            LampyValueError: if a size is negative, or the sizes do not add up to the axis.
+        """
+        ax = _axis("split", "dim", dim, self.shape)
+        n = self.shape[ax] if self.ndim else 1
+        if _is_int(split_size_or_sections):
+            step = operator.index(split_size_or_sections)
+            if step < 1 and not (step == 0 and n == 0):
+                raise LampyValueError(
+                    f"split: split_size must be at least 1, got {step} (PyTorch's split "
+                    "takes the size of each piece; x.chunk(k) gives k pieces)."
+                )
+            cuts = list(range(step, n, step)) if step else []
+        else:
+            sizes = [operator.index(k) for k in split_size_or_sections]
+            if any(k < 0 for k in sizes) or sum(sizes) != n:
+                raise LampyValueError(
+                    f"split: the sizes {sizes} must be >= 0 and add up to {n}, the length of "
+                    f"dim {dim} of a Variable of shape {self.shape}."
+                )
+            cuts = list(itertools.accumulate(sizes))[:-1]
+        return tuple(_ops.split(self, cuts, axis=ax))
+
+    def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Raises: numpy's ``sort`` sorts in place (Variables are immutable) and PyTorch's
+        returns values and indices; the message shows both ways.
+
+        Raises:
+            AmbiguousMethodError: always.
+        """
+        raise AmbiguousMethodError(
+            _ambiguous(
+                "sort(...)",
+                self.shape,
+                "numpy sorts the array in place and returns None (a Variable cannot "
+                "change), PyTorch returns (values, indices)",
+                numpy="x = lampy.sort(x, axis=-1)",
+                torch="i = x.argsort(dim=-1, descending=False); "
+                "values = lampy.take_along_axis(x, i, dim=-1)",
+            )
+        )
+
+    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+        raise LampyTypeError(
+            f"x[...] = ...: a Variable (shape {self.shape}) is immutable, so that the graph "
+            "that read it stays right. Make a new Variable: x.masked_fill(mask, value) "
+            "for `x[mask] = value`, lampy.where(mask, new, x) for values from another "
+            "array; for a param's values (initialisation), write in place with "
+            "`with lampy.in_place([p]) as (a,): a[...] = ...` or lampy.nn.init.*_."
+        )
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element, as ``numpy.ndarray.itemsize`` and PyTorch's ``itemsize``."""
+        return int(self.value.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the value, as ``numpy.ndarray.nbytes`` and PyTorch's ``nbytes``."""
+        return int(self.size) * self.itemsize
+
+    @property
+    def device(self) -> str:
+        """``"cpu"``: lampy runs on numpy (``numpy.ndarray.device`` says so too)."""
+        return "cpu"
+
+    @property
+    def real(self: _V) -> _V:
+        """This Variable itself: lampy's Variables hold real numbers."""
+        return self
+
+    def conj(self: _V) -> _V:
+        """This Variable itself: the conjugate of a real number is itself."""
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        # Only for names not found: PyTorch's and numpy's that lampy turns into advice.
+        hint = _NO_SUCH_METHOD.get(name)
+        if hint is None and name.endswith("_") and not name.startswith("_"):
+            hint = (
+                f"in-place methods such as x.{name}() do not exist: Variables are "
+                f"immutable; use x.{name[:-1]}(...) (a new Variable), or for a param's "
+                "values `with lampy.in_place([p]) as (a,): ...` or the initialisers of "
+                "lampy.nn.init (normal_, zeros_...)"
+            )
+        if hint is None:
+            raise AttributeError(f"'Variable' object has no attribute {name!r}")
+        raise AttributeError(f"Variable.{name}: {hint}.")
 
     # ------------------------------------- PyTorch's tensor methods: autograd and dtypes
     @property
@@ -854,10 +1084,12 @@ def _check_ndim(name: str, ndim: int, *operands: Any) -> None:
 
 
 def _is_dtype_name(s: str) -> bool:
-    try:
-        np.dtype(s)
-    except TypeError:
-        return False
+    with warnings.catch_warnings():  # numpy 2 deprecates some one-letter names ("a")
+        warnings.simplefilter("ignore", DeprecationWarning)
+        try:
+            np.dtype(s)
+        except TypeError:
+            return False
     return True
 
 
@@ -868,4 +1100,291 @@ def _no_out(name: str, out: Any) -> None:
         )
 
 
-__all__ = ["VariableOperators", "provide_operators"]
+class ElementCount(int):
+    """``Variable.size``: the element count (numpy's ``size``, an int) that can also be
+    called as PyTorch's ``size()`` (the shape) or ``size(dim)`` (one axis' length)."""
+
+    _shape: tuple[int, ...]
+
+    def __new__(cls, count: int, shape: tuple[int, ...]) -> ElementCount:
+        new = int.__new__(cls, count)
+        new._shape = shape
+        return new
+
+    def __call__(self, dim: int | None = None) -> Any:
+        if dim is None:
+            return self._shape
+        return self._shape[_axis("size", "dim", dim, self._shape)] if self._shape else 1
+
+    def __repr__(self) -> str:
+        return int.__repr__(self)
+
+    def __reduce__(self) -> Any:
+        return (int, (int(self),))
+
+
+def _is_int(a: Any) -> bool:
+    return isinstance(a, int | np.integer) and not isinstance(a, bool)
+
+
+def _ambiguous(call: str, shape: tuple[int, ...], why: str, *, numpy: str, torch: str) -> str:
+    """The message of a call that numpy and PyTorch read differently."""
+    return (
+        f"x.{call} on a Variable of shape {shape} is ambiguous: {why}. lampy computes "
+        "neither silently; write the one you mean:\n"
+        f"    numpy's meaning:   {numpy}\n"
+        f"    PyTorch's meaning: {torch}\n"
+        "(see 'Coming from PyTorch' in the docs: names numpy and PyTorch share)."
+    )
+
+
+def _dim_alias(name: str, axis: Any, dim: Any, default: Any = None) -> Any:
+    if dim is None:
+        return axis
+    if axis is not default and axis != default:
+        raise LampyTypeError(
+            f"{name}: pass axis (numpy's name) or dim (PyTorch's), not both; got "
+            f"axis={axis!r} and dim={dim!r}."
+        )
+    return dim
+
+
+def _shape_ints(name: str, args: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape of ``x.reshape(2, 3)`` or ``x.reshape((2, 3))`` as ints, or a clear error."""
+    target = _shape_arg(args)
+    items = (target,) if _is_int(target) else target
+    try:
+        return tuple(operator.index(n) for n in items)
+    except TypeError:
+        pass
+    raise LampyTypeError(
+        f"{name}: the new shape must be ints, got {args!r} for a Variable of shape {shape}. "
+        f"Accepted: x.{name}(2, 3), x.{name}((2, 3)) or x.{name}([2, 3]), with -1 for one "
+        "size inferred from the others."
+    )
+
+
+def _is_dtype_like(a: Any) -> bool:
+    if isinstance(a, np.dtype) or (isinstance(a, type) and issubclass(a, np.generic)):
+        return True
+    if type(a).__module__ == "torch" and type(a).__name__ == "dtype":
+        return True
+    return False
+
+
+def _name_of(dtype: Any) -> str:
+    return getattr(dtype, "__name__", None) or str(dtype)
+
+
+_NUMPY_MOMENT_KEYS = ("axis", "dtype", "out", "ddof", "keepdims")
+_TORCH_MOMENT_KEYS = ("dim", "correction", "unbiased", "keepdim")
+
+
+def _moments(
+    name: str, shape: tuple[int, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
+) -> tuple[Any, Any, float, bool]:
+    """(axis, dtype, ddof, keepdims) of ``x.var(...)``/``x.std(...)`` in either library's
+    words, or an error when the divisor is not said."""
+    unknown = set(kwargs) - set(_NUMPY_MOMENT_KEYS) - set(_TORCH_MOMENT_KEYS)
+    if unknown:
+        raise LampyTypeError(f"{name}: unexpected arguments {sorted(unknown)}.")
+    shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
+    if args and isinstance(args[0], bool):  # PyTorch's var(unbiased)
+        args = (None, *args)
+    if len(args) >= 2 and isinstance(args[1], bool):  # PyTorch's var(dim, unbiased, keepdim)
+        if len(args) > 3:
+            raise LampyTypeError(f"{name}: PyTorch's form is {name}(dim, unbiased, keepdim).")
+        kwargs = {"dim": args[0], "unbiased": args[1], **kwargs}
+        if len(args) == 3:
+            kwargs["keepdim"] = args[2]
+        args = ()
+    if len(args) > len(_NUMPY_MOMENT_KEYS):
+        raise LampyTypeError(f"{name}: takes at most 5 positional arguments, got {len(args)}.")
+    for key, value in zip(_NUMPY_MOMENT_KEYS, args, strict=False):
+        if key in kwargs:
+            raise LampyTypeError(f"{name}: got {key} twice.")
+        kwargs[key] = value
+    _no_out(name, kwargs.get("out"))
+    said = [k for k in ("ddof", "correction", "unbiased") if kwargs.get(k) is not None]
+    if len(said) > 1:
+        raise LampyTypeError(f"{name}: pass one of ddof, correction and unbiased, got {said}.")
+    if "dim" in kwargs and kwargs.get("axis") is not None:
+        raise LampyTypeError(f"{name}: pass axis (numpy's name) or dim (PyTorch's), not both.")
+    axis = kwargs.get("dim", kwargs.get("axis"))
+    if not said:
+        if "dim" not in kwargs and "keepdim" not in kwargs:
+            raise AmbiguousMethodError(
+                _ambiguous(
+                    f"{name}({shown})",
+                    shape,
+                    f"numpy's {name} divides by n (ddof=0) and PyTorch's by n - 1 "
+                    "(correction=1), and both read an axis given this way",
+                    numpy=f"x.{name}(axis={axis!r}, ddof=0)",
+                    torch=f"x.{name}(dim={axis!r}) or x.{name}({axis!r}, correction=1)",
+                )
+            )
+        ddof: float = 1
+    elif said[0] == "unbiased":
+        ddof = 1 if kwargs["unbiased"] else 0
+    else:
+        ddof = kwargs[said[0]]
+    keepdims = bool(kwargs.get("keepdim", kwargs.get("keepdims", False)))
+    return axis, kwargs.get("dtype"), ddof, keepdims
+
+
+class MinMax(tuple):  # type: ignore[type-arg]
+    """What ``x.max(dim=...)`` and ``x.min(dim=...)`` return, as PyTorch's
+    ``torch.return_types.max``: ``values`` (a Variable) and ``indices`` (int64, numpy)."""
+
+    __slots__ = ()
+
+    def __new__(cls, values: Variable, indices: np.ndarray) -> MinMax:
+        return tuple.__new__(cls, (values, indices))
+
+    @property
+    def values(self) -> Variable:
+        return self[0]  # type: ignore[no-any-return]
+
+    @property
+    def indices(self) -> np.ndarray:
+        return self[1]  # type: ignore[no-any-return]
+
+    def __repr__(self) -> str:
+        return f"MinMax(values={self[0]!r}, indices={self[1]!r})"
+
+
+def _extreme(name: str, x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``x.max(...)``/``x.min(...)`` in either library's words (see ``Variable.max``)."""
+    numpy_fn, torch_fn = (_ops.amax, _ops.maximum) if name == "max" else (_ops.amin, _ops.minimum)
+    numpy_only = {"out", "initial", "where"} & set(kwargs)  # PyTorch takes keepdims too
+    torch_only = {"dim", "keepdim", "other"} & set(kwargs)
+    unknown = set(kwargs) - {"axis", "out", "keepdims", "initial", "where", "dim", "keepdim", "other"}
+    if unknown:
+        raise LampyTypeError(f"{name}: unexpected arguments {sorted(unknown)}.")
+    if numpy_only and torch_only:
+        raise LampyTypeError(
+            f"{name}: numpy's arguments {sorted(numpy_only)} and PyTorch's "
+            f"{sorted(torch_only)} cannot be mixed."
+        )
+    if "other" in kwargs or (len(args) == 1 and not kwargs and not _axis_like(args[0])):
+        other = kwargs.get("other", args[0] if args else None)
+        return torch_fn(x, other)
+    if len(args) >= 2 and isinstance(args[1], bool) and not numpy_only:  # max(dim, keepdim)
+        if len(args) > 2 or "keepdim" in kwargs:
+            raise LampyTypeError(f"{name}: PyTorch's form is {name}(dim, keepdim).")
+        args, kwargs = (), {"dim": args[0], "keepdim": args[1], **kwargs}
+        torch_only = {"dim"}
+    if torch_only:
+        if args:
+            kwargs = {"dim": args[0], **kwargs}
+        if kwargs.get("dim") is None:
+            raise LampyTypeError(f"{name}: dim=None; for the {name} over everything call x.{name}().")
+        dim = operator.index(kwargs["dim"])
+        keep = bool(kwargs.get("keepdim", False))
+        arg = _ops.argmax if name == "max" else _ops.argmin
+        idx = np.asarray(arg(x, dim, keepdims=True)).astype(np.int64)
+        values = _ops.take_along_axis(x, idx, dim)
+        if not keep:
+            idx = np.squeeze(idx, dim)
+            values = _ops.squeeze(values, dim)
+        return MinMax(values, idx)
+    names = ("axis", "out", "keepdims", "initial", "where")
+    for key, value in zip(names, args, strict=False):
+        if key in kwargs:
+            raise LampyTypeError(f"{name}: got {key} twice.")
+        kwargs[key] = value
+    _no_out(name, kwargs.pop("out", None))
+    axis = kwargs.pop("axis", None)
+    if axis is not None and not numpy_only:
+        raise AmbiguousMethodError(
+            _ambiguous(
+                f"{name}({axis!r})" if args else f"{name}(axis={axis!r})",
+                x.shape,
+                f"numpy returns the {name}imal values along the axis, PyTorch (which takes "
+                "axis= too) a pair (values, indices)",
+                numpy=f"x.a{name}(axis={axis!r}) or lampy.a{name}(x, axis={axis!r})",
+                torch=f"x.{name}(dim={axis!r}) (values, indices), or x.a{name}(dim={axis!r}) "
+                "for the values alone",
+            )
+        )
+    return numpy_fn(x, axis, **kwargs)
+
+
+def _axis_like(a: Any) -> bool:
+    """Whether a lone argument of ``max``/``min`` is an axis (else it is PyTorch's other)."""
+    return a is None or _is_int(a) or (isinstance(a, tuple) and all(map(_is_int, a)))
+
+
+def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``x.repeat(...)`` in numpy's or PyTorch's reading (see ``Variable.repeat``)."""
+    unknown = set(kwargs) - {"repeats", "axis"}
+    if unknown:
+        raise LampyTypeError(f"repeat: unexpected arguments {sorted(unknown)}.")
+    if "repeats" in kwargs:
+        args = (kwargs["repeats"], *args)
+    if not args:
+        raise LampyTypeError("repeat: give the repeats, as x.repeat(2, axis=0) or x.repeat(2, 1).")
+    if "axis" in kwargs:  # numpy's keyword
+        if len(args) != 1:
+            raise LampyTypeError("repeat: numpy's form is x.repeat(repeats, axis=axis).")
+        return _ops.repeat(x, args[0], kwargs["axis"])
+    shape = x.shape
+    index = np.arange(math.prod(shape)).reshape(shape)
+    as_numpy = as_torch = None
+    if len(args) <= 2:
+        try:
+            as_numpy = np.repeat(index, args[0], args[1] if len(args) == 2 else None)
+        except (TypeError, ValueError, IndexError):
+            pass
+    reps = _shape_arg(args)
+    reps = (reps,) if _is_int(reps) else reps
+    if (
+        isinstance(reps, tuple | list)
+        and all(_is_int(r) and r >= 0 for r in reps)
+        and len(reps) >= len(shape)
+    ):
+        as_torch = np.tile(index, tuple(reps))
+    if as_numpy is not None and (as_torch is None or np.array_equal(as_numpy, as_torch)):
+        return _ops.repeat(x, args[0], args[1] if len(args) == 2 else None)
+    if as_torch is not None and as_numpy is None:
+        return _ops.tile(x, tuple(reps))
+    call = ", ".join(map(repr, args))
+    if as_torch is None:
+        raise LampyTypeError(
+            f"repeat({call}): neither numpy's reading (repeats, axis) nor PyTorch's (one "
+            f"count per axis, at least {len(shape)}) applies to a Variable of shape {shape}."
+        )
+    axis = f", axis={args[1]!r}" if len(args) == 2 else ""
+    raise AmbiguousMethodError(
+        _ambiguous(
+            f"repeat({call})",
+            shape,
+            "numpy repeats each element (its result would have shape "
+            f"{as_numpy.shape}), PyTorch tiles the whole Variable (shape {as_torch.shape})",
+            numpy=f"x.repeat({args[0]!r}{axis or ', axis=None'}) or lampy.repeat(x, {args[0]!r}{axis})",
+            torch=f"lampy.tile(x, {tuple(reps)!r})",
+        )
+    )
+
+
+_NO_SUCH_METHOD = {
+    "data": (
+        "PyTorch's .data (the tensor without its graph, often written into in place) and "
+        "numpy's .data (the raw buffer) have no lampy meaning; read the values with "
+        "x.value (read-only numpy), detach with x.detach(), and write a param in place "
+        "with lampy.nn.init.normal_(p, ...) or `with lampy.in_place([p]) as (a,): ...`"
+    ),
+    "imag": "Variables hold real numbers (complex values have no gradient in lampy)",
+    "put": (
+        "numpy's put writes in place and PyTorch's returns a new tensor; Variables are "
+        "immutable: use lampy.where or x.masked_fill for a new Variable"
+    ),
+    "resize": (
+        "numpy's resize changes the array in place (Variables are immutable) and "
+        "PyTorch's is deprecated; use x.reshape(...), or lampy.pad / slicing for another size"
+    ),
+    "cuda": "lampy runs on numpy, on the CPU; drop the .cuda() call",
+}
+
+
+__all__ = ["ElementCount", "MinMax", "VariableOperators", "provide_operators"]

@@ -198,11 +198,12 @@ _provide_operators(
     expand_dims=expand_dims, expm1=expm1, gather=gather, getitem=getitem,
     greater=greater, greater_equal=greater_equal, index_select=index_select, less=less,
     less_equal=less_equal, log=log, log1p=log1p, logsumexp=logsumexp,
-    masked_fill=masked_fill, matmul=matmul, matrix_transpose=matrix_transpose,
+    masked_fill=masked_fill, matmul=matmul, maximum=maximum, minimum=minimum, matrix_transpose=matrix_transpose,
     mean=mean, multiply=multiply, negative=negative, not_equal=not_equal,
     permute_dims=permute_dims, power=power, prod=prod, ravel=ravel,
     reciprocal=reciprocal, remainder=remainder, repeat=repeat, reshape=reshape,
     round=round, sign=sign, sin=sin, split=split, sqrt=sqrt, square=square,
     squeeze=squeeze, std=std, subtract=subtract, sum=sum, swapaxes=swapaxes, take=take,
+    take_along_axis=take_along_axis, tile=tile,
     tanh=tanh, topk=topk, trace=trace, transpose=transpose, var=var,
 )  # fmt: skip
