@@ -57,6 +57,7 @@ from lampy.ops import allclose as allclose
 from lampy.ops import amax as amax
 from lampy.ops import amin as amin
 from lampy.ops import append as append
+from lampy.ops import arange as arange
 from lampy.ops import arccos as arccos
 from lampy.ops import arccosh as arccosh
 from lampy.ops import arcsin as arcsin
@@ -156,6 +157,7 @@ from lampy.ops import min as min
 from lampy.ops import minimum as minimum
 from lampy.ops import mod as mod
 from lampy.ops import moveaxis as moveaxis
+from lampy.ops import multinomial as multinomial
 from lampy.ops import multiply as multiply
 from lampy.ops import nan_to_num as nan_to_num
 from lampy.ops import nanargmax as nanargmax

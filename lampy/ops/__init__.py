@@ -38,6 +38,7 @@ from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
 from lampy.ops._convolve import convolve as convolve
 from lampy.ops._convolve import correlate as correlate
+from lampy.ops._creation import arange as arange
 from lampy.ops._creation import full as full
 from lampy.ops._creation import linspace as linspace
 from lampy.ops._cumulative import cumprod as cumprod
@@ -171,6 +172,7 @@ from lampy.ops._shape import squeeze as squeeze
 from lampy.ops._shape import swapaxes as swapaxes
 from lampy.ops._shape import transpose as transpose
 from lampy.ops._shape import unsqueeze as unsqueeze
+from lampy.ops._sampling import multinomial as multinomial
 from lampy.ops._sorting import TopK as TopK
 from lampy.ops._sorting import argsort as argsort
 from lampy.ops._sorting import partition as partition
