@@ -236,6 +236,7 @@ from lampy.ops import vsplit as vsplit
 from lampy.ops import vstack as vstack
 from lampy.ops import where as where
 from lampy.train import load as load
+from lampy.train import load_metadata as load_metadata
 from lampy.train import save as save
 
 __version__ = "0.1.0.dev0"
