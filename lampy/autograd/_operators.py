@@ -389,7 +389,7 @@ class VariableOperators:
 
         ``x.max()`` is the same in both libraries. With ``dim=`` (or ``keepdim=``, or a
         bool ``keepdim`` after the axis) it returns PyTorch's ``(values, indices)``, a
-        ``lampy.ops.MinMax`` whose values are differentiable (the gradient goes to the
+        ``MinMax`` pair whose values are differentiable (the gradient goes to the
         index, as PyTorch); with ``initial=``, ``where=`` or ``keepdims=`` numpy's
         ``amax``; given a Variable or array, ``lampy.maximum``. An axis alone
         (``x.max(1)``, ``x.max(axis=1)``) is an array for numpy and values and indices
@@ -406,7 +406,7 @@ class VariableOperators:
 
         ``x.min()`` is the same in both libraries. With ``dim=`` (or ``keepdim=``, or a
         bool ``keepdim`` after the axis) it returns PyTorch's ``(values, indices)``, a
-        ``lampy.ops.MinMax`` whose values are differentiable (the gradient goes to the
+        ``MinMax`` pair whose values are differentiable (the gradient goes to the
         index, as PyTorch); with ``initial=``, ``where=`` or ``keepdims=`` numpy's
         ``amin``; given a Variable or array, ``lampy.minimum``. An axis alone
         (``x.min(1)``, ``x.min(axis=1)``) is an array for numpy and values and indices
