@@ -10,6 +10,7 @@ it.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import operator
@@ -297,7 +298,7 @@ class VariableOperators:
             a, b = (operator.index(d) for d in axes)
             if self.ndim != 2 or a % 2 == b % 2:  # numpy would raise: PyTorch's swap
                 return _ops.swapaxes(self, a, b)
-            if (a % 2, b % 2) == (0, 1) and -2 <= min(a, b) and max(a, b) < 2:
+            if (a % 2, b % 2) == (0, 1) and min(a, b) >= -2 and max(a, b) < 2:
                 raise AmbiguousMethodError(
                     _ambiguous(
                         f"transpose({a}, {b})",
@@ -962,19 +963,11 @@ class VariableOperators:
         """This Variable itself: the conjugate of a real number is itself."""
         return self
 
-    def __getattr__(self, name: str) -> Any:
-        # Only for names not found: PyTorch's and numpy's that lampy turns into advice.
-        hint = _NO_SUCH_METHOD.get(name)
-        if hint is None and name.endswith("_") and not name.startswith("_"):
-            hint = (
-                f"in-place methods such as x.{name}() do not exist: Variables are "
-                f"immutable; use x.{name[:-1]}(...) (a new Variable), or for a param's "
-                "values `with lampy.in_place([p]) as (a,): ...` or the initialisers of "
-                "lampy.nn.init (normal_, zeros_...)"
-            )
-        if hint is None:
-            raise AttributeError(f"'Variable' object has no attribute {name!r}")
-        raise AttributeError(f"Variable.{name}: {hint}.")
+    if not TYPE_CHECKING:  # so that type checkers still catch misspelt attributes
+
+        def __getattr__(self, name: str) -> Any:
+            # Only for names not found: PyTorch's and numpy's that lampy turns into advice.
+            return _no_such_attribute(name)
 
     # ------------------------------------- PyTorch's tensor methods: autograd and dtypes
     @property
@@ -1167,9 +1160,7 @@ def _shape_ints(name: str, args: tuple[Any, ...], shape: tuple[int, ...]) -> tup
 def _is_dtype_like(a: Any) -> bool:
     if isinstance(a, np.dtype) or (isinstance(a, type) and issubclass(a, np.generic)):
         return True
-    if type(a).__module__ == "torch" and type(a).__name__ == "dtype":
-        return True
-    return False
+    return type(a).__module__ == "torch" and type(a).__name__ == "dtype"
 
 
 def _name_of(dtype: Any) -> str:
@@ -1258,7 +1249,16 @@ def _extreme(name: str, x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     numpy_fn, torch_fn = (_ops.amax, _ops.maximum) if name == "max" else (_ops.amin, _ops.minimum)
     numpy_only = {"out", "initial", "where"} & set(kwargs)  # PyTorch takes keepdims too
     torch_only = {"dim", "keepdim", "other"} & set(kwargs)
-    unknown = set(kwargs) - {"axis", "out", "keepdims", "initial", "where", "dim", "keepdim", "other"}
+    unknown = set(kwargs) - {
+        "axis",
+        "out",
+        "keepdims",
+        "initial",
+        "where",
+        "dim",
+        "keepdim",
+        "other",
+    }
     if unknown:
         raise LampyTypeError(f"{name}: unexpected arguments {sorted(unknown)}.")
     if numpy_only and torch_only:
@@ -1272,13 +1272,16 @@ def _extreme(name: str, x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -
     if len(args) >= 2 and isinstance(args[1], bool) and not numpy_only:  # max(dim, keepdim)
         if len(args) > 2 or "keepdim" in kwargs:
             raise LampyTypeError(f"{name}: PyTorch's form is {name}(dim, keepdim).")
-        args, kwargs = (), {"dim": args[0], "keepdim": args[1], **kwargs}
+        kwargs = {"dim": args[0], "keepdim": args[1], **kwargs}
+        args = ()
         torch_only = {"dim"}
     if torch_only:
         if args:
             kwargs = {"dim": args[0], **kwargs}
         if kwargs.get("dim") is None:
-            raise LampyTypeError(f"{name}: dim=None; for the {name} over everything call x.{name}().")
+            raise LampyTypeError(
+                f"{name}: dim=None; for the {name} over everything call x.{name}()."
+            )
         dim = operator.index(kwargs["dim"])
         keep = bool(kwargs.get("keepdim", False))
         arg = _ops.argmax if name == "max" else _ops.argmin
@@ -1315,7 +1318,7 @@ def _axis_like(a: Any) -> bool:
     return a is None or _is_int(a) or (isinstance(a, tuple) and all(map(_is_int, a)))
 
 
-def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Variable:
     """``x.repeat(...)`` in numpy's or PyTorch's reading (see ``Variable.repeat``)."""
     unknown = set(kwargs) - {"repeats", "axis"}
     if unknown:
@@ -1332,10 +1335,8 @@ def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
     index = np.arange(math.prod(shape)).reshape(shape)
     as_numpy = as_torch = None
     if len(args) <= 2:
-        try:
+        with contextlib.suppress(TypeError, ValueError, IndexError):
             as_numpy = np.repeat(index, args[0], args[1] if len(args) == 2 else None)
-        except (TypeError, ValueError, IndexError):
-            pass
     reps = _shape_arg(args)
     reps = (reps,) if _is_int(reps) else reps
     if (
@@ -1355,16 +1356,34 @@ def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
             f"count per axis, at least {len(shape)}) applies to a Variable of shape {shape}."
         )
     axis = f", axis={args[1]!r}" if len(args) == 2 else ""
+    assert as_numpy is not None  # both readings apply here
     raise AmbiguousMethodError(
         _ambiguous(
             f"repeat({call})",
             shape,
             "numpy repeats each element (its result would have shape "
             f"{as_numpy.shape}), PyTorch tiles the whole Variable (shape {as_torch.shape})",
-            numpy=f"x.repeat({args[0]!r}{axis or ', axis=None'}) or lampy.repeat(x, {args[0]!r}{axis})",
+            numpy=f"x.repeat({args[0]!r}{axis or ', axis=None'}) or "
+            f"lampy.repeat(x, {args[0]!r}{axis})",
             torch=f"lampy.tile(x, {tuple(reps)!r})",
         )
     )
+
+
+def _no_such_attribute(name: str) -> NoReturn:
+    """The AttributeError of a missing Variable attribute, with advice for PyTorch's and
+    numpy's names that lampy does not have."""
+    hint = _NO_SUCH_METHOD.get(name)
+    if hint is None and name.endswith("_") and not name.startswith("_"):
+        hint = (
+            f"in-place methods such as x.{name}() do not exist: Variables are "
+            f"immutable; use x.{name[:-1]}(...) (a new Variable), or for a param's "
+            "values `with lampy.in_place([p]) as (a,): ...` or the initialisers of "
+            "lampy.nn.init (normal_, zeros_...)"
+        )
+    if hint is None:
+        raise AttributeError(f"'Variable' object has no attribute {name!r}")
+    raise AttributeError(f"Variable.{name}: {hint}.")
 
 
 _NO_SUCH_METHOD = {

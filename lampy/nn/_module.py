@@ -341,7 +341,7 @@ class Module:
         attributes for a PyTorch-style class."""
         cls = type(self)
         if cls._dynamic:
-            new = cls.__new__(cls)
+            new: M = cls.__new__(cls)
             object.__setattr__(new, "_training", self._training if training is None else training)
             new.__dict__.update(
                 {k: v for k, v in self.__dict__.items() if not k.startswith(_OWN)}, **changes
@@ -918,7 +918,7 @@ def _restore(cls: type[M], fields: dict[str, Any]) -> M:
 
 def _restore_dynamic(cls: type[M], training: bool, state: dict[str, Any]) -> M:
     """Rebuild a pickled PyTorch-style module, making its parameters in the current scope."""
-    module = cls.__new__(cls)
+    module: M = cls.__new__(cls)
     object.__setattr__(module, "_training", training)
     fields = {k: _map_leaves(v, _restored_leaf(cls)) for k, v in state.items()}
     module.__dict__.update(fields)
@@ -937,8 +937,12 @@ def _restored_param(x: _SavedVariable) -> Variable:
     if done is not None and done[0]() is x.value and done[1].needs_grad == x.needs_grad:
         return done[1]
     new = param(x.value) if x.needs_grad else const(x.value)
+
+    def forget(_: Any) -> None:
+        _RESTORED.pop(key, None)
+
     try:
-        ref = weakref.ref(x.value, lambda _, key=key: _RESTORED.pop(key, None))
+        ref = weakref.ref(x.value, forget)
     except TypeError:  # not weakly referenceable: no tie to keep
         return new
     _RESTORED[key] = (ref, new)

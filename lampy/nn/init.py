@@ -4,8 +4,9 @@ Each returns a new numpy array of ``shape`` and ``dtype`` (float32 by default, a
 PyTorch) drawn from an explicit ``numpy.random.Generator``; wrap it with
 ``lampy.param`` to make a parameter. PyTorch's in-place versions, ending in an
 underscore (``normal_(m.weight, 0.0, 0.02, generator=rng)``), write into a param
-through ``lampy.in_place`` (its version goes up), for ``model.apply(fn)``. The distributions and bounds equal
-PyTorch's; the random streams differ, since the generators do.
+through ``lampy.in_place`` (its version goes up), for ``model.apply(fn)``. The
+distributions and bounds equal PyTorch's; the random streams differ, since the
+generators do.
 """
 
 from __future__ import annotations
@@ -411,7 +412,9 @@ def kaiming_normal_(
     )
 
 
-def orthogonal_(tensor: Target, gain: float = 1.0, generator: Any = None, *, rng: Any = None) -> Target:
+def orthogonal_(
+    tensor: Target, gain: float = 1.0, generator: Any = None, *, rng: Any = None
+) -> Target:
     """Fill ``tensor`` in place as ``torch.nn.init.orthogonal_``."""
     g = _generator("orthogonal_", generator, rng)
     return _fill("orthogonal_", tensor, lambda s, d: orthogonal(s, gain, rng=g, dtype=d))

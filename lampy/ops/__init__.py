@@ -151,6 +151,7 @@ from lampy.ops._rounding import floor as floor
 from lampy.ops._rounding import round as round
 from lampy.ops._rounding import sign as sign
 from lampy.ops._rounding import trunc as trunc
+from lampy.ops._sampling import multinomial as multinomial
 from lampy.ops._scatter import gather as gather
 from lampy.ops._scatter import index_add as index_add
 from lampy.ops._scatter import index_select as index_select
@@ -172,7 +173,6 @@ from lampy.ops._shape import squeeze as squeeze
 from lampy.ops._shape import swapaxes as swapaxes
 from lampy.ops._shape import transpose as transpose
 from lampy.ops._shape import unsqueeze as unsqueeze
-from lampy.ops._sampling import multinomial as multinomial
 from lampy.ops._sorting import TopK as TopK
 from lampy.ops._sorting import argsort as argsort
 from lampy.ops._sorting import partition as partition
@@ -200,7 +200,8 @@ _provide_operators(
     expand_dims=expand_dims, expm1=expm1, gather=gather, getitem=getitem,
     greater=greater, greater_equal=greater_equal, index_select=index_select, less=less,
     less_equal=less_equal, log=log, log1p=log1p, logsumexp=logsumexp,
-    masked_fill=masked_fill, matmul=matmul, maximum=maximum, minimum=minimum, matrix_transpose=matrix_transpose,
+    masked_fill=masked_fill, matmul=matmul, matrix_transpose=matrix_transpose,
+    maximum=maximum, minimum=minimum,
     mean=mean, multiply=multiply, negative=negative, not_equal=not_equal,
     permute_dims=permute_dims, power=power, prod=prod, ravel=ravel,
     reciprocal=reciprocal, remainder=remainder, repeat=repeat, reshape=reshape,

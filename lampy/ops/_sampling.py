@@ -71,7 +71,10 @@ def multinomial(
             f"{int((rows > 0).sum(axis=1).min())} nonzero weights."
         )
     out = np.stack(
-        [g.choice(rows.shape[1], size=n, replace=replacement, p=r / s) for r, s in zip(rows, sums, strict=True)]
+        [
+            g.choice(rows.shape[1], size=n, replace=replacement, p=r / s)
+            for r, s in zip(rows, sums, strict=True)
+        ]
     ).astype(np.int64)
     return out.reshape(n) if p.ndim == 1 else out
 

@@ -35,7 +35,7 @@ def test_files_of_other_programs_and_broken_files(tmp_path: Path) -> None:
     assert lampy.load_metadata(plain) == {}
     bad = tmp_path / "bad.safetensors"
     write_safetensors(bad, {"w": np.ones(2, np.float32)}, {"lampy.metadata": "[1, 2]"})
-    with pytest.raises(CheckpointError, match="load_metadata: .*malformed"):
+    with pytest.raises(CheckpointError, match=r"load_metadata: .*malformed"):
         lampy.load_metadata(bad)
     junk = tmp_path / "junk.safetensors"
     junk.write_bytes(b"abc")

@@ -77,7 +77,9 @@ def test_state_dict_keys_and_parameters_as_pytorch() -> None:
         assert len(model.parameters()) == len(KEYS) - 1
         assert model.lm_head.weight is model.transformer.wte.weight
         with lampy.Scope():
-            loss = F.cross_entropy(model(np.array([[1, 2, 3]])).reshape(-1, 11), np.array([2, 3, 4]))
+            loss = F.cross_entropy(
+                model(np.array([[1, 2, 3]])).reshape(-1, 11), np.array([2, 3, 4])
+            )
             loss.backward()
         assert model.transformer.wte.weight.grad is not None
 
@@ -137,9 +139,8 @@ def test_apply_with_in_place_initialisers() -> None:
 
 def test_apply_rejects_other_results() -> None:
     """apply's fn must return None or a Module; anything else is named."""
-    with lampy.Scope():
-        with pytest.raises(lampy.LampyTypeError, match="must return None"):
-            _model().apply(lambda m: 1)  # type: ignore[arg-type,return-value]
+    with lampy.Scope(), pytest.raises(lampy.LampyTypeError, match="must return None"):
+        _model().apply(lambda m: 1)  # type: ignore[arg-type,return-value]
 
 
 def test_modes_and_remat_sequential() -> None:
@@ -173,7 +174,7 @@ def test_init_in_place_needs_a_generator() -> None:
     """nn.init.normal_ without generator= says how to pass one; zeros_ needs none."""
     with lampy.Scope():
         w = lampy.param(np.ones(3, np.float32))
-        with pytest.raises(lampy.LampyTypeError, match="generator=np.random.default_rng"):
+        with pytest.raises(lampy.LampyTypeError, match=r"generator=np\.random\.default_rng"):
             nn.init.normal_(w, 0.0, 0.02)
         assert nn.init.ones_(nn.init.zeros_(w)) is w and w.value.tolist() == [1, 1, 1]
         nn.init.constant_(w, 0.5)

@@ -44,7 +44,7 @@ def test_multinomial_rows_frequencies_and_errors() -> None:
         out = lampy.multinomial(probs, 4000, replacement=True, rng=rng)
     assert out.shape == (2, 4000)
     np.testing.assert_allclose(out.mean(axis=1), [0.75, 0.25], atol=0.03)
-    with pytest.raises(lampy.LampyTypeError, match="rng=np.random.default_rng"):
+    with pytest.raises(lampy.LampyTypeError, match=r"rng=np\.random\.default_rng"):
         lampy.multinomial(np.ones(3), 1)
     with pytest.raises(lampy.LampyValueError):
         lampy.multinomial(np.array([1.0, -1.0]), 1, rng=rng)

@@ -28,7 +28,9 @@ def test_a_step_count_given_as_a_foreign_scalar_array_loads() -> None:
         w = lampy.param(np.ones(2))
         opt = optim.Adam([w])
         sd = opt.state_dict()
-        sd["state"] = {0: {"step": _Tensor0d(2.0), "exp_avg": np.zeros(2), "exp_avg_sq": np.zeros(2)}}
+        sd["state"] = {
+            0: {"step": _Tensor0d(2.0), "exp_avg": np.zeros(2), "exp_avg_sq": np.zeros(2)}
+        }
         opt.load_state_dict(sd)
         assert opt.state_dict()["state"][0]["step"] == 2
 
