@@ -10,17 +10,32 @@ it.
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import math
 import operator
-import warnings
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
 from lampy._errors import AmbiguousMethodError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._shared_names import (
+    MinMax,
+    ambiguous,
+    axis_index,
+    dim_alias,
+    dtype_name,
+    is_dtype_like,
+    is_dtype_name,
+    is_int,
+    no_out,
+    no_such_attribute,
+    read_extreme,
+    read_moments,
+    read_repeat,
+    shape_arg,
+    shape_ints,
+)
 
 if TYPE_CHECKING:
     from lampy.autograd._variable import Variable
@@ -272,7 +287,7 @@ class VariableOperators:
         Raises:
             LampyTypeError: if the shape is not ints.
         """
-        return _ops.reshape(self, _shape_ints("reshape", shape, self.shape), order=order)
+        return _ops.reshape(self, shape_ints("reshape", shape, self.shape), order=order)
 
     def transpose(self, *axes: Any, dim0: int | None = None, dim1: int | None = None) -> Variable:
         """numpy's ``transpose`` (a permutation, or reversed axes), or PyTorch's swap of
@@ -294,13 +309,13 @@ class VariableOperators:
                     f"dim0={dim0!r}, dim1={dim1!r}."
                 )
             return _ops.swapaxes(self, dim0, dim1)
-        if len(axes) == 2 and all(_is_int(a) for a in axes):
+        if len(axes) == 2 and all(is_int(a) for a in axes):
             a, b = (operator.index(d) for d in axes)
             if self.ndim != 2 or a % 2 == b % 2:  # numpy would raise: PyTorch's swap
                 return _ops.swapaxes(self, a, b)
             if (a % 2, b % 2) == (0, 1) and min(a, b) >= -2 and max(a, b) < 2:
                 raise AmbiguousMethodError(
-                    _ambiguous(
+                    ambiguous(
                         f"transpose({a}, {b})",
                         self.shape,
                         "numpy reads the axes as a permutation, which leaves a 2-d Variable "
@@ -325,7 +340,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Variable:
         """Same as ``lampy.sum`` (``out`` must be None: Variables are immutable)."""
-        _no_out("sum", out)
+        no_out("sum", out)
         return _ops.sum(self, axis, dtype, keepdims, dim=dim, keepdim=keepdim)
 
     def mean(
@@ -339,7 +354,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Variable:
         """Same as ``lampy.mean`` (``out`` must be None: Variables are immutable)."""
-        _no_out("mean", out)
+        no_out("mean", out)
         return _ops.mean(self, axis, dtype, keepdims, dim=dim, keepdim=keepdim)
 
     def var(self, *args: Any, **kwargs: Any) -> Variable:
@@ -354,7 +369,7 @@ class VariableOperators:
         Raises:
             AmbiguousMethodError: when neither the divisor nor PyTorch's ``dim=`` is given.
         """
-        axis, dtype, ddof, keepdims = _moments("var", self.shape, args, kwargs)
+        axis, dtype, ddof, keepdims = read_moments("var", self.shape, args, kwargs)
         return _ops.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
     def std(self, *args: Any, **kwargs: Any) -> Variable:
@@ -367,7 +382,7 @@ class VariableOperators:
         Raises:
             AmbiguousMethodError: when neither the divisor nor PyTorch's ``dim=`` is given.
         """
-        axis, dtype, ddof, keepdims = _moments("std", self.shape, args, kwargs)
+        axis, dtype, ddof, keepdims = read_moments("std", self.shape, args, kwargs)
         return _ops.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
     def prod(
@@ -381,7 +396,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Variable:
         """Same as ``lampy.prod`` (``out`` must be None: Variables are immutable)."""
-        _no_out("prod", out)
+        no_out("prod", out)
         return _ops.prod(self, axis, dtype, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
@@ -450,7 +465,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Any:
         """Same as ``lampy.argmax``: integer indices as numpy values, not a Variable."""
-        _no_out("argmax", out)
+        no_out("argmax", out)
         return _ops.argmax(self, axis, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
     def argmin(
@@ -463,7 +478,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Any:
         """Same as ``lampy.argmin``: integer indices as numpy values, not a Variable."""
-        _no_out("argmin", out)
+        no_out("argmin", out)
         return _ops.argmin(self, axis, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
     def logsumexp(
@@ -481,26 +496,26 @@ class VariableOperators:
         self, axis: Any = None, dtype: Any = None, out: None = None, *, dim: Any = None
     ) -> Variable:
         """Same as ``lampy.cumsum``."""
-        _no_out("cumsum", out)
+        no_out("cumsum", out)
         return _ops.cumsum(self, axis, dtype, dim=dim)
 
     def cumprod(
         self, axis: Any = None, dtype: Any = None, out: None = None, *, dim: Any = None
     ) -> Variable:
         """Same as ``lampy.cumprod``."""
-        _no_out("cumprod", out)
+        no_out("cumprod", out)
         return _ops.cumprod(self, axis, dtype, dim=dim)
 
     def take(
         self, indices: Any, axis: Any = None, out: None = None, mode: str = "raise"
     ) -> Variable:
         """Same as ``lampy.take``."""
-        _no_out("take", out)
+        no_out("take", out)
         return _ops.take(self, indices, axis, mode=mode)
 
     def compress(self, condition: Any, axis: Any = None, out: None = None) -> Variable:
         """Same as ``lampy.compress``."""
-        _no_out("compress", out)
+        no_out("compress", out)
         return _ops.compress(condition, self, axis)
 
     def all(
@@ -514,8 +529,8 @@ class VariableOperators:
     ) -> Any:
         """Whether all elements along ``axis`` (PyTorch's ``dim``) are true: a numpy
         result (the same in both libraries)."""
-        _no_out("all", out)
-        axis = _dim_alias("all", axis, dim)
+        no_out("all", out)
+        axis = dim_alias("all", axis, dim)
         return np.all(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
     def any(
@@ -529,8 +544,8 @@ class VariableOperators:
     ) -> Any:
         """Whether any element along ``axis`` (PyTorch's ``dim``) is true: a numpy
         result (the same in both libraries)."""
-        _no_out("any", out)
-        axis = _dim_alias("any", axis, dim)
+        no_out("any", out)
+        axis = dim_alias("any", axis, dim)
         return np.any(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
     def nonzero(self, *, as_tuple: bool | None = None) -> Any:
@@ -545,7 +560,7 @@ class VariableOperators:
         """
         if as_tuple is None:
             raise AmbiguousMethodError(
-                _ambiguous(
+                ambiguous(
                     "nonzero()",
                     self.shape,
                     "numpy returns a tuple of index arrays, one per axis; PyTorch returns "
@@ -575,7 +590,7 @@ class VariableOperators:
             kind, descending = None, kind
         if not descending:
             return _ops.argsort(self, axis, kind, stable=stable, dim=dim)
-        axis = _dim_alias("argsort", axis, dim, default=-1)
+        axis = dim_alias("argsort", axis, dim, default=-1)
         x = np.asarray(self.value)
         if axis is None:
             x, axis = x.reshape(-1), 0
@@ -606,8 +621,8 @@ class VariableOperators:
         if isinstance(start_dim, str):
             order, start_dim = start_dim, 0
         s = self.shape
-        start = _axis("flatten", "start_dim", start_dim, s)
-        end = _axis("flatten", "end_dim", end_dim, s)
+        start = axis_index("flatten", "start_dim", start_dim, s)
+        end = axis_index("flatten", "end_dim", end_dim, s)
         if start > end:
             raise ShapeError(
                 f"flatten: start_dim ({start_dim}) comes after end_dim ({end_dim}) for a "
@@ -799,7 +814,7 @@ class VariableOperators:
 
     def permute(self, *dims: Any) -> Variable:
         """Same as ``lampy.permute_dims``; accepts ``x.permute(1, 0)`` and a tuple."""
-        return _ops.permute_dims(self, _shape_arg(dims))
+        return _ops.permute_dims(self, shape_arg(dims))
 
     def view(self, *shape: Any) -> Variable:
         """Same as ``lampy.reshape`` (values are immutable, so a view and a copy are alike).
@@ -810,14 +825,14 @@ class VariableOperators:
         Raises:
             LampyTypeError: for a dtype, or a shape that is not ints.
         """
-        if len(shape) == 1 and _is_dtype_like(shape[0]):
+        if len(shape) == 1 and is_dtype_like(shape[0]):
             raise LampyTypeError(
-                f"view({_name_of(shape[0])}): reinterpreting the bytes of a Variable of shape "
+                f"view({dtype_name(shape[0])}): reinterpreting the bytes of a Variable of shape "
                 f"{self.shape} and dtype {self.value.dtype} as another dtype has no "
                 "gradient. For a cast, use x.astype(dtype); for the raw bits, "
                 "x.value.view(dtype) (a numpy array). x.view(*shape) is PyTorch's reshape."
             )
-        return _ops.reshape(self, _shape_ints("view", shape, self.shape))
+        return _ops.reshape(self, shape_ints("view", shape, self.shape))
 
     def view_as(self, other: Any) -> Variable:
         """Same as ``lampy.reshape`` to ``other``'s shape."""
@@ -833,7 +848,7 @@ class VariableOperators:
         Raises:
             ShapeError: if ``-1`` stands for a new leading axis.
         """
-        new = tuple(operator.index(n) for n in _shape_arg(sizes))
+        new = tuple(operator.index(n) for n in shape_arg(sizes))
         lead = len(new) - self.ndim
         if any(n == -1 for n in new[: max(lead, 0)]):
             raise ShapeError(
@@ -871,7 +886,7 @@ class VariableOperators:
         chunks = operator.index(chunks)
         if chunks < 1:
             raise LampyValueError(f"chunk: chunks must be at least 1, got {chunks}.")
-        n = self.shape[_axis("chunk", "dim", dim, self.shape)]
+        n = self.shape[axis_index("chunk", "dim", dim, self.shape)]
         step = max(-(-n // chunks), 1)
         return tuple(_ops.split(self, list(range(step, n, step)), axis=dim))
 
@@ -891,9 +906,9 @@ class VariableOperators:
         Raises:
             LampyValueError: if a size is negative, or the sizes do not add up to the axis.
         """
-        ax = _axis("split", "dim", dim, self.shape)
+        ax = axis_index("split", "dim", dim, self.shape)
         n = self.shape[ax] if self.ndim else 1
-        if _is_int(split_size_or_sections):
+        if is_int(split_size_or_sections):
             step = operator.index(split_size_or_sections)
             if step < 1 and not (step == 0 and n == 0):
                 raise LampyValueError(
@@ -919,7 +934,7 @@ class VariableOperators:
             AmbiguousMethodError: always.
         """
         raise AmbiguousMethodError(
-            _ambiguous(
+            ambiguous(
                 "sort(...)",
                 self.shape,
                 "numpy sorts the array in place and returns None (a Variable cannot "
@@ -967,7 +982,7 @@ class VariableOperators:
 
         def __getattr__(self, name: str) -> Any:
             # Only for names not found: PyTorch's and numpy's that lampy turns into advice.
-            return _no_such_attribute(name)
+            return no_such_attribute(name)
 
     # ------------------------------------- PyTorch's tensor methods: autograd and dtypes
     @property
@@ -1021,7 +1036,7 @@ class VariableOperators:
             LampyValueError: for a device other than the CPU (lampy runs on numpy).
         """
         for a in args:
-            if isinstance(a, str) and not _is_dtype_name(a):
+            if isinstance(a, str) and not is_dtype_name(a):
                 device = a
             elif hasattr(a, "dtype") and not isinstance(a, np.dtype | type):
                 dtype = a.dtype
@@ -1049,24 +1064,6 @@ class VariableOperators:
         return _ops.astype(self, np.float32)
 
 
-def _shape_arg(args: tuple[Any, ...]) -> Any:
-    """``(2, 3)`` from ``f(2, 3)`` and ``f((2, 3))``."""
-    if len(args) == 1 and not isinstance(args[0], int | np.integer):
-        return args[0]
-    return args
-
-
-def _axis(name: str, what: str, d: Any, shape: tuple[int, ...]) -> int:
-    """``d`` as an axis in ``[0, ndim)`` (a 0-d value counts as 1-d, as PyTorch)."""
-    k, n = operator.index(d), max(len(shape), 1)
-    if not -n <= k < n:
-        raise ShapeError(
-            f"{name}: {what} {k} is out of range for a Variable of shape {shape} "
-            f"({len(shape)} dimensions)."
-        )
-    return k % n
-
-
 def _check_ndim(name: str, ndim: int, *operands: Any) -> None:
     shapes = [np.shape(x) for x in operands]
     if any(len(s) != ndim for s in shapes):
@@ -1076,334 +1073,26 @@ def _check_ndim(name: str, ndim: int, *operands: Any) -> None:
         )
 
 
-def _is_dtype_name(s: str) -> bool:
-    with warnings.catch_warnings():  # numpy 2 deprecates some one-letter names ("a")
-        warnings.simplefilter("ignore", DeprecationWarning)
-        try:
-            np.dtype(s)
-        except TypeError:
-            return False
-    return True
-
-
-def _no_out(name: str, out: Any) -> None:
-    if out is not None:
-        raise LampyTypeError(
-            f"{name}: out= is not supported, Variables are immutable; use the returned Variable."
-        )
-
-
-class ElementCount(int):
-    """``Variable.size``: the element count (numpy's ``size``, an int) that can also be
-    called as PyTorch's ``size()`` (the shape) or ``size(dim)`` (one axis' length)."""
-
-    _shape: tuple[int, ...]
-
-    def __new__(cls, count: int, shape: tuple[int, ...]) -> ElementCount:
-        new = int.__new__(cls, count)
-        new._shape = shape
-        return new
-
-    def __call__(self, dim: int | None = None) -> Any:
-        if dim is None:
-            return self._shape
-        return self._shape[_axis("size", "dim", dim, self._shape)] if self._shape else 1
-
-    def __repr__(self) -> str:
-        return int.__repr__(self)
-
-    def __reduce__(self) -> Any:
-        return (int, (int(self),))
-
-
-def _is_int(a: Any) -> bool:
-    return isinstance(a, int | np.integer) and not isinstance(a, bool)
-
-
-def _ambiguous(call: str, shape: tuple[int, ...], why: str, *, numpy: str, torch: str) -> str:
-    """The message of a call that numpy and PyTorch read differently."""
-    return (
-        f"x.{call} on a Variable of shape {shape} is ambiguous: {why}. lampy computes "
-        "neither silently; write the one you mean:\n"
-        f"    numpy's meaning:   {numpy}\n"
-        f"    PyTorch's meaning: {torch}\n"
-        "(see 'Coming from PyTorch' in the docs: names numpy and PyTorch share)."
-    )
-
-
-def _dim_alias(name: str, axis: Any, dim: Any, default: Any = None) -> Any:
-    if dim is None:
-        return axis
-    if axis is not default and axis != default:
-        raise LampyTypeError(
-            f"{name}: pass axis (numpy's name) or dim (PyTorch's), not both; got "
-            f"axis={axis!r} and dim={dim!r}."
-        )
-    return dim
-
-
-def _shape_ints(name: str, args: tuple[Any, ...], shape: tuple[int, ...]) -> tuple[int, ...]:
-    """The shape of ``x.reshape(2, 3)`` or ``x.reshape((2, 3))`` as ints, or a clear error."""
-    target = _shape_arg(args)
-    items = (target,) if _is_int(target) else target
-    try:
-        return tuple(operator.index(n) for n in items)
-    except TypeError:
-        pass
-    raise LampyTypeError(
-        f"{name}: the new shape must be ints, got {args!r} for a Variable of shape {shape}. "
-        f"Accepted: x.{name}(2, 3), x.{name}((2, 3)) or x.{name}([2, 3]), with -1 for one "
-        "size inferred from the others."
-    )
-
-
-def _is_dtype_like(a: Any) -> bool:
-    if isinstance(a, np.dtype) or (isinstance(a, type) and issubclass(a, np.generic)):
-        return True
-    return type(a).__module__ == "torch" and type(a).__name__ == "dtype"
-
-
-def _name_of(dtype: Any) -> str:
-    return getattr(dtype, "__name__", None) or str(dtype)
-
-
-_NUMPY_MOMENT_KEYS = ("axis", "dtype", "out", "ddof", "keepdims")
-_TORCH_MOMENT_KEYS = ("dim", "correction", "unbiased", "keepdim")
-
-
-def _moments(
-    name: str, shape: tuple[int, ...], args: tuple[Any, ...], kwargs: dict[str, Any]
-) -> tuple[Any, Any, float, bool]:
-    """(axis, dtype, ddof, keepdims) of ``x.var(...)``/``x.std(...)`` in either library's
-    words, or an error when the divisor is not said."""
-    unknown = set(kwargs) - set(_NUMPY_MOMENT_KEYS) - set(_TORCH_MOMENT_KEYS)
-    if unknown:
-        raise LampyTypeError(f"{name}: unexpected arguments {sorted(unknown)}.")
-    shown = ", ".join([*map(repr, args), *(f"{k}={v!r}" for k, v in kwargs.items())])
-    if args and isinstance(args[0], bool):  # PyTorch's var(unbiased)
-        args = (None, *args)
-    if len(args) >= 2 and isinstance(args[1], bool):  # PyTorch's var(dim, unbiased, keepdim)
-        if len(args) > 3:
-            raise LampyTypeError(f"{name}: PyTorch's form is {name}(dim, unbiased, keepdim).")
-        kwargs = {"dim": args[0], "unbiased": args[1], **kwargs}
-        if len(args) == 3:
-            kwargs["keepdim"] = args[2]
-        args = ()
-    if len(args) > len(_NUMPY_MOMENT_KEYS):
-        raise LampyTypeError(f"{name}: takes at most 5 positional arguments, got {len(args)}.")
-    for key, value in zip(_NUMPY_MOMENT_KEYS, args, strict=False):
-        if key in kwargs:
-            raise LampyTypeError(f"{name}: got {key} twice.")
-        kwargs[key] = value
-    _no_out(name, kwargs.get("out"))
-    said = [k for k in ("ddof", "correction", "unbiased") if kwargs.get(k) is not None]
-    if len(said) > 1:
-        raise LampyTypeError(f"{name}: pass one of ddof, correction and unbiased, got {said}.")
-    if "dim" in kwargs and kwargs.get("axis") is not None:
-        raise LampyTypeError(f"{name}: pass axis (numpy's name) or dim (PyTorch's), not both.")
-    axis = kwargs.get("dim", kwargs.get("axis"))
-    if not said:
-        if "dim" not in kwargs and "keepdim" not in kwargs:
-            raise AmbiguousMethodError(
-                _ambiguous(
-                    f"{name}({shown})",
-                    shape,
-                    f"numpy's {name} divides by n (ddof=0) and PyTorch's by n - 1 "
-                    "(correction=1), and both read an axis given this way",
-                    numpy=f"x.{name}(axis={axis!r}, ddof=0)",
-                    torch=f"x.{name}(dim={axis!r}) or x.{name}({axis!r}, correction=1)",
-                )
-            )
-        ddof: float = 1
-    elif said[0] == "unbiased":
-        ddof = 1 if kwargs["unbiased"] else 0
-    else:
-        ddof = kwargs[said[0]]
-    keepdims = bool(kwargs.get("keepdim", kwargs.get("keepdims", False)))
-    return axis, kwargs.get("dtype"), ddof, keepdims
-
-
-class MinMax(tuple):  # type: ignore[type-arg]
-    """What ``x.max(dim=...)`` and ``x.min(dim=...)`` return, as PyTorch's
-    ``torch.return_types.max``: ``values`` (a Variable) and ``indices`` (int64, numpy)."""
-
-    __slots__ = ()
-
-    def __new__(cls, values: Variable, indices: np.ndarray) -> MinMax:
-        return tuple.__new__(cls, (values, indices))
-
-    @property
-    def values(self) -> Variable:
-        return self[0]  # type: ignore[no-any-return]
-
-    @property
-    def indices(self) -> np.ndarray:
-        return self[1]  # type: ignore[no-any-return]
-
-    def __repr__(self) -> str:
-        return f"MinMax(values={self[0]!r}, indices={self[1]!r})"
-
-
 def _extreme(name: str, x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    """``x.max(...)``/``x.min(...)`` in either library's words (see ``Variable.max``)."""
-    numpy_fn, torch_fn = (_ops.amax, _ops.maximum) if name == "max" else (_ops.amin, _ops.minimum)
-    numpy_only = {"out", "initial", "where"} & set(kwargs)  # PyTorch takes keepdims too
-    torch_only = {"dim", "keepdim", "other"} & set(kwargs)
-    unknown = set(kwargs) - {
-        "axis",
-        "out",
-        "keepdims",
-        "initial",
-        "where",
-        "dim",
-        "keepdim",
-        "other",
-    }
-    if unknown:
-        raise LampyTypeError(f"{name}: unexpected arguments {sorted(unknown)}.")
-    if numpy_only and torch_only:
-        raise LampyTypeError(
-            f"{name}: numpy's arguments {sorted(numpy_only)} and PyTorch's "
-            f"{sorted(torch_only)} cannot be mixed."
-        )
-    if "other" in kwargs or (len(args) == 1 and not kwargs and not _axis_like(args[0])):
-        other = kwargs.get("other", args[0] if args else None)
-        return torch_fn(x, other)
-    if len(args) >= 2 and isinstance(args[1], bool) and not numpy_only:  # max(dim, keepdim)
-        if len(args) > 2 or "keepdim" in kwargs:
-            raise LampyTypeError(f"{name}: PyTorch's form is {name}(dim, keepdim).")
-        kwargs = {"dim": args[0], "keepdim": args[1], **kwargs}
-        args = ()
-        torch_only = {"dim"}
-    if torch_only:
-        if args:
-            kwargs = {"dim": args[0], **kwargs}
-        if kwargs.get("dim") is None:
-            raise LampyTypeError(
-                f"{name}: dim=None; for the {name} over everything call x.{name}()."
-            )
-        dim = operator.index(kwargs["dim"])
-        keep = bool(kwargs.get("keepdim", False))
-        arg = _ops.argmax if name == "max" else _ops.argmin
-        idx = np.asarray(arg(x, dim, keepdims=True)).astype(np.int64)
-        values = _ops.take_along_axis(x, idx, dim)
-        if not keep:
-            idx = np.squeeze(idx, dim)
-            values = _ops.squeeze(values, dim)
-        return MinMax(values, idx)
-    names = ("axis", "out", "keepdims", "initial", "where")
-    for key, value in zip(names, args, strict=False):
-        if key in kwargs:
-            raise LampyTypeError(f"{name}: got {key} twice.")
-        kwargs[key] = value
-    _no_out(name, kwargs.pop("out", None))
-    axis = kwargs.pop("axis", None)
-    if axis is not None and not numpy_only:
-        raise AmbiguousMethodError(
-            _ambiguous(
-                f"{name}({axis!r})" if args else f"{name}(axis={axis!r})",
-                x.shape,
-                f"numpy returns the {name}imal values along the axis, PyTorch (which takes "
-                "axis= too) a pair (values, indices)",
-                numpy=f"x.a{name}(axis={axis!r}) or lampy.a{name}(x, axis={axis!r})",
-                torch=f"x.{name}(dim={axis!r}) (values, indices), or x.a{name}(dim={axis!r}) "
-                "for the values alone",
-            )
-        )
-    return numpy_fn(x, axis, **kwargs)
-
-
-def _axis_like(a: Any) -> bool:
-    """Whether a lone argument of ``max``/``min`` is an axis (else it is PyTorch's other)."""
-    return a is None or _is_int(a) or (isinstance(a, tuple) and all(map(_is_int, a)))
+    """``x.max(...)``/``x.min(...)`` computed as ``read_extreme`` reads the call."""
+    form, a, b = read_extreme(name, x.shape, args, kwargs)
+    if form == "elementwise":
+        return (_ops.maximum if name == "max" else _ops.minimum)(x, a)
+    if form == "numpy":
+        return (_ops.amax if name == "max" else _ops.amin)(x, a, **b)
+    arg = _ops.argmax if name == "max" else _ops.argmin
+    idx = np.asarray(arg(x, a, keepdims=True)).astype(np.int64)
+    values = _ops.take_along_axis(x, idx, a)  # the gradient goes to the index, as PyTorch
+    if not b:
+        idx = np.squeeze(idx, a)
+        values = _ops.squeeze(values, a)
+    return MinMax(values, idx)
 
 
 def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Variable:
-    """``x.repeat(...)`` in numpy's or PyTorch's reading (see ``Variable.repeat``)."""
-    unknown = set(kwargs) - {"repeats", "axis"}
-    if unknown:
-        raise LampyTypeError(f"repeat: unexpected arguments {sorted(unknown)}.")
-    if "repeats" in kwargs:
-        args = (kwargs["repeats"], *args)
-    if not args:
-        raise LampyTypeError("repeat: give the repeats, as x.repeat(2, axis=0) or x.repeat(2, 1).")
-    if "axis" in kwargs:  # numpy's keyword
-        if len(args) != 1:
-            raise LampyTypeError("repeat: numpy's form is x.repeat(repeats, axis=axis).")
-        return _ops.repeat(x, args[0], kwargs["axis"])
-    shape = x.shape
-    index = np.arange(math.prod(shape)).reshape(shape)
-    as_numpy = as_torch = None
-    if len(args) <= 2:
-        with contextlib.suppress(TypeError, ValueError, IndexError):
-            as_numpy = np.repeat(index, args[0], args[1] if len(args) == 2 else None)
-    reps = _shape_arg(args)
-    reps = (reps,) if _is_int(reps) else reps
-    if (
-        isinstance(reps, tuple | list)
-        and all(_is_int(r) and r >= 0 for r in reps)
-        and len(reps) >= len(shape)
-    ):
-        as_torch = np.tile(index, tuple(reps))
-    if as_numpy is not None and (as_torch is None or np.array_equal(as_numpy, as_torch)):
-        return _ops.repeat(x, args[0], args[1] if len(args) == 2 else None)
-    if as_torch is not None and as_numpy is None:
-        return _ops.tile(x, tuple(reps))
-    call = ", ".join(map(repr, args))
-    if as_torch is None:
-        raise LampyTypeError(
-            f"repeat({call}): neither numpy's reading (repeats, axis) nor PyTorch's (one "
-            f"count per axis, at least {len(shape)}) applies to a Variable of shape {shape}."
-        )
-    axis = f", axis={args[1]!r}" if len(args) == 2 else ""
-    assert as_numpy is not None  # both readings apply here
-    raise AmbiguousMethodError(
-        _ambiguous(
-            f"repeat({call})",
-            shape,
-            "numpy repeats each element (its result would have shape "
-            f"{as_numpy.shape}), PyTorch tiles the whole Variable (shape {as_torch.shape})",
-            numpy=f"x.repeat({args[0]!r}{axis or ', axis=None'}) or "
-            f"lampy.repeat(x, {args[0]!r}{axis})",
-            torch=f"lampy.tile(x, {tuple(reps)!r})",
-        )
-    )
+    """``x.repeat(...)`` computed as ``read_repeat`` reads the call."""
+    form, a, b = read_repeat(x.shape, args, kwargs)
+    return _ops.repeat(x, a, b) if form == "numpy" else _ops.tile(x, a)
 
 
-def _no_such_attribute(name: str) -> NoReturn:
-    """The AttributeError of a missing Variable attribute, with advice for PyTorch's and
-    numpy's names that lampy does not have."""
-    hint = _NO_SUCH_METHOD.get(name)
-    if hint is None and name.endswith("_") and not name.startswith("_"):
-        hint = (
-            f"in-place methods such as x.{name}() do not exist: Variables are "
-            f"immutable; use x.{name[:-1]}(...) (a new Variable), or for a param's "
-            "values `with lampy.in_place([p]) as (a,): ...` or the initialisers of "
-            "lampy.nn.init (normal_, zeros_...)"
-        )
-    if hint is None:
-        raise AttributeError(f"'Variable' object has no attribute {name!r}")
-    raise AttributeError(f"Variable.{name}: {hint}.")
-
-
-_NO_SUCH_METHOD = {
-    "data": (
-        "PyTorch's .data (the tensor without its graph, often written into in place) and "
-        "numpy's .data (the raw buffer) have no lampy meaning; read the values with "
-        "x.value (read-only numpy), detach with x.detach(), and write a param in place "
-        "with lampy.nn.init.normal_(p, ...) or `with lampy.in_place([p]) as (a,): ...`"
-    ),
-    "imag": "Variables hold real numbers (complex values have no gradient in lampy)",
-    "put": (
-        "numpy's put writes in place and PyTorch's returns a new tensor; Variables are "
-        "immutable: use lampy.where or x.masked_fill for a new Variable"
-    ),
-    "resize": (
-        "numpy's resize changes the array in place (Variables are immutable) and "
-        "PyTorch's is deprecated; use x.reshape(...), or lampy.pad / slicing for another size"
-    ),
-    "cuda": "lampy runs on numpy, on the CPU; drop the .cuda() call",
-}
-
-
-__all__ = ["ElementCount", "MinMax", "VariableOperators", "provide_operators"]
+__all__ = ["VariableOperators", "provide_operators"]

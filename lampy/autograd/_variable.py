@@ -14,8 +14,9 @@ from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, Backward, Node, Op, Param
-from lampy.autograd._operators import ElementCount, VariableOperators
+from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
+from lampy.autograd._shared_names import ElementCount
 from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
