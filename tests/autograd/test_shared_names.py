@@ -219,3 +219,26 @@ def test_torch_forms_match_torch() -> None:
         assert x.size(-1) == t.size(-1) and tuple(x.size()) == tuple(t.size())
         assert np.array_equal(x.nonzero(as_tuple=False), t.nonzero().numpy())
         assert np.array_equal(x.argsort(1, True), t.argsort(1, True).numpy())
+
+
+@given(
+    ndim=st.integers(1, 4),
+    a=st.integers(-4, 3),
+    b=st.integers(-4, 3),
+)
+def test_transpose_of_two_axes_is_pytorchs_swap_or_raises(ndim: int, a: int, b: int) -> None:
+    """x.transpose(a, b) swaps the two axes (PyTorch's meaning) for any rank; only on a
+    2-d Variable where numpy's permutation reading keeps the order does it raise."""
+    shape = tuple(range(2, 2 + ndim))
+    x0 = np.arange(float(np.prod(shape))).reshape(shape)
+    in_range = -ndim <= a < ndim and -ndim <= b < ndim
+    with lampy.Scope():
+        x = lampy.param(x0)
+        if not in_range:
+            with pytest.raises((ValueError, TypeError, IndexError)):
+                x.transpose(a, b)
+        elif ndim == 2 and a % 2 != b % 2 and (a % 2, b % 2) == (0, 1):
+            with pytest.raises(AmbiguousMethodError):
+                x.transpose(a, b)
+        else:
+            np.testing.assert_array_equal(x.transpose(a, b).value, np.swapaxes(x0, a, b))
