@@ -11,6 +11,7 @@ from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
 from lampy import train as train
+from lampy._errors import AmbiguousMethodError as AmbiguousMethodError
 from lampy._errors import BackwardError as BackwardError
 from lampy._errors import BadIndexError as BadIndexError
 from lampy._errors import DTypeError as DTypeError
@@ -58,6 +59,7 @@ from lampy.ops import allclose as allclose
 from lampy.ops import amax as amax
 from lampy.ops import amin as amin
 from lampy.ops import append as append
+from lampy.ops import arange as arange
 from lampy.ops import arccos as arccos
 from lampy.ops import arccosh as arccosh
 from lampy.ops import arcsin as arcsin
@@ -157,6 +159,7 @@ from lampy.ops import min as min
 from lampy.ops import minimum as minimum
 from lampy.ops import mod as mod
 from lampy.ops import moveaxis as moveaxis
+from lampy.ops import multinomial as multinomial
 from lampy.ops import multiply as multiply
 from lampy.ops import nan_to_num as nan_to_num
 from lampy.ops import nanargmax as nanargmax
@@ -235,6 +238,7 @@ from lampy.ops import vsplit as vsplit
 from lampy.ops import vstack as vstack
 from lampy.ops import where as where
 from lampy.train import load as load
+from lampy.train import load_metadata as load_metadata
 from lampy.train import save as save
 
 __version__ = "0.1.0.dev0"

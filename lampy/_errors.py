@@ -61,6 +61,11 @@ class LampyTypeError(LampyError, TypeError):
     """An argument has a type lampy cannot take."""
 
 
+class AmbiguousMethodError(LampyTypeError):
+    """A method call that numpy and PyTorch read differently (``x.transpose(0, 1)`` on a
+    2-d Variable, ``x.std(1)``, ``x.max(1)``...); the message shows both spellings."""
+
+
 class ShapeError(LampyValueError):
     """Shapes of an op's inputs do not fit together."""
 

@@ -85,7 +85,7 @@ ON_PURPOSE: list[Any] = [
         _with_scope(lambda: lampy.param(np.ones(6)).reshape(4, 2)), ValueError, id="reshape-size"
     ),
     pytest.param(
-        _with_scope(lambda: lampy.param(np.ones((2, 3))).transpose(0, 0)),
+        _with_scope(lambda: lampy.param(np.ones((2, 3))).transpose(0, 2)),
         ValueError,
         id="transpose-axes",
     ),

@@ -10,14 +10,32 @@ it.
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import AmbiguousMethodError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd._shared_names import (
+    MinMax,
+    ambiguous,
+    axis_index,
+    dim_alias,
+    dtype_name,
+    is_dtype_like,
+    is_dtype_name,
+    is_int,
+    no_out,
+    no_such_attribute,
+    read_extreme,
+    read_moments,
+    read_repeat,
+    shape_arg,
+    shape_ints,
+)
 
 if TYPE_CHECKING:
     from lampy.autograd._variable import Variable
@@ -67,6 +85,8 @@ class _OpFunctions:
     log: Callable[..., Variable]
     log1p: Callable[..., Variable]
     log_softmax: Callable[..., Variable]
+    maximum: Callable[..., Variable]
+    minimum: Callable[..., Variable]
     logsumexp: Callable[..., Variable]
     masked_fill: Callable[..., Variable]
     matmul: Callable[..., Variable]
@@ -98,7 +118,9 @@ class _OpFunctions:
     sum: Callable[..., Variable]
     swapaxes: Callable[..., Variable]
     take: Callable[..., Variable]
+    take_along_axis: Callable[..., Variable]
     tanh: Callable[..., Variable]
+    tile: Callable[..., Variable]
     topk: Callable[..., TopK]
     trace: Callable[..., Variable]
     transpose: Callable[..., Variable]
@@ -260,11 +282,48 @@ class VariableOperators:
         return _ops.matrix_transpose(self)
 
     def reshape(self, *shape: Any, order: str = "C") -> Variable:
-        """Same as ``lampy.reshape``; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``."""
-        return _ops.reshape(self, _shape_arg(shape), order=order)
+        """Same as ``lampy.reshape``; accepts ``v.reshape(2, 3)`` and ``v.reshape((2, 3))``.
 
-    def transpose(self, *axes: Any) -> Variable:
-        """Same as ``lampy.transpose``; accepts ``v.transpose(1, 0)`` and a tuple."""
+        Raises:
+            LampyTypeError: if the shape is not ints.
+        """
+        return _ops.reshape(self, shape_ints("reshape", shape, self.shape), order=order)
+
+    def transpose(self, *axes: Any, dim0: int | None = None, dim1: int | None = None) -> Variable:
+        """numpy's ``transpose`` (a permutation, or reversed axes), or PyTorch's swap of
+        two axes where numpy's reading cannot apply.
+
+        ``x.transpose()``, ``x.transpose((1, 0, 2))`` and ``x.transpose(1, 0, 2)`` are
+        numpy's. Two axes on a Variable that is not 2-d, or ``dim0=``/``dim1=``, are
+        PyTorch's swap (``lampy.swapaxes``); on a 2-d Variable, ``(1, 0)`` means the same
+        in both. ``x.transpose(0, 1)`` or ``(-2, -1)`` on a 2-d Variable is numpy's
+        identity but PyTorch's swap, so it raises, showing both spellings.
+
+        Raises:
+            AmbiguousMethodError: for two axes that numpy and PyTorch read differently.
+        """
+        if dim0 is not None or dim1 is not None:
+            if axes or dim0 is None or dim1 is None:
+                raise LampyTypeError(
+                    f"transpose: PyTorch's form takes two axes, dim0 and dim1; got {axes!r}, "
+                    f"dim0={dim0!r}, dim1={dim1!r}."
+                )
+            return _ops.swapaxes(self, dim0, dim1)
+        if len(axes) == 2 and all(is_int(a) for a in axes):
+            a, b = (operator.index(d) for d in axes)
+            if self.ndim != 2 or a % 2 == b % 2:  # numpy would raise: PyTorch's swap
+                return _ops.swapaxes(self, a, b)
+            if (a % 2, b % 2) == (0, 1) and min(a, b) >= -2 and max(a, b) < 2:
+                raise AmbiguousMethodError(
+                    ambiguous(
+                        f"transpose({a}, {b})",
+                        self.shape,
+                        "numpy reads the axes as a permutation, which leaves a 2-d Variable "
+                        "as it is; PyTorch swaps the two axes",
+                        numpy="x (nothing to do), or x.transpose((0, 1))",
+                        torch=f"x.swapaxes({a}, {b}), x.mT or x.T",
+                    )
+                )
         perm: Any = axes
         if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], int)):
             perm = axes[0]
@@ -281,7 +340,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Variable:
         """Same as ``lampy.sum`` (``out`` must be None: Variables are immutable)."""
-        _no_out("sum", out)
+        no_out("sum", out)
         return _ops.sum(self, axis, dtype, keepdims, dim=dim, keepdim=keepdim)
 
     def mean(
@@ -295,31 +354,35 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Variable:
         """Same as ``lampy.mean`` (``out`` must be None: Variables are immutable)."""
-        _no_out("mean", out)
+        no_out("mean", out)
         return _ops.mean(self, axis, dtype, keepdims, dim=dim, keepdim=keepdim)
 
-    def var(
-        self,
-        axis: Any = None,
-        dtype: Any = None,
-        out: None = None,
-        ddof: int = 0,
-        keepdims: bool = False,
-    ) -> Variable:
-        """Same as ``lampy.var`` (no ``dim=``: PyTorch's ``var`` divides by ``n - 1``)."""
-        _no_out("var", out)
+    def var(self, *args: Any, **kwargs: Any) -> Variable:
+        """The variance: numpy's ``var`` with ``ddof=``, PyTorch's with ``correction=``
+        or ``unbiased=``, and ``dim=``/``keepdim=`` PyTorch's.
+
+        numpy divides by ``n`` by default and PyTorch by ``n - 1``, and PyTorch takes
+        numpy's ``axis=`` too, so ``x.var()``, ``x.var(1)`` and ``x.var(axis=1)`` would
+        mean different numbers to the two; they raise, showing both spellings. Say the
+        divisor (``ddof=0``, ``correction=1``, ``unbiased=True``) or use ``dim=``.
+
+        Raises:
+            AmbiguousMethodError: when neither the divisor nor PyTorch's ``dim=`` is given.
+        """
+        axis, dtype, ddof, keepdims = read_moments("var", self.shape, args, kwargs)
         return _ops.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
-    def std(
-        self,
-        axis: Any = None,
-        dtype: Any = None,
-        out: None = None,
-        ddof: int = 0,
-        keepdims: bool = False,
-    ) -> Variable:
-        """Same as ``lampy.std`` (no ``dim=``: PyTorch's ``std`` divides by ``n - 1``)."""
-        _no_out("std", out)
+    def std(self, *args: Any, **kwargs: Any) -> Variable:
+        """The standard deviation: numpy's ``std`` with ``ddof=``, PyTorch's with
+        ``correction=`` or ``unbiased=``, and ``dim=``/``keepdim=`` PyTorch's.
+
+        As ``lampy.Variable.var``: a call that does not say the divisor, in either
+        library's words, raises showing both spellings.
+
+        Raises:
+            AmbiguousMethodError: when neither the divisor nor PyTorch's ``dim=`` is given.
+        """
+        axis, dtype, ddof, keepdims = read_moments("std", self.shape, args, kwargs)
         return _ops.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
     def prod(
@@ -333,32 +396,42 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Variable:
         """Same as ``lampy.prod`` (``out`` must be None: Variables are immutable)."""
-        _no_out("prod", out)
+        no_out("prod", out)
         return _ops.prod(self, axis, dtype, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
-    def max(
-        self,
-        axis: Any = None,
-        out: None = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = True,
-    ) -> Variable:
-        """Same as ``lampy.amax`` (no ``dim=``: PyTorch's ``max(dim)`` returns indices too)."""
-        _no_out("max", out)
-        return _ops.amax(self, axis, keepdims=keepdims, initial=initial, where=where)
+    def max(self, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``max`` over everything or with numpy-only arguments, PyTorch's
+        ``max(dim=...)`` (values and indices) and ``max(other)`` (elementwise).
 
-    def min(
-        self,
-        axis: Any = None,
-        out: None = None,
-        keepdims: bool = False,
-        initial: Any = None,
-        where: Any = True,
-    ) -> Variable:
-        """Same as ``lampy.amin`` (no ``dim=``: PyTorch's ``min(dim)`` returns indices too)."""
-        _no_out("min", out)
-        return _ops.amin(self, axis, keepdims=keepdims, initial=initial, where=where)
+        ``x.max()`` is the same in both libraries. With ``dim=`` (or ``keepdim=``, or a
+        bool ``keepdim`` after the axis) it returns PyTorch's ``(values, indices)``, a
+        ``MinMax`` pair whose values are differentiable (the gradient goes to the
+        index, as PyTorch); with ``initial=``, ``where=`` or ``keepdims=`` numpy's
+        ``amax``; given a Variable or array, ``lampy.maximum``. An axis alone
+        (``x.max(1)``, ``x.max(axis=1)``) is an array for numpy and values and indices
+        for PyTorch: it raises, showing ``x.amax(axis=1)`` and ``x.max(dim=1)``.
+
+        Raises:
+            AmbiguousMethodError: for an axis without a sign of either library.
+        """
+        return _extreme("max", self, args, kwargs)
+
+    def min(self, *args: Any, **kwargs: Any) -> Any:
+        """numpy's ``min`` over everything or with numpy-only arguments, PyTorch's
+        ``min(dim=...)`` (values and indices) and ``min(other)`` (elementwise).
+
+        ``x.min()`` is the same in both libraries. With ``dim=`` (or ``keepdim=``, or a
+        bool ``keepdim`` after the axis) it returns PyTorch's ``(values, indices)``, a
+        ``MinMax`` pair whose values are differentiable (the gradient goes to the
+        index, as PyTorch); with ``initial=``, ``where=`` or ``keepdims=`` numpy's
+        ``amin``; given a Variable or array, ``lampy.minimum``. An axis alone
+        (``x.min(1)``, ``x.min(axis=1)``) is an array for numpy and values and indices
+        for PyTorch: it raises, showing ``x.amin(axis=1)`` and ``x.min(dim=1)``.
+
+        Raises:
+            AmbiguousMethodError: for an axis without a sign of either library.
+        """
+        return _extreme("min", self, args, kwargs)
 
     def amax(
         self,
@@ -392,7 +465,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Any:
         """Same as ``lampy.argmax``: integer indices as numpy values, not a Variable."""
-        _no_out("argmax", out)
+        no_out("argmax", out)
         return _ops.argmax(self, axis, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
     def argmin(
@@ -405,7 +478,7 @@ class VariableOperators:
         keepdim: bool | None = None,
     ) -> Any:
         """Same as ``lampy.argmin``: integer indices as numpy values, not a Variable."""
-        _no_out("argmin", out)
+        no_out("argmin", out)
         return _ops.argmin(self, axis, keepdims=keepdims, dim=dim, keepdim=keepdim)
 
     def logsumexp(
@@ -423,39 +496,80 @@ class VariableOperators:
         self, axis: Any = None, dtype: Any = None, out: None = None, *, dim: Any = None
     ) -> Variable:
         """Same as ``lampy.cumsum``."""
-        _no_out("cumsum", out)
+        no_out("cumsum", out)
         return _ops.cumsum(self, axis, dtype, dim=dim)
 
     def cumprod(
         self, axis: Any = None, dtype: Any = None, out: None = None, *, dim: Any = None
     ) -> Variable:
         """Same as ``lampy.cumprod``."""
-        _no_out("cumprod", out)
+        no_out("cumprod", out)
         return _ops.cumprod(self, axis, dtype, dim=dim)
 
     def take(
         self, indices: Any, axis: Any = None, out: None = None, mode: str = "raise"
     ) -> Variable:
         """Same as ``lampy.take``."""
-        _no_out("take", out)
+        no_out("take", out)
         return _ops.take(self, indices, axis, mode=mode)
 
     def compress(self, condition: Any, axis: Any = None, out: None = None) -> Variable:
         """Same as ``lampy.compress``."""
-        _no_out("compress", out)
+        no_out("compress", out)
         return _ops.compress(condition, self, axis)
 
-    def all(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Whether all elements along ``axis`` are true, as numpy (a numpy result)."""
-        return np.all(self.value, axis=axis, keepdims=keepdims)
+    def all(
+        self,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        *,
+        dim: Any = None,
+        keepdim: bool | None = None,
+    ) -> Any:
+        """Whether all elements along ``axis`` (PyTorch's ``dim``) are true: a numpy
+        result (the same in both libraries)."""
+        no_out("all", out)
+        axis = dim_alias("all", axis, dim)
+        return np.all(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
-    def any(self, axis: Any = None, keepdims: bool = False) -> Any:
-        """Whether any element along ``axis`` is true, as numpy (a numpy result)."""
-        return np.any(self.value, axis=axis, keepdims=keepdims)
+    def any(
+        self,
+        axis: Any = None,
+        out: None = None,
+        keepdims: bool = False,
+        *,
+        dim: Any = None,
+        keepdim: bool | None = None,
+    ) -> Any:
+        """Whether any element along ``axis`` (PyTorch's ``dim``) is true: a numpy
+        result (the same in both libraries)."""
+        no_out("any", out)
+        axis = dim_alias("any", axis, dim)
+        return np.any(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
-    def nonzero(self) -> tuple[np.ndarray, ...]:
-        """Indices of the nonzero elements, as ``numpy.nonzero`` (numpy arrays)."""
-        return np.nonzero(self.value)
+    def nonzero(self, *, as_tuple: bool | None = None) -> Any:
+        """The indices of the nonzero elements: numpy's tuple of index arrays with
+        ``as_tuple=True``, PyTorch's ``(count, ndim)`` array with ``as_tuple=False``.
+
+        ``x.nonzero()`` is numpy's tuple but PyTorch's 2-d array, so it raises showing
+        both spellings.
+
+        Raises:
+            AmbiguousMethodError: when ``as_tuple`` is not given.
+        """
+        if as_tuple is None:
+            raise AmbiguousMethodError(
+                ambiguous(
+                    "nonzero()",
+                    self.shape,
+                    "numpy returns a tuple of index arrays, one per axis; PyTorch returns "
+                    "one (count, ndim) array",
+                    numpy="x.nonzero(as_tuple=True) or lampy.nonzero(x)",
+                    torch="x.nonzero(as_tuple=False) or np.argwhere(x.value)",
+                )
+            )
+        return np.nonzero(self.value) if as_tuple else np.argwhere(self.value)
 
     def argsort(
         self,
@@ -464,13 +578,28 @@ class VariableOperators:
         *,
         stable: Any = None,
         dim: int | None = None,
+        descending: bool = False,
     ) -> Any:
         """Same as ``lampy.argsort``: integer indices as a numpy array, not a Variable.
 
-        (``ndarray.sort`` sorts in place and ``torch.Tensor.sort`` returns indices too,
-        so Variables have no ``sort`` method; use ``lampy.sort``.)
+        PyTorch's ``dim=``, ``descending=`` and ``x.argsort(dim, descending)`` (a bool
+        second argument) are accepted; descending order keeps equal elements in order
+        when ``stable=True``, as PyTorch.
         """
-        return _ops.argsort(self, axis, kind, stable=stable, dim=dim)
+        if isinstance(kind, bool):  # PyTorch's argsort(dim, descending)
+            kind, descending = None, kind
+        if not descending:
+            return _ops.argsort(self, axis, kind, stable=stable, dim=dim)
+        axis = dim_alias("argsort", axis, dim, default=-1)
+        x = np.asarray(self.value)
+        if axis is None:
+            x, axis = x.reshape(-1), 0
+        # Sorting the negated order keeps ties first-to-last, as PyTorch's stable sort.
+        n = x.shape[axis] if x.ndim else 1
+        rev = np.flip(x, axis) if x.ndim else x
+        idx = np.argsort(rev, axis=axis, kind=kind, stable=True if stable else stable)
+        idx = np.flip(idx, axis) if x.ndim else idx
+        return (n - 1 - idx) if x.ndim else idx
 
     def topk(self, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> TopK:
         """Same as ``lampy.topk``: the values (a Variable) and their indices."""
@@ -492,8 +621,8 @@ class VariableOperators:
         if isinstance(start_dim, str):
             order, start_dim = start_dim, 0
         s = self.shape
-        start = _axis("flatten", "start_dim", start_dim, s)
-        end = _axis("flatten", "end_dim", end_dim, s)
+        start = axis_index("flatten", "start_dim", start_dim, s)
+        end = axis_index("flatten", "end_dim", end_dim, s)
         if start > end:
             raise ShapeError(
                 f"flatten: start_dim ({start_dim}) comes after end_dim ({end_dim}) for a "
@@ -511,9 +640,18 @@ class VariableOperators:
         """Same as ``lampy.swapaxes``."""
         return _ops.swapaxes(self, axis1, axis2)
 
-    def repeat(self, repeats: Any, axis: Any = None) -> Variable:
-        """Same as ``lampy.repeat`` (numpy's, not ``torch.Tensor.repeat``, which tiles)."""
-        return _ops.repeat(self, repeats, axis)
+    def repeat(self, *args: Any, **kwargs: Any) -> Variable:
+        """numpy's ``repeat`` (each element ``repeats`` times along ``axis``), or PyTorch's
+        ``repeat`` (the whole Variable tiled, ``lampy.tile``) where numpy's cannot apply.
+
+        ``x.repeat(2, axis=1)`` is numpy's, ``x.repeat(2, 1, 1)`` (three sizes) PyTorch's.
+        Where both readings apply and give different results (``x.repeat(2, 1)`` on a
+        2-d Variable, ``x.repeat(2)`` on a 1-d one), it raises showing both spellings.
+
+        Raises:
+            AmbiguousMethodError: where numpy's and PyTorch's readings differ.
+        """
+        return _repeat(self, args, kwargs)
 
     def __abs__(self) -> Variable:
         return _ops.abs(self)
@@ -676,11 +814,25 @@ class VariableOperators:
 
     def permute(self, *dims: Any) -> Variable:
         """Same as ``lampy.permute_dims``; accepts ``x.permute(1, 0)`` and a tuple."""
-        return _ops.permute_dims(self, _shape_arg(dims))
+        return _ops.permute_dims(self, shape_arg(dims))
 
     def view(self, *shape: Any) -> Variable:
-        """Same as ``lampy.reshape`` (values are immutable, so a view and a copy are alike)."""
-        return _ops.reshape(self, _shape_arg(shape))
+        """Same as ``lampy.reshape`` (values are immutable, so a view and a copy are alike).
+
+        ``x.view(np.float32)`` (numpy's and PyTorch's reinterpretation of the bytes as
+        another dtype) has no gradient, and raises.
+
+        Raises:
+            LampyTypeError: for a dtype, or a shape that is not ints.
+        """
+        if len(shape) == 1 and is_dtype_like(shape[0]):
+            raise LampyTypeError(
+                f"view({dtype_name(shape[0])}): reinterpreting the bytes of a Variable of shape "
+                f"{self.shape} and dtype {self.value.dtype} as another dtype has no "
+                "gradient. For a cast, use x.astype(dtype); for the raw bits, "
+                "x.value.view(dtype) (a numpy array). x.view(*shape) is PyTorch's reshape."
+            )
+        return _ops.reshape(self, shape_ints("view", shape, self.shape))
 
     def view_as(self, other: Any) -> Variable:
         """Same as ``lampy.reshape`` to ``other``'s shape."""
@@ -696,7 +848,7 @@ class VariableOperators:
         Raises:
             ShapeError: if ``-1`` stands for a new leading axis.
         """
-        new = tuple(operator.index(n) for n in _shape_arg(sizes))
+        new = tuple(operator.index(n) for n in shape_arg(sizes))
         lead = len(new) - self.ndim
         if any(n == -1 for n in new[: max(lead, 0)]):
             raise ShapeError(
@@ -734,7 +886,7 @@ class VariableOperators:
         chunks = operator.index(chunks)
         if chunks < 1:
             raise LampyValueError(f"chunk: chunks must be at least 1, got {chunks}.")
-        n = self.shape[_axis("chunk", "dim", dim, self.shape)]
+        n = self.shape[axis_index("chunk", "dim", dim, self.shape)]
         step = max(-(-n // chunks), 1)
         return tuple(_ops.split(self, list(range(step, n, step)), axis=dim))
 
@@ -745,6 +897,92 @@ class VariableOperators:
     def index_select(self, dim: int, index: Any) -> Variable:
         """Same as ``lampy.index_select``."""
         return _ops.index_select(self, dim, index)
+
+    def split(self, split_size_or_sections: Any, dim: int = 0) -> tuple[Variable, ...]:
+        """PyTorch's ``split``: pieces of ``split_size`` along ``dim`` (the last may be
+        smaller), or of the sizes in a list. (numpy arrays have no ``split`` method;
+        ``lampy.split(x, n)`` is numpy's function, ``n`` equal sections.)
+
+        Raises:
+            LampyValueError: if a size is negative, or the sizes do not add up to the axis.
+        """
+        ax = axis_index("split", "dim", dim, self.shape)
+        n = self.shape[ax] if self.ndim else 1
+        if is_int(split_size_or_sections):
+            step = operator.index(split_size_or_sections)
+            if step < 1 and not (step == 0 and n == 0):
+                raise LampyValueError(
+                    f"split: split_size must be at least 1, got {step} (PyTorch's split "
+                    "takes the size of each piece; x.chunk(k) gives k pieces)."
+                )
+            cuts = list(range(step, n, step)) if step else []
+        else:
+            sizes = [operator.index(k) for k in split_size_or_sections]
+            if any(k < 0 for k in sizes) or sum(sizes) != n:
+                raise LampyValueError(
+                    f"split: the sizes {sizes} must be >= 0 and add up to {n}, the length of "
+                    f"dim {dim} of a Variable of shape {self.shape}."
+                )
+            cuts = list(itertools.accumulate(sizes))[:-1]
+        return tuple(_ops.split(self, cuts, axis=ax))
+
+    def sort(self, *args: Any, **kwargs: Any) -> NoReturn:
+        """Raises: numpy's ``sort`` sorts in place (Variables are immutable) and PyTorch's
+        returns values and indices; the message shows both ways.
+
+        Raises:
+            AmbiguousMethodError: always.
+        """
+        raise AmbiguousMethodError(
+            ambiguous(
+                "sort(...)",
+                self.shape,
+                "numpy sorts the array in place and returns None (a Variable cannot "
+                "change), PyTorch returns (values, indices)",
+                numpy="x = lampy.sort(x, axis=-1)",
+                torch="i = x.argsort(dim=-1, descending=False); "
+                "values = lampy.take_along_axis(x, i, dim=-1)",
+            )
+        )
+
+    def __setitem__(self, index: Any, value: Any) -> NoReturn:
+        raise LampyTypeError(
+            f"x[...] = ...: a Variable (shape {self.shape}) is immutable, so that the graph "
+            "that read it stays right. Make a new Variable: x.masked_fill(mask, value) "
+            "for `x[mask] = value`, lampy.where(mask, new, x) for values from another "
+            "array; for a param's values (initialisation), write in place with "
+            "`with lampy.in_place([p]) as (a,): a[...] = ...` or lampy.nn.init.*_."
+        )
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element, as ``numpy.ndarray.itemsize`` and PyTorch's ``itemsize``."""
+        return int(self.value.dtype.itemsize)
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the value, as ``numpy.ndarray.nbytes`` and PyTorch's ``nbytes``."""
+        return int(self.size) * self.itemsize
+
+    @property
+    def device(self) -> str:
+        """``"cpu"``: lampy runs on numpy (``numpy.ndarray.device`` says so too)."""
+        return "cpu"
+
+    @property
+    def real(self: _V) -> _V:
+        """This Variable itself: lampy's Variables hold real numbers."""
+        return self
+
+    def conj(self: _V) -> _V:
+        """This Variable itself: the conjugate of a real number is itself."""
+        return self
+
+    if not TYPE_CHECKING:  # so that type checkers still catch misspelt attributes
+
+        def __getattr__(self, name: str) -> Any:
+            # Only for names not found: PyTorch's and numpy's that lampy turns into advice.
+            return no_such_attribute(name)
 
     # ------------------------------------- PyTorch's tensor methods: autograd and dtypes
     @property
@@ -798,7 +1036,7 @@ class VariableOperators:
             LampyValueError: for a device other than the CPU (lampy runs on numpy).
         """
         for a in args:
-            if isinstance(a, str) and not _is_dtype_name(a):
+            if isinstance(a, str) and not is_dtype_name(a):
                 device = a
             elif hasattr(a, "dtype") and not isinstance(a, np.dtype | type):
                 dtype = a.dtype
@@ -826,24 +1064,6 @@ class VariableOperators:
         return _ops.astype(self, np.float32)
 
 
-def _shape_arg(args: tuple[Any, ...]) -> Any:
-    """``(2, 3)`` from ``f(2, 3)`` and ``f((2, 3))``."""
-    if len(args) == 1 and not isinstance(args[0], int | np.integer):
-        return args[0]
-    return args
-
-
-def _axis(name: str, what: str, d: Any, shape: tuple[int, ...]) -> int:
-    """``d`` as an axis in ``[0, ndim)`` (a 0-d value counts as 1-d, as PyTorch)."""
-    k, n = operator.index(d), max(len(shape), 1)
-    if not -n <= k < n:
-        raise ShapeError(
-            f"{name}: {what} {k} is out of range for a Variable of shape {shape} "
-            f"({len(shape)} dimensions)."
-        )
-    return k % n
-
-
 def _check_ndim(name: str, ndim: int, *operands: Any) -> None:
     shapes = [np.shape(x) for x in operands]
     if any(len(s) != ndim for s in shapes):
@@ -853,19 +1073,26 @@ def _check_ndim(name: str, ndim: int, *operands: Any) -> None:
         )
 
 
-def _is_dtype_name(s: str) -> bool:
-    try:
-        np.dtype(s)
-    except TypeError:
-        return False
-    return True
+def _extreme(name: str, x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    """``x.max(...)``/``x.min(...)`` computed as ``read_extreme`` reads the call."""
+    form, a, b = read_extreme(name, x.shape, args, kwargs)
+    if form == "elementwise":
+        return (_ops.maximum if name == "max" else _ops.minimum)(x, a)
+    if form == "numpy":
+        return (_ops.amax if name == "max" else _ops.amin)(x, a, **b)
+    arg = _ops.argmax if name == "max" else _ops.argmin
+    idx = np.asarray(arg(x, a, keepdims=True)).astype(np.int64)
+    values = _ops.take_along_axis(x, idx, a)  # the gradient goes to the index, as PyTorch
+    if not b:
+        idx = np.squeeze(idx, a)
+        values = _ops.squeeze(values, a)
+    return MinMax(values, idx)
 
 
-def _no_out(name: str, out: Any) -> None:
-    if out is not None:
-        raise LampyTypeError(
-            f"{name}: out= is not supported, Variables are immutable; use the returned Variable."
-        )
+def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Variable:
+    """``x.repeat(...)`` computed as ``read_repeat`` reads the call."""
+    form, a, b = read_repeat(x.shape, args, kwargs)
+    return _ops.repeat(x, a, b) if form == "numpy" else _ops.tile(x, a)
 
 
 __all__ = ["VariableOperators", "provide_operators"]

@@ -17,6 +17,7 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
 from lampy.autograd._scope import closed_scope, current_or_none
+from lampy.autograd._shared_names import ElementCount
 from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
@@ -98,9 +99,11 @@ class Variable(VariableOperators):
         return self._held().ndim
 
     @property
-    def size(self) -> int:
-        """Number of elements of the value."""
-        return self._held().size
+    def size(self) -> ElementCount:
+        """Number of elements of the value (numpy's ``size``); ``x.size()`` and
+        ``x.size(dim)`` are PyTorch's (the shape, one axis' length)."""
+        held = self._held()
+        return ElementCount(held.size, held.shape)
 
     def _held(self) -> np.ndarray | np.generic:
         """The value as the engine holds it (a numpy scalar for a 0-d op result)."""

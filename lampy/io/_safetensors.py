@@ -291,17 +291,7 @@ def read_safetensors(
     """
     where = f"load: '{path}'"
     with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        first = f.read(8)
-        if len(first) < 8:
-            raise CheckpointError(f"{where} is not a safetensors file: {size} bytes long.")
-        n = int.from_bytes(first, "little")
-        if n > _MAX_HEADER or 8 + n > size:
-            raise CheckpointError(
-                f"{where} is not a safetensors file or is truncated: its header claims {n} "
-                f"bytes, the file has {size} (and headers are at most {_MAX_HEADER})."
-            )
-        meta, entries = _parse_header(where, f.read(n), size - 8 - n)
+        n, meta, entries = _read_header(where, f)
         tensors: dict[str, np.ndarray] = {}
         for name, (dtype, shape, begin) in entries.items():
             a = np.empty(shape, dtype)
@@ -314,6 +304,36 @@ def read_safetensors(
                 )
             tensors[name] = a
     return tensors, meta
+
+
+def read_safetensors_metadata(path: str | os.PathLike[str]) -> dict[str, str]:
+    """The ``__metadata__`` strings of a safetensors file, reading its header alone.
+
+    The header is validated as ``read_safetensors`` validates it; no tensor is read.
+
+    Raises:
+        CheckpointError: if the file is not a safetensors file or is truncated.
+    """
+    with open(path, "rb") as f:
+        return _read_header(f"load_metadata: '{path}'", f)[1]
+
+
+def _read_header(
+    where: str, f: Any
+) -> tuple[int, dict[str, str], dict[str, tuple[np.dtype[Any], tuple[int, ...], int]]]:
+    """The header's length, the metadata and the entries of the open file ``f``."""
+    size = os.fstat(f.fileno()).st_size
+    first = f.read(8)
+    if len(first) < 8:
+        raise CheckpointError(f"{where} is not a safetensors file: {size} bytes long.")
+    n = int.from_bytes(first, "little")
+    if n > _MAX_HEADER or 8 + n > size:
+        raise CheckpointError(
+            f"{where} is not a safetensors file or is truncated: its header claims {n} "
+            f"bytes, the file has {size} (and headers are at most {_MAX_HEADER})."
+        )
+    meta, entries = _parse_header(where, f.read(n), size - 8 - n)
+    return n, meta, entries
 
 
 def _read_into(where: str, name: str, f: Any, buf: np.ndarray) -> None:

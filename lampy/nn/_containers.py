@@ -127,7 +127,8 @@ class ModuleDict(Module):
     """Modules keyed by name (insertion order kept), named by key in parameter names.
 
     It has no ``forward``: the owner decides how to use its modules. The dict is the
-    ``entries`` field; ``keys()``, ``values()`` and ``items()`` work as on a dict.
+    ``entries`` field; ``keys()``, ``values()`` and ``items()`` work as on a dict, and
+    a key is also an attribute, as in PyTorch (``model.transformer.wte``).
     """
 
     entries: dict[str, Module] = inline(converter=dict)
@@ -156,6 +157,21 @@ class ModuleDict(Module):
 
     def __contains__(self, key: object) -> bool:
         return key in self.entries
+
+    def __getattr__(self, name: str) -> Module:
+        # Only for names not found otherwise: PyTorch's `self.transformer.wte`.
+        if not name.startswith("_"):
+            try:
+                entries = object.__getattribute__(self, "entries")
+            except AttributeError:
+                entries = None
+            if entries is not None and name in entries:
+                return entries[name]  # type: ignore[no-any-return]
+            if entries is not None:
+                raise AttributeError(
+                    f"ModuleDict has no module {name!r}; its keys are {list(entries)}."
+                )
+        raise AttributeError(name)
 
     def keys(self) -> Any:
         """The names."""

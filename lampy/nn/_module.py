@@ -20,6 +20,7 @@ import functools
 import inspect
 import types
 import typing
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -109,7 +110,8 @@ def _plain_walk(cls: type) -> bool:
     plain = _PLAIN_WALK.get(cls)
     if plain is None:
         plain = _PLAIN_WALK[cls] = (
-            getattr(cls, "_fields", None) is Module._fields
+            not getattr(cls, "_dynamic", False)
+            and getattr(cls, "_fields", None) is Module._fields
             and getattr(cls, "_named_state", None) is Module._named_state
         )
     return plain
@@ -260,9 +262,15 @@ class Module:
     # Subclasses set this to describe their settings in repr: "in_features=3, ...".
     _repr_fields: ClassVar[tuple[str, ...]] = ()
 
+    # True for a class written as PyTorch's (its own __init__ assigning attributes, no
+    # attrs decorator): its state is its instance attributes, frozen once __init__ ends.
+    _dynamic: ClassVar[bool] = False
+
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
         # Copying and unpickling call __new__ alone, without arguments: nothing to check.
-        if args or kwargs:
+        if "_lampy_settled" not in cls.__dict__:
+            _settle(cls)
+        if (args or kwargs) and not cls._dynamic:
             problem = _record_problem(cls, args, kwargs)
             if problem is not None:
                 raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
@@ -311,8 +319,40 @@ class Module:
     # ----------------------------------------------------------------- traversal
     def _fields(self) -> Iterator[tuple[str, Any]]:
         """(entry name prefix, value) for each field that may hold state, in order."""
+        if type(self)._dynamic:
+            yield from self._attribute_items()
+            return
         for name, prefix in _state_fields(type(self)):
             yield prefix, getattr(self, name)
+
+    def _attribute_items(self) -> list[tuple[str, Any]]:
+        """(attribute name, value) of each field but ``_training``: the record's
+        fields, or the attributes a PyTorch-style ``__init__`` assigned, in order."""
+        if type(self)._dynamic:
+            return [(k, v) for k, v in self.__dict__.items() if not k.startswith(_OWN)]
+        return [
+            (f.name, getattr(self, f.name))
+            for f in attrs.fields(type(self))
+            if f.init and f.name != "_training"
+        ]
+
+    def _rebuilt(self: M, changes: Mapping[str, Any], training: bool | None = None) -> M:
+        """A new module with the attributes in ``changes`` (by attribute name) replaced,
+        and ``training`` if given: ``attrs.evolve`` for a record, a copy of the
+        attributes for a PyTorch-style class."""
+        cls = type(self)
+        if cls._dynamic:
+            new: M = cls.__new__(cls)
+            object.__setattr__(new, "_training", self._training if training is None else training)
+            new.__dict__.update(
+                {k: v for k, v in self.__dict__.items() if not k.startswith(_OWN)}, **changes
+            )
+            return new
+        alias = {f.name: f.alias or f.name for f in attrs.fields(cls)}
+        kwargs = {alias[k]: v for k, v in changes.items()}
+        if training is not None:
+            kwargs["training"] = training
+        return attrs.evolve(self, **kwargs)
 
     def named_children(self) -> Iterator[tuple[str, Module]]:
         """The direct submodules with their names, in declaration order."""
@@ -497,14 +537,12 @@ class Module:
             raise LampyTypeError(
                 f"{type(self).__name__}.with_training: training must be a bool, got {training!r}."
             )
-        changes: dict[str, Any] = {"training": training}
-        for f in attrs.fields(type(self)):
-            if f.name != "_training":
-                value = getattr(self, f.name)
-                new = _map_modules(value, lambda m: m.with_training(training))
-                if new is not value:
-                    changes[f.alias or f.name] = new
-        return attrs.evolve(self, **changes)
+        changes: dict[str, Any] = {}
+        for name, value in self._attribute_items():
+            new = _map_modules(value, lambda m: m.with_training(training))
+            if new is not value:
+                changes[name] = new
+        return self._rebuilt(changes, training)
 
     def eval(self) -> NoReturn:
         """Raises: PyTorch's in-place switch cannot exist on an immutable module.
@@ -534,15 +572,36 @@ class Module:
             _MODE_HABIT.format(name=type(self).__name__, method="train", what=what, fix=fix)
         )
 
-    def apply(self: M, fn: Callable[[Module], Module]) -> M:
-        """A copy with ``fn`` applied to every submodule (bottom up), then to this one."""
+    def apply(self: M, fn: Callable[[Module], Module | None]) -> M:
+        """``fn`` applied to every submodule (bottom up), then to this module.
+
+        Two kinds of ``fn`` work. PyTorch's: ``fn(m)`` returns None and initialises
+        ``m``'s parameters in place (``lampy.nn.init.normal_(m.weight, 0.0, 0.02,
+        generator=rng)``); the module is kept, and ``apply`` returns this module, as
+        PyTorch's. lampy's: ``fn(m)`` returns a module (a new record, say from
+        ``attrs.evolve``) that takes ``m``'s place; ``apply`` then returns the new tree.
+        A module tied at several places is visited at each.
+
+        Raises:
+            LampyTypeError: if ``fn`` returns something that is neither None nor a Module.
+        """
         changes: dict[str, Any] = {}
-        for f in attrs.fields(type(self)):
-            value = getattr(self, f.name)
+        for name, value in self._attribute_items():
             new = _map_modules(value, lambda m: m.apply(fn))
             if new is not value:
-                changes[f.alias or f.name] = new
-        return fn(attrs.evolve(self, **changes) if changes else self)  # type: ignore[return-value]
+                changes[name] = new
+        current = self._rebuilt(changes) if changes else self
+        result = fn(current)
+        if result is None:
+            return current
+        if not isinstance(result, Module):
+            raise LampyTypeError(
+                f"{type(self).__name__}.apply: fn returned {type(result).__name__} for a "
+                f"{type(current).__name__}; it must return None (PyTorch's way: initialise "
+                "in place, e.g. lampy.nn.init.normal_(m.weight, 0.0, 0.02, generator=rng)) "
+                "or a Module to take its place."
+            )
+        return result  # type: ignore[return-value]
 
     # ----------------------------------------------------------------- repr
     def extra_repr(self) -> str:
@@ -563,7 +622,7 @@ class Module:
     # ----------------------------------------------------------------- copies
     def __copy__(self: M) -> M:
         """A shallow copy: a new record holding the same parameters and buffers."""
-        return attrs.evolve(self)
+        return self._rebuilt({})
 
     def __deepcopy__(self: M, memo: dict[int, Any]) -> M:
         """A copy with new parameters (same values, owned by the current scope), new
@@ -578,6 +637,9 @@ class Module:
         ``with lampy.Scope():``). For files, prefer ``lampy.save``: it writes
         safetensors, which load without running code.
         """
+        if type(self)._dynamic:
+            state = {k: _map_leaves(v, _saved) for k, v in self._attribute_items()}
+            return (_restore_dynamic, (type(self), self._training, state))
         fields = {
             f.alias or f.name: _map_leaves(getattr(self, f.name), _saved)
             for f in attrs.fields(type(self))
@@ -753,6 +815,14 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
     )
     if name in ("training", "_training"):
         return what + why + _EVAL_FIX
+    if type(module)._dynamic:
+        return (
+            f"{what}{why}A {cls} takes its attributes in its __init__ (as PyTorch's "
+            "modules do) and is frozen when __init__ returns. To change a parameter's "
+            "values, write them in place (`model.load_state_dict({...})`, "
+            "lampy.nn.init.normal_(p, ...), optimizers); for another submodule, build "
+            "the module again."
+        )
     fields = {f.alias or f.name for f in attrs.fields(type(module))}
     if name not in fields:
         return (
@@ -765,6 +835,62 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
         f"another {name!r}, make a new record: `attrs.evolve(model, {name}=new_value)` "
         "(a new parameter is made with lampy.param inside a lampy.Scope)."
     )
+
+
+_OWN = "_lampy_"
+_BUILDING = "_lampy_building"
+
+
+def _settle(cls: type[Module]) -> None:
+    """Decide, at a class's first instantiation, whether it is written as PyTorch's:
+    not an attrs class itself, and its ``__init__`` is not one attrs made. Such a class
+    keeps its state in instance attributes assigned by ``__init__``, frozen after it."""
+    init_owner = next(c for c in cls.__mro__ if "__init__" in c.__dict__)
+    dynamic = "__attrs_attrs__" not in cls.__dict__ and "__attrs_attrs__" not in init_owner.__dict__
+    if dynamic:
+        type.__setattr__(cls, "_dynamic", True)
+        type.__setattr__(cls, "__init__", _building(init_owner.__dict__["__init__"]))
+        type.__setattr__(cls, "__setattr__", _building_setattr)
+        type.__setattr__(cls, "__delattr__", _building_delattr)
+    type.__setattr__(cls, "_lampy_settled", True)
+
+
+def _building(init: Callable[..., None]) -> Callable[..., None]:
+    """A PyTorch-style ``__init__`` that may assign attributes while it runs (nested
+    ``super().__init__`` calls included); the instance is frozen when it returns."""
+
+    @functools.wraps(init)
+    def __init__(self: Module, *args: Any, **kwargs: Any) -> None:
+        state = self.__dict__
+        depth = state.get(_BUILDING, 0)
+        if depth == 0:
+            object.__setattr__(self, "_training", True)  # even without super().__init__()
+        state[_BUILDING] = depth + 1
+        try:
+            init(self, *args, **kwargs)
+        finally:
+            if depth:
+                state[_BUILDING] = depth
+            else:
+                del state[_BUILDING]
+
+    return __init__
+
+
+def _building_setattr(self: Module, name: str, value: Any) -> None:
+    if name == "_training" or not self.__dict__.get(_BUILDING):
+        raise ImmutableModuleError(_immutable_message(self, name))
+    if name.startswith(_OWN) or name == "training":
+        raise LampyTypeError(
+            f"{type(self).__name__}.{name}: this name is lampy's; choose another attribute name."
+        )
+    object.__setattr__(self, name, value)
+
+
+def _building_delattr(self: Module, name: str) -> None:
+    if not self.__dict__.get(_BUILDING):
+        raise ImmutableModuleError(_immutable_message(self, name, deleting=True))
+    object.__delattr__(self, name)
 
 
 def _immutable_setattr(self: Module, name: str, value: Any) -> NoReturn:
@@ -791,11 +917,48 @@ def _saved(leaf: Any) -> Any:
 
 def _restore(cls: type[M], fields: dict[str, Any]) -> M:
     """Rebuild a pickled module, making its parameters in the current scope."""
+    leaf = _restored_leaf(cls)
+    return cls(**{k: _map_leaves(v, leaf) for k, v in fields.items()})
 
+
+def _restore_dynamic(cls: type[M], training: bool, state: dict[str, Any]) -> M:
+    """Rebuild a pickled PyTorch-style module, making its parameters in the current scope."""
+    module: M = cls.__new__(cls)
+    object.__setattr__(module, "_training", training)
+    fields = {k: _map_leaves(v, _restored_leaf(cls)) for k, v in state.items()}
+    module.__dict__.update(fields)
+    return module
+
+
+# The params made while one pickle is loaded, by the id of the array they were made from:
+# a param shared by two modules (tied weights) is pickled as one array (pickle's memo),
+# so each restore finds the param the first one made. An entry goes with its array.
+_RESTORED: dict[int, tuple[weakref.ref[np.ndarray], Variable]] = {}
+
+
+def _restored_param(x: _SavedVariable) -> Variable:
+    key = id(x.value)
+    done = _RESTORED.get(key)
+    if done is not None and done[0]() is x.value and done[1].needs_grad == x.needs_grad:
+        return done[1]
+    new = param(x.value) if x.needs_grad else const(x.value)
+
+    def forget(_: Any) -> None:
+        _RESTORED.pop(key, None)
+
+    try:
+        ref = weakref.ref(x.value, forget)
+    except TypeError:  # not weakly referenceable: no tie to keep
+        return new
+    _RESTORED[key] = (ref, new)
+    return new
+
+
+def _restored_leaf(cls: type) -> Callable[[Any], Any]:
     def leaf(x: Any) -> Any:
         if isinstance(x, _SavedVariable):
             try:
-                return param(x.value) if x.needs_grad else const(x.value)
+                return _restored_param(x)
             except NoScopeError:
                 raise NoScopeError(
                     f"Unpickling a {cls.__name__} makes its parameters in the current scope, "
@@ -804,7 +967,7 @@ def _restore(cls: type[M], fields: dict[str, Any]) -> M:
                 ) from None
         return x
 
-    return cls(**{k: _map_leaves(v, leaf) for k, v in fields.items()})
+    return leaf
 
 
 def _copy_state(module: M, memo: dict[int, Any]) -> M:
@@ -823,12 +986,8 @@ def _copy_state(module: M, memo: dict[int, Any]) -> M:
         memo.setdefault(id(memo), []).append(x)  # keep x alive while its id is a key
         return new
 
-    changes = {
-        f.alias or f.name: _map_leaves(getattr(module, f.name), leaf)
-        for f in attrs.fields(type(module))
-        if f.init
-    }
-    result = attrs.evolve(module, **changes)
+    changes = {name: _map_leaves(value, leaf) for name, value in module._attribute_items()}
+    result = module._rebuilt(changes)
     memo[id(module)] = result
     return result
 

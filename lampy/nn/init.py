@@ -2,21 +2,37 @@
 
 Each returns a new numpy array of ``shape`` and ``dtype`` (float32 by default, as in
 PyTorch) drawn from an explicit ``numpy.random.Generator``; wrap it with
-``lampy.param`` to make a parameter. PyTorch's versions fill a tensor in place and end in
-an underscore; these build an array, so they do not. The distributions and bounds equal
-PyTorch's; the random streams differ, since the generators do.
+``lampy.param`` to make a parameter. PyTorch's in-place versions, ending in an
+underscore (``normal_(m.weight, 0.0, 0.02, generator=rng)``), write into a param
+through ``lampy.in_place`` (its version goes up), for ``model.apply(fn)``. The
+distributions and bounds equal PyTorch's; the random streams differ, since the
+generators do.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyValueError
+from lampy._errors import LampyTypeError, LampyValueError
+from lampy.autograd._inplace import in_place
+from lampy.autograd._variable import Variable
 
 __all__ = [
+    "constant_",
+    "kaiming_normal_",
+    "kaiming_uniform_",
+    "normal_",
+    "ones_",
+    "orthogonal_",
+    "trunc_normal_",
+    "uniform_",
+    "xavier_normal_",
+    "xavier_uniform_",
+    "zeros_",
     "calculate_gain",
     "constant",
     "fan_in_and_fan_out",
@@ -249,3 +265,156 @@ def orthogonal(
     if rows < cols:
         q = q.T
     return (gain * q).reshape(s).astype(dtype)
+
+
+# ----------------------------------------------------------------- in place, as PyTorch
+# PyTorch's in-place initialisers, for ``model.apply(fn)`` written as PyTorch's: they
+# write into a param's memory through ``lampy.in_place`` (so its version goes up and a
+# graph built before is stale) and return it. The random ones take PyTorch's
+# ``generator=`` (or ``rng=``): a ``numpy.random.Generator``, required, since lampy has no
+# global random state.
+Target = Variable | np.ndarray
+
+
+def _fill(name: str, tensor: Target, make: Callable[[tuple[int, ...], Any], np.ndarray]) -> Target:
+    """Write ``make(shape, dtype)`` into ``tensor`` (a param or a writable array)."""
+    if isinstance(tensor, Variable):
+        value = make(tuple(tensor.shape), tensor.dtype)
+        with in_place([tensor]) as (dest,):
+            np.copyto(dest, value, casting="same_kind")
+        return tensor
+    if isinstance(tensor, np.ndarray):
+        np.copyto(tensor, make(tensor.shape, tensor.dtype), casting="same_kind")
+        return tensor
+    raise LampyTypeError(
+        f"nn.init.{name}: expected a param (lampy.Variable, e.g. m.weight) or a numpy "
+        f"array, got {type(tensor).__name__}."
+    )
+
+
+def _generator(name: str, generator: Any, rng: Any) -> np.random.Generator:
+    g = generator if generator is not None else rng
+    if not isinstance(g, np.random.Generator):
+        raise LampyTypeError(
+            f"nn.init.{name}: pass generator=np.random.default_rng(seed) (or rng=): lampy has "
+            "no global random state, so every random draw takes an explicit "
+            f"numpy.random.Generator; got {type(g).__name__}."
+        )
+    return g
+
+
+def uniform_(
+    tensor: Target, a: float = 0.0, b: float = 1.0, generator: Any = None, *, rng: Any = None
+) -> Target:
+    """Fill ``tensor`` in place from ``U(a, b)``, as ``torch.nn.init.uniform_``."""
+    g = _generator("uniform_", generator, rng)
+    return _fill("uniform_", tensor, lambda s, d: uniform(s, a, b, rng=g, dtype=d))
+
+
+def normal_(
+    tensor: Target, mean: float = 0.0, std: float = 1.0, generator: Any = None, *, rng: Any = None
+) -> Target:
+    """Fill ``tensor`` in place from ``N(mean, std**2)``, as ``torch.nn.init.normal_``.
+
+    Examples:
+        >>> import lampy
+        >>> with lampy.Scope():
+        ...     w = lampy.param(np.zeros((2, 3), np.float32))
+        ...     _ = normal_(w, 0.0, 0.02, generator=np.random.default_rng(0))
+        ...     print(w.version, bool(abs(w.value).max() < 0.1))
+        1 True
+    """
+    g = _generator("normal_", generator, rng)
+    return _fill("normal_", tensor, lambda s, d: normal(s, mean, std, rng=g, dtype=d))
+
+
+def trunc_normal_(
+    tensor: Target,
+    mean: float = 0.0,
+    std: float = 1.0,
+    a: float = -2.0,
+    b: float = 2.0,
+    generator: Any = None,
+    *,
+    rng: Any = None,
+) -> Target:
+    """Fill ``tensor`` in place from a truncated normal, as ``torch.nn.init.trunc_normal_``."""
+    g = _generator("trunc_normal_", generator, rng)
+    return _fill(
+        "trunc_normal_", tensor, lambda s, d: trunc_normal(s, mean, std, a, b, rng=g, dtype=d)
+    )
+
+
+def constant_(tensor: Target, val: float) -> Target:
+    """Fill ``tensor`` in place with ``val``, as ``torch.nn.init.constant_``."""
+    return _fill("constant_", tensor, lambda s, d: constant(s, val, dtype=d))
+
+
+def zeros_(tensor: Target) -> Target:
+    """Fill ``tensor`` in place with zeros, as ``torch.nn.init.zeros_``."""
+    return _fill("zeros_", tensor, lambda s, d: zeros(s, dtype=d))
+
+
+def ones_(tensor: Target) -> Target:
+    """Fill ``tensor`` in place with ones, as ``torch.nn.init.ones_``."""
+    return _fill("ones_", tensor, lambda s, d: ones(s, dtype=d))
+
+
+def xavier_uniform_(
+    tensor: Target, gain: float = 1.0, generator: Any = None, *, rng: Any = None
+) -> Target:
+    """Fill ``tensor`` in place as ``torch.nn.init.xavier_uniform_``."""
+    g = _generator("xavier_uniform_", generator, rng)
+    return _fill("xavier_uniform_", tensor, lambda s, d: xavier_uniform(s, gain, rng=g, dtype=d))
+
+
+def xavier_normal_(
+    tensor: Target, gain: float = 1.0, generator: Any = None, *, rng: Any = None
+) -> Target:
+    """Fill ``tensor`` in place as ``torch.nn.init.xavier_normal_``."""
+    g = _generator("xavier_normal_", generator, rng)
+    return _fill("xavier_normal_", tensor, lambda s, d: xavier_normal(s, gain, rng=g, dtype=d))
+
+
+def kaiming_uniform_(
+    tensor: Target,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
+    *,
+    rng: Any = None,
+) -> Target:
+    """Fill ``tensor`` in place as ``torch.nn.init.kaiming_uniform_``."""
+    g = _generator("kaiming_uniform_", generator, rng)
+    return _fill(
+        "kaiming_uniform_",
+        tensor,
+        lambda s, d: kaiming_uniform(s, a, mode, nonlinearity, rng=g, dtype=d),
+    )
+
+
+def kaiming_normal_(
+    tensor: Target,
+    a: float = 0.0,
+    mode: str = "fan_in",
+    nonlinearity: str = "leaky_relu",
+    generator: Any = None,
+    *,
+    rng: Any = None,
+) -> Target:
+    """Fill ``tensor`` in place as ``torch.nn.init.kaiming_normal_``."""
+    g = _generator("kaiming_normal_", generator, rng)
+    return _fill(
+        "kaiming_normal_",
+        tensor,
+        lambda s, d: kaiming_normal(s, a, mode, nonlinearity, rng=g, dtype=d),
+    )
+
+
+def orthogonal_(
+    tensor: Target, gain: float = 1.0, generator: Any = None, *, rng: Any = None
+) -> Target:
+    """Fill ``tensor`` in place as ``torch.nn.init.orthogonal_``."""
+    g = _generator("orthogonal_", generator, rng)
+    return _fill("orthogonal_", tensor, lambda s, d: orthogonal(s, gain, rng=g, dtype=d))

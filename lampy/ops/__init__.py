@@ -38,6 +38,7 @@ from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
 from lampy.ops._convolve import convolve as convolve
 from lampy.ops._convolve import correlate as correlate
+from lampy.ops._creation import arange as arange
 from lampy.ops._creation import full as full
 from lampy.ops._creation import linspace as linspace
 from lampy.ops._cumulative import cumprod as cumprod
@@ -150,6 +151,7 @@ from lampy.ops._rounding import floor as floor
 from lampy.ops._rounding import round as round
 from lampy.ops._rounding import sign as sign
 from lampy.ops._rounding import trunc as trunc
+from lampy.ops._sampling import multinomial as multinomial
 from lampy.ops._scatter import gather as gather
 from lampy.ops._scatter import index_add as index_add
 from lampy.ops._scatter import index_select as index_select
@@ -199,10 +201,12 @@ _provide_operators(
     greater=greater, greater_equal=greater_equal, index_select=index_select, less=less,
     less_equal=less_equal, log=log, log1p=log1p, logsumexp=logsumexp,
     masked_fill=masked_fill, matmul=matmul, matrix_transpose=matrix_transpose,
+    maximum=maximum, minimum=minimum,
     mean=mean, multiply=multiply, negative=negative, not_equal=not_equal,
     permute_dims=permute_dims, power=power, prod=prod, ravel=ravel,
     reciprocal=reciprocal, remainder=remainder, repeat=repeat, reshape=reshape,
     round=round, sign=sign, sin=sin, split=split, sqrt=sqrt, square=square,
     squeeze=squeeze, std=std, subtract=subtract, sum=sum, swapaxes=swapaxes, take=take,
+    take_along_axis=take_along_axis, tile=tile,
     tanh=tanh, topk=topk, trace=trace, transpose=transpose, var=var,
 )  # fmt: skip

@@ -144,4 +144,38 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Va
     return op("full", value, contrib_of(fill_value, lambda g: g, fresh=False))
 
 
-__all__ = ["full", "linspace"]
+def arange(
+    start: Any,
+    stop: Any = None,
+    step: Any = 1,
+    *,
+    dtype: Any = None,
+    device: Any = None,
+) -> Variable:
+    """Evenly spaced values in ``[start, stop)``, as ``numpy.arange`` and
+    ``torch.arange``: a constant Variable (no gradient), so that PyTorch's
+    ``torch.arange(t).unsqueeze(0)`` ports as ``lampy.arange(t).unsqueeze(0)``.
+
+    Args:
+        start: The first value (the end, with ``stop`` None: ``arange(5)``).
+        stop: The end (excluded).
+        step: The spacing.
+        dtype: The result's dtype (None: numpy's, int64 for ints as PyTorch's long).
+        device: PyTorch's argument, accepted for ``"cpu"`` only.
+
+    Raises:
+        LampyValueError: for a device other than the CPU, or a step of 0.
+    """
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise LampyValueError(
+            f"arange: lampy runs on numpy, on the CPU; there is no device {device!r}."
+        )
+    if step == 0:
+        raise LampyValueError("arange: step must not be 0.")
+    if stop is None:
+        start, stop = 0, start
+    value = np.arange(value_of(start), value_of(stop), value_of(step), dtype=dtype)
+    return op("arange", value)
+
+
+__all__ = ["arange", "full", "linspace"]

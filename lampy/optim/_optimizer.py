@@ -578,8 +578,10 @@ class Optimizer:
 
 def _load_step(name: str, index: Any, v: Any) -> int:
     """A loaded step count as an int: a whole number >= 0 (an int, an integral float or a
-    one-element array of one, as PyTorch stores it), else a clear error."""
-    a = np.asarray(v) if isinstance(v, (np.ndarray, np.generic)) else None
+    one-element array or tensor of one, as PyTorch stores it), else a clear error."""
+    # numpy arrays and scalars, and other libraries' (a PyTorch tensor: tensor(2.)).
+    foreign = hasattr(v, "__array__") and not isinstance(v, int | float)
+    a = np.asarray(v) if isinstance(v, np.ndarray | np.generic) or foreign else None
     if a is not None and a.size == 1 and a.dtype.kind in "iuf":
         v = a.reshape(()).item()
     if isinstance(v, float) and v.is_integer():

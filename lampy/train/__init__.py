@@ -10,6 +10,7 @@ from lampy.train._callbacks import EarlyStopping as EarlyStopping
 from lampy.train._callbacks import MetricsLogger as MetricsLogger
 from lampy.train._callbacks import PeakMemory as PeakMemory
 from lampy.train._checkpoint import load as load
+from lampy.train._checkpoint import load_metadata as load_metadata
 from lampy.train._checkpoint import save as save
 from lampy.train._evaluate import accuracy as accuracy
 from lampy.train._evaluate import evaluate as evaluate

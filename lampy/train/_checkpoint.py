@@ -20,10 +20,15 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError
-from lampy.io._safetensors import CheckpointError, read_safetensors, write_safetensors
+from lampy.io._safetensors import (
+    CheckpointError,
+    read_safetensors,
+    read_safetensors_metadata,
+    write_safetensors,
+)
 from lampy.nn._module import Module
 
-__all__ = ["load", "save"]
+__all__ = ["load", "load_metadata", "save"]
 
 FORMAT = "1"
 _OPT = "__optimizer__.state."
@@ -158,10 +163,7 @@ def load(
     if not isinstance(strict, bool):
         raise LampyTypeError(f"load: strict must be True or False, got {strict!r}.")
     tensors, meta = read_safetensors(path)
-    try:  # parse all metadata before anything is changed
-        user = dict(json.loads(meta.get("lampy.metadata", "{}")))
-    except (json.JSONDecodeError, TypeError, ValueError) as e:
-        raise CheckpointError(f"load: '{path}' has malformed lampy.metadata ({e}).") from None
+    user = _user_metadata("load", path, meta)  # parsed before anything is changed
     model_sd = {k: v for k, v in tensors.items() if not k.startswith(_OPT)}
     opt_sd = None if optimizer is None else _optimizer_state(path, tensors, meta, optimizer)
     # Check both before changing either: the module's load validates everything before it
@@ -171,6 +173,47 @@ def load(
     module.load_state_dict(model_sd, strict=strict)
     if opt_sd is not None:
         optimizer.load_state_dict(opt_sd)
+    return user
+
+
+def load_metadata(path: PathLike) -> dict[str, Any]:
+    """The keyword metadata that ``lampy.save`` wrote into a checkpoint, without loading
+    its weights: read the model's arguments first, build the model, then ``lampy.load``.
+
+    Only the file's header is read. A safetensors file written by another program has
+    no lampy metadata: the result is ``{}``.
+
+    Args:
+        path: The checkpoint file.
+
+    Returns:
+        The metadata given to ``save`` as keywords (JSON values: dicts, lists, numbers,
+        strings).
+
+    Raises:
+        CheckpointError: if the file is not a safetensors file or its lampy metadata is
+            malformed.
+
+    Examples:
+        >>> import os, tempfile, numpy as np, lampy
+        >>> from lampy import nn
+        >>> path = os.path.join(tempfile.mkdtemp(), "ckpt.safetensors")
+        >>> with lampy.Scope():
+        ...     model = nn.Linear.init(3, 2, rng=np.random.default_rng(0))
+        ...     lampy.save(path, model, model_args={"in": 3, "out": 2})
+        >>> lampy.load_metadata(path)
+        {'model_args': {'in': 3, 'out': 2}}
+    """
+    return _user_metadata("load_metadata", path, read_safetensors_metadata(path))
+
+
+def _user_metadata(where: str, path: Any, meta: dict[str, str]) -> dict[str, Any]:
+    try:
+        user = json.loads(meta.get("lampy.metadata", "{}"))
+        if not isinstance(user, dict):
+            raise TypeError("not a JSON object")
+    except (json.JSONDecodeError, TypeError, ValueError) as e:
+        raise CheckpointError(f"{where}: '{path}' has malformed lampy.metadata ({e}).") from None
     return user
 
 

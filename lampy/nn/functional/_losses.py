@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import BadIndexError, LampyValueError, shape_mismatch
+from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, shape_mismatch
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import shifted_exp, spread
 from lampy.ops._magnitude import sign_or_zero
@@ -393,6 +393,7 @@ def cross_entropy(
     # read without a copy), and class-index targets themselves: those are copied from a
     # caller's writable array (probability targets are converted, a new array).
     a = np.asarray(value_of(input, saved=False))
+    target = _foreign_array(name, target)
     t_dtype = getattr(target, "dtype", None)
     probabilities = t_dtype is not None and t_dtype.kind == "f"
     t = np.asarray(value_of(target, saved=not probabilities))
@@ -621,3 +622,21 @@ def kl_div(
     if reduction == "batchmean":
         return _reduced(name, loss, "mean", loss.shape[0] if loss.ndim else 1, pairs)
     return _reduced(name, loss, reduction, loss.size, pairs)
+
+
+def _foreign_array(name: str, x: Any) -> Any:
+    """``x`` as a numpy array if it is another library's array (a CPU PyTorch tensor, a
+    JAX array: anything with ``__array__`` or ``__dlpack__``), else ``x`` itself."""
+    if isinstance(x, Variable | np.ndarray | np.generic | int | float | list | tuple):
+        return x
+    try:
+        if hasattr(x, "__array__"):
+            return np.asarray(x)
+        if hasattr(x, "__dlpack__"):
+            return np.from_dlpack(x)
+    except (TypeError, RuntimeError, ValueError, BufferError) as e:
+        raise LampyTypeError(
+            f"{name}: could not read the {type(x).__name__} as a numpy array ({e}); pass "
+            "a numpy array (for a PyTorch tensor: t.detach().cpu().numpy())."
+        ) from None
+    return x
