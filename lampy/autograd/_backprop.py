@@ -25,6 +25,7 @@ from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._edge import CONTRIBUTION, Edge
 from lampy.autograd._node import Node
 from lampy.autograd._pass import (
+    RELEASED_DURING,
     Pass,
     array_buffer,
     closure_error,
@@ -225,6 +226,8 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
     pop, get = bufs.pop, bufs.get
     with np.errstate(all="ignore"):
         for node in it:
+            if node.scope is None:  # its owner exited the scope in another thread
+                raise node.released_error(RELEASED_DURING)
             params = node.params
             if params is None:
                 continue

@@ -23,11 +23,12 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import BackwardError
+from lampy._errors import BackwardError, ReleasedError
 from lampy._memory import refund, unstage
 from lampy.autograd._edge import CONTRIBUTION
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
+    RELEASED_DURING,
     Pass,
     array_buffer,
     closure_error,
@@ -58,7 +59,7 @@ class _Scheduler:
         self.delivered: dict[Node, int] = {}
         self.outq: list[Node] = []
         self.done: list[tuple[Node, Grad]] = []
-        self.error: BackwardError | None = None
+        self.error: BackwardError | ReleasedError | None = None
         self.stopped = False
         self.active = 0
         self.pos: dict[Node, int] = {}
@@ -102,6 +103,11 @@ class _Scheduler:
     def _complete(self, node: Node) -> None:
         """``node``'s gradient is complete: run its closures, or finish a leaf."""
         g = self.bufs.pop(node)
+        if node.scope is None:  # its owner exited the scope in another thread
+            if self.error is None:
+                self.error = node.released_error(RELEASED_DURING)
+            self.cond.notify_all()
+            return
         params = node.params
         if params is None:
             if self.stream:

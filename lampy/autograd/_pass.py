@@ -243,6 +243,13 @@ def shares(b: Any, g: Grad) -> bool:
     return base is not None and (base is g or base is getattr(g, "base", 0))
 
 
+RELEASED_DURING = (
+    "backward (the scope that owns it exited during the pass, in another thread: the "
+    "pass stopped and its gradients were dropped; keep the scope open until the pass "
+    "returns)"
+)
+
+
 def commit(node: Node, g: Grad, ledger: Ledger | None = None) -> None:
     """Add a pass's final gradient ``g`` of a leaf (or retained node) into its ``.grad``.
 
@@ -260,11 +267,12 @@ def commit_all(done: Sequence[tuple[Node, Grad]], ledger: Ledger | None = None) 
     which the node's own scope then counts."""
     new: list[tuple[Node, np.ndarray]] = []
     with _COMMIT_LOCK:
+        for node, _ in done:  # all checked first: a pass that raises changes nothing
+            if node.scope is None:
+                raise node.released_error(RELEASED_DURING)
         for node, g in done:
             if ledger is not None and type(g) is _ndarray:
                 _unstage(ledger, g.nbytes)
-            if node.scope is None:
-                continue  # released meanwhile (by another thread): nothing to add to
             buf = node.grad
             if buf is None:
                 if type(g) is not _ndarray:
