@@ -27,8 +27,7 @@ from lampy._errors import ScopeWarning as ScopeWarning
 from lampy._errors import ShapeError as ShapeError
 from lampy._errors import SpentGraphError as SpentGraphError
 from lampy._errors import StaleGraphError as StaleGraphError
-from lampy._memory import MemoryStats as MemoryStats
-from lampy._memory import tune_malloc as tune_malloc
+from lampy._malloc import tune_malloc as tune_malloc
 from lampy._profile import MemoryProfile as MemoryProfile
 from lampy._profile import memory_profile as memory_profile
 from lampy.autograd import Op as Op
@@ -50,6 +49,7 @@ from lampy.autograd import remat as remat
 from lampy.autograd import set_num_workers as set_num_workers
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad
+from lampy.autograd._ledger import MemoryStats as MemoryStats
 from lampy.linalg import norm as norm
 from lampy.ops import TopK as TopK
 from lampy.ops import abs as abs

@@ -19,10 +19,10 @@ import numpy as np
 
 from lampy import _memory
 from lampy._errors import LampyTypeError, MemoryBudgetError, ScopeWarning
-from lampy._memory import Ledger
-from lampy.autograd import _pass
+from lampy.autograd import _ledger, _pass
 from lampy.autograd._concurrent import run_concurrent
 from lampy.autograd._edge import CONTRIBUTION, Edge
+from lampy.autograd._ledger import Ledger
 from lampy.autograd._node import Node
 from lampy.autograd._pass import (
     RELEASED_DURING,
@@ -42,7 +42,7 @@ from lampy.autograd._workers import resolve_workers
 
 _ndarray = np.ndarray
 _own_grad = _memory.own_grad
-_stage, _unstage, _refund = _memory.stage, _memory.unstage, _memory.refund
+_stage, _unstage, _refund = _ledger.stage, _ledger.unstage, _ledger.refund
 _RUNNING = _pass.RUNNING
 
 

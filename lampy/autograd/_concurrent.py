@@ -24,8 +24,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BackwardError, ReleasedError
-from lampy._memory import refund, unstage
 from lampy.autograd._edge import CONTRIBUTION
+from lampy.autograd._ledger import refund, unstage
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
     RELEASED_DURING,

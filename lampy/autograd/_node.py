@@ -9,7 +9,6 @@ import attrs
 import numpy as np
 
 from lampy._errors import ReleasedError, released
-from lampy._memory import HELD_BY_OP, PRIVATE, SHARED
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge
 from lampy.autograd._unbroadcast import Contribution
 
@@ -21,6 +20,10 @@ Backward = Callable[[np.ndarray, np.ndarray], object]
 
 It should return None; whatever it returns is ignored.
 """
+
+PRIVATE, HELD_BY_OP, SHARED = 0, 1, 2
+"""``Node.held``: who else may hold a node's value array (``lampy.autograd._ledger``
+decides from it how a dead Variable's value is refunded)."""
 
 Param = Edge
 """An op param: one differentiable input's node and how its gradient is computed (see
@@ -104,12 +107,12 @@ class Node:
     - ``shape``, ``dtype``: of the value, kept for backprop and error messages.
     - ``handle``: for params, a weak reference to the Variable (for ``lampy.backward_iter``).
     - ``charged``: the bytes of ``value`` counted in the scope's memory (0 for a view
-      and a numpy scalar); set by ``lampy._memory`` when the scope registers the node.
+      and a numpy scalar); set by ``lampy.autograd._ledger`` when the scope registers the node.
     - ``kept``: the bytes of the arrays the op's params saved for backward beyond the
       values of the graph (an activation's mask, an attention's probabilities),
       counted in the scope's memory until the params are dropped (``spend``, release).
     - ``held``: who else may hold the value array, which decides how its refund is
-      taken when the Variable is gone (``lampy._memory.variable_gone``): ``PRIVATE`` (0,
+      taken when the Variable is gone (``lampy.autograd._ledger.variable_gone``): ``PRIVATE`` (0,
       nothing else: refunded at once), ``HELD_BY_OP`` (1, a param of this node's own op
       saved it: it lives until the scope releases the node, refunded then) or
       ``SHARED`` (2, anything may: refunded if a weak reference shows it freed). ``op``
@@ -209,7 +212,7 @@ class Node:
         Returns:
             The bytes freed with the params, which the scope's ledger counted: what
             they saved (``kept``), and the value if only the op's own param held it
-            (its Variable is gone). The engine refunds them (``lampy._memory.refund``).
+            (its Variable is gone). The engine refunds them (``lampy.autograd._ledger.refund``).
         """
         self.params = SPENT
         self.versions = None

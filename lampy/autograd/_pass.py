@@ -27,15 +27,16 @@ from lampy._errors import (
     StaleGraphError,
     spent_graph,
 )
-from lampy._memory import Ledger
+from lampy.autograd import _ledger
 from lampy.autograd._edge import PLAIN
+from lampy.autograd._ledger import Ledger
 from lampy.autograd._node import SPENT, Node, Param
 from lampy.autograd._scope import current_or_none
 from lampy.autograd._unbroadcast import Grad, own_contribution
 from lampy.autograd._variable import Backward, Variable
 
 _grad_buffer = _memory.grad_buffer
-_stage, _unstage = _memory.stage, _memory.unstage
+_stage, _unstage = _ledger.stage, _ledger.unstage
 _prod = math.prod
 _own_grad = _memory.own_grad
 _ndarray = np.ndarray
@@ -212,7 +213,7 @@ def first_buffer(fn: Backward, g: Grad, inp: Node, ledger: Ledger) -> np.ndarray
     closure ``fn``: zero-filled (checked against the budgets first, and counted in the
     pass's ``ledger``), then ``fn`` adds into it."""
     if ledger.limits:
-        _memory.check_room(ledger, "backward", inp.shape, inp.dtype)
+        _ledger.check_room(ledger, "backward", inp.shape, inp.dtype)
     buf = _grad_buffer(inp.shape, inp.dtype, inp)
     _stage(ledger, buf.nbytes)
     fn(g if type(g) is _ndarray else np.array(g), buf)
@@ -282,7 +283,7 @@ def commit_all(done: Sequence[tuple[Node, Grad]], ledger: Ledger | None = None) 
             else:
                 np.add(buf, g, out=buf)
         if new:
-            _memory.charge_grads(new)  # one count per scope, not one per param
+            _ledger.charge_grads(new)  # one count per scope, not one per param
 
 
 def closure_error(

@@ -11,27 +11,23 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable
-from contextvars import ContextVar
 from types import TracebackType
 from typing import Any, TypeVar
 
 import attrs
 
-from lampy import _memory
 from lampy._errors import LampyError, no_scope
-from lampy._memory import Ledger, MemoryStats
+from lampy.autograd import _ledger
+from lampy.autograd._current import CURRENT as _CURRENT
+from lampy.autograd._current import current_or_none as current_or_none
+from lampy.autograd._ledger import Ledger, MemoryStats
 from lampy.autograd._node import Node
 
 T = TypeVar("T")
 
-_CURRENT: ContextVar[Scope | None] = ContextVar("lampy_current_scope", default=None)
-
-current_or_none: Callable[[], Scope | None] = _CURRENT.get
-"""The innermost open scope of this thread or task, or None."""
-
 _NEW, _OPEN, _CLOSED = 0, 1, 2
 
-_charge = _memory.charge_value
+_charge = _ledger.charge_value
 
 OUT_OF_ORDER = (
     "Scope.__exit__: scopes exited out of order: {count} scope(s) entered inside this one "
@@ -99,7 +95,7 @@ class Scope:
         self._last_pass: tuple[frozenset[Node], int] | None = None
         self._warned = False
         self.keep_values = keep_values
-        limit = None if budget is None else _memory.parse_bytes(budget)
+        limit = None if budget is None else _ledger.parse_bytes(budget)
         self.ledger = Ledger(self, limit)
         """The scope's byte count, changed by ``lampy._memory`` only (read
         ``lampy.Scope.memory``)."""
@@ -111,7 +107,7 @@ class Scope:
         Raises:
             NoScopeError: if no scope is active.
         """
-        scope = _CURRENT.get()
+        scope: Scope | None = _CURRENT.get()
         if scope is None:
             raise no_scope("Scope.current()")
         return scope
@@ -141,7 +137,7 @@ class Scope:
     @property
     def memory(self) -> MemoryStats:
         """What this scope and its children own now and at most: ``live_bytes``,
-        ``peak_bytes``, ``arrays`` (see ``lampy/_memory.py`` for what is counted: values
+        ``peak_bytes``, ``arrays`` (see ``lampy/autograd/_ledger.py`` for what is counted: values
         lampy allocated, gradient buffers, optimizer state; a view counts 0 bytes, its
         memory being counted with the array that owns it).
 
@@ -156,7 +152,7 @@ class Scope:
 
     def reset_peak(self) -> None:
         """Start measuring ``memory.peak_bytes`` afresh from the live bytes now."""
-        _memory.reset_peak(self.ledger)
+        _ledger.reset_peak(self.ledger)
 
     def owned_nodes(self) -> list[Node]:
         """The nodes this scope owns now (not its children's)."""
@@ -208,7 +204,7 @@ class Scope:
                 "`with` block only. Create a new one: `with lampy.Scope(): ...`."
             )
         parent = self._parent = _CURRENT.get()
-        _memory.open_ledger(self.ledger, None if parent is None else parent.ledger)
+        _ledger.open_ledger(self.ledger, None if parent is None else parent.ledger)
         _CURRENT.set(self)
         self._state = _OPEN
         return self
@@ -257,7 +253,7 @@ class Scope:
         nodes = self._nodes
         self._nodes = []
         kept = [n for n in nodes if n.scope is not self and n.scope is not None]
-        _memory.close_ledger(self.ledger, kept)
+        _ledger.close_ledger(self.ledger, kept)
         for n in nodes:
             if n.scope is self:
                 n.release()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from types import TracebackType
 
-from lampy import _memory
+from lampy.autograd import _ledger
 from lampy.autograd._scope import current_or_none
 
 
@@ -43,8 +43,8 @@ class scratch:
         ledger = self.ledger
         if ledger is not None and self.nbytes:
             if ledger.limits:
-                _memory.check_room(ledger, "scratch", (self.nbytes,), "u1")
-            _memory.stage(ledger, self.nbytes)
+                _ledger.check_room(ledger, "scratch", (self.nbytes,), "u1")
+            _ledger.stage(ledger, self.nbytes)
 
     def __exit__(
         self,
@@ -53,7 +53,7 @@ class scratch:
         tb: TracebackType | None,
     ) -> None:
         if self.ledger is not None and self.nbytes:
-            _memory.unstage(self.ledger, self.nbytes)
+            _ledger.unstage(self.ledger, self.nbytes)
 
 
 __all__ = ["scratch"]

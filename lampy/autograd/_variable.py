@@ -12,6 +12,7 @@ from numpy.typing import ArrayLike
 
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
+from lampy.autograd import _ledger
 from lampy.autograd._edge import WITH_SAVED, Edge, contribution_edge, plain_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
@@ -186,7 +187,7 @@ class Variable(VariableOperators):
         if node.scope is None:
             raise node.released_error(".zero_grad()")
         if set_to_none:
-            _memory.drop_grad(node)
+            _ledger.drop_grad(node)
             return
         g = node.grad
         if g is not None:
@@ -194,7 +195,7 @@ class Variable(VariableOperators):
 
     # Nothing can read the value once the Variable is gone (the graph links nodes, not
     # Variables): lampy._memory drops it from the node, and refunds it if it is freed.
-    __del__ = _memory.variable_gone
+    __del__ = _ledger.variable_gone
 
     # ------------------------------------------------------------- python protocol
     def __repr__(self) -> str:
@@ -400,7 +401,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             scope.register(node, nbytes)
             saved = _kept_bytes(params, arr)  # type: ignore[arg-type]
             if saved:
-                _memory.charge_kept(scope.ledger, node, saved)
+                _ledger.charge_kept(scope.ledger, node, saved)
             return Variable(node)
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
@@ -557,7 +558,7 @@ def _result(
     if node.params:
         kept = _kept_bytes(node.params, arr)
         if kept:
-            _memory.charge_kept(scope.ledger, node, kept)
+            _ledger.charge_kept(scope.ledger, node, kept)
     return Variable(node)
 
 
@@ -671,7 +672,7 @@ def zero_grads(variables: Iterable[Variable], set_to_none: bool = True) -> None:
         if node.scope is None:
             raise node.released_error(".zero_grad()")
     if set_to_none:
-        _memory.drop_grads(nodes)
+        _ledger.drop_grads(nodes)
         return
     for node in nodes:
         g = node.grad

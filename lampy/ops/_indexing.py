@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd import _ledger
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import param_of, reserve_output, value_of
@@ -226,7 +226,7 @@ def getitem(x: Operand, index: Any) -> Variable:
     a = value_of(x)
     idx, advanced, integer = _plain_index(index)
     try:
-        if advanced and _memory.open_budgets:  # a copy: its size checked first
+        if advanced and _ledger.open_budgets:  # a copy: its size checked first
             reserve_output("getitem", _indexed_shape(np.shape(a), idx), np.result_type(a))
         value = a[idx]
     except (IndexError, TypeError, ValueError) as e:

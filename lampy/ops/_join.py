@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy.autograd import _ledger
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import (
@@ -116,7 +116,7 @@ def _check_join(name: str, shapes: list[tuple[int, ...]], axis: int | None) -> i
 def _reserve(name: str, vals: list[Any], shape: tuple[int, ...], dtype: Any) -> None:
     """Check the joined result of ``shape`` against the scope's budgets before numpy
     allocates it (``reserve_output``), its dtype numpy's promotion of the values."""
-    if _memory.open_budgets:
+    if _ledger.open_budgets:
         try:
             dt = np.dtype(dtype) if dtype is not None else np.result_type(*vals)
         except TypeError:  # numpy's own join raises the error the caller reports

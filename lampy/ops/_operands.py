@@ -19,6 +19,7 @@ from lampy._errors import (
     not_real,
     shape_mismatch,
 )
+from lampy.autograd import _ledger
 from lampy.autograd._edge import contribution_edge, plain_edge, saved_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import SHARED
@@ -209,12 +210,12 @@ def apply_binary(
             b = value_of(x2, keep2)
     else:
         a, b = values_of(x1, x2, keep1, keep2)
-    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+    if _ledger.open_budgets:  # a scope has a budget: check the output's size first
         try:
             shape = np.broadcast_shapes(np.shape(a), np.shape(b))
         except ValueError:
             raise broadcast_error(name, a, b) from None
-        _memory.reserve(name, shape, np.result_type(a, b))
+        _ledger.reserve(name, shape, np.result_type(a, b))
     try:
         if operator is not None and (
             type(a) in _NUMPY_SCALAR_TYPES or type(b) in _NUMPY_SCALAR_TYPES
@@ -241,13 +242,13 @@ def apply_unary(ufunc: Any, a: Any, name: str | None = None) -> Any:
     """``ufunc(a)`` for an elementwise op of one operand, its output's size checked first
     against the budgets of the current scope (``lampy.MemoryBudgetError``, named ``name``,
     by default the ufunc's name), so a refused output is never allocated."""
-    if _memory.open_budgets:
+    if _ledger.open_budgets:
         dtype = np.result_type(a)
         resolve = getattr(ufunc, "resolve_dtypes", None)  # None: not a ufunc (np.sinc)
         if resolve is not None:
             with contextlib.suppress(TypeError, ValueError):  # no loop: ufunc(a) raises
                 dtype = resolve((dtype, None))[-1]
-        _memory.reserve(name or ufunc.__name__, np.shape(a), dtype)
+        _ledger.reserve(name or ufunc.__name__, np.shape(a), dtype)
     return ufunc(a)
 
 
@@ -259,8 +260,8 @@ def reserve_output(name: str, shape: tuple[int, ...], dtype: Any) -> None:
     Ops whose output size is known before they compute it call this first, so a refused
     output is never allocated.
     """
-    if _memory.open_budgets:
-        _memory.reserve(name, shape, dtype)
+    if _ledger.open_budgets:
+        _ledger.reserve(name, shape, dtype)
 
 
 def param_of(x: Any, fn: Backward) -> Param | None:

@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
+from lampy.autograd import _ledger
 from lampy.autograd._unbroadcast import contribution, unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, param_of, real_result, reserve_output, values_of
@@ -143,7 +143,7 @@ def matmul(x1: Operand, x2: Operand) -> Variable:
             np.asarray(b),
             detail="matmul does not take 0-d operands; use multiply (`*`) for scalars.",
         )
-    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+    if _ledger.open_budgets:  # a scope has a budget: check the output's size first
         shape = _matmul_shape(np.shape(a), np.shape(b))
         if shape is not None:  # otherwise _matmul raises the ShapeError below
             reserve_output("matmul", shape, np.result_type(a, b))

@@ -18,8 +18,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
+from lampy.autograd import _ledger
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._unbroadcast import accumulate, unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
@@ -133,7 +133,7 @@ def sum(
     a = value_of(x)
     check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
-    if _memory.open_budgets:  # a scope has a budget: check the output's size first
+    if _ledger.open_budgets:  # a scope has a budget: check the output's size first
         reserve_output(
             "sum",
             reduced_shape(np.shape(a), axes, keepdims),

@@ -31,9 +31,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError, LampyValueError, ShapeError
-from lampy._memory import Ledger, charge_state, refund_state
 from lampy._narrowing import cast_checked
 from lampy.autograd._inplace import in_place
+from lampy.autograd._ledger import Ledger, charge_state, refund_state
 from lampy.autograd._variable import Variable, zero_grads
 
 __all__ = ["Optimizer", "ParamsT", "required"]

@@ -10,7 +10,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy._memory import tune_malloc
+from lampy._malloc import tune_malloc
 from lampy.autograd._variable import Variable
 from lampy.nn._module import Module
 from lampy.train._callbacks import Callback

@@ -17,9 +17,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd import is_grad_enabled
+from lampy.autograd import _ledger, is_grad_enabled
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._erf import erf, normal_cdf_float32
 from lampy.nn.functional._shared import (
@@ -70,8 +69,8 @@ def _float(x: Any, name: str | None = None) -> Any:
     a = value_of(x)
     if np.asarray(a).dtype.kind != "f":
         a = np.asarray(a, dtype=np.float64)
-    if name is not None and _memory.open_budgets:
-        _memory.reserve(name, np.shape(a), np.result_type(a))
+    if name is not None and _ledger.open_budgets:
+        _ledger.reserve(name, np.shape(a), np.result_type(a))
     return a
 
 
@@ -531,8 +530,8 @@ def glu(input: Operand, dim: int = -1) -> Variable:
         raise ShapeError(
             f"glu: halving dimension {ax} of shape {arr.shape} needs an even size, got {n}."
         )
-    if _memory.open_budgets:  # the output: the input with dimension ax halved
-        _memory.reserve("glu", (*arr.shape[:ax], n // 2, *arr.shape[ax + 1 :]), arr.dtype)
+    if _ledger.open_budgets:  # the output: the input with dimension ax halved
+        _ledger.reserve("glu", (*arr.shape[:ax], n // 2, *arr.shape[ax + 1 :]), arr.dtype)
     first, second = np.split(arr, 2, axis=ax)
     s = _sigmoid(second)
     value = first * s

@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import LampyValueError, ShapeError
+from lampy.autograd import _ledger
 from lampy.autograd._remat import replayable
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import require_rng
@@ -79,8 +79,8 @@ def _masked(
     a, trivial = _float_or_trivial(name, input, p, training)
     if trivial is not None:
         return trivial
-    if _memory.open_budgets:  # the output has the input's shape: checked first
-        _memory.reserve(name, a.shape, a.dtype)
+    if _ledger.open_budgets:  # the output has the input's shape: checked first
+        _ledger.reserve(name, a.shape, a.dtype)
     keep = _keep(_rng(name, rng, p), a.shape if mask_shape is None else mask_shape, p, a.dtype)
     mask = np.multiply(keep, a.dtype.type(1.0 / (1.0 - p)), dtype=a.dtype)  # 0 or 1/(1-p)
     value = a * mask

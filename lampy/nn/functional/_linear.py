@@ -14,8 +14,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy import _memory
 from lampy._errors import shape_mismatch
+from lampy.autograd import _ledger
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import frozen
@@ -114,8 +114,8 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     x2 = a if a.ndim == 2 else a.reshape(math.prod(lead), n_in)
     n_rows = x2.shape[0]
     out_shape = (*lead, n_out) if w.ndim == 2 else lead
-    if _memory.open_budgets:  # a scope has a budget: check the output's size first
-        _memory.reserve(name, out_shape, np.result_type(a.dtype, w.dtype))
+    if _ledger.open_budgets:  # a scope has a budget: check the output's size first
+        _ledger.reserve(name, out_shape, np.result_type(a.dtype, w.dtype))
     y2 = _matmul(x2, w2.T)  # a new (n_rows, n_out) array
     b = None
     if bias is not None:
