@@ -260,14 +260,35 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                     if kind:  # a contribution: fn(g), or fn(g, saved)
                         d = edge.fn(g) if kind == CONTRIBUTION else edge.fn(g, edge.saved)
                         if buf is None:
-                            bufs[inp] = _first_contribution(d, edge, g, g_free and i == 0, ledger)
+                            if (
+                                edge.fresh  # the op gives the new array away: the buffer
+                                and type(d) is _ndarray
+                                and d.shape == inp.shape
+                                and d.dtype == inp.dtype
+                            ):
+                                if ledger.fast:  # _stage, inlined
+                                    ledger.live += d.nbytes
+                                    ledger.arrays += d.nbytes > 0
+                                else:
+                                    _stage(ledger, d.nbytes)
+                                bufs[inp] = _own_grad(d, inp)
+                            else:
+                                bufs[inp] = _first_contribution(
+                                    d, edge, g, g_free and i == 0, ledger
+                                )
                         elif type(buf) is not _ndarray:  # a 0-d input's numpy scalar
                             bufs[inp] = add_to_scalar(buf, d)
                         elif type(d) is _ndarray and d.base is None and d is not g:
-                            held = d.nbytes  # a new array, held while it is added
-                            _stage(ledger, held)
+                            # a new array, held while it is added: the ledger's peak
+                            # sees it (stage, then unstage, in one comparison)
+                            if ledger.fast:
+                                top = ledger.live + d.nbytes
+                                if top > ledger.high:
+                                    ledger.high = top
+                            else:
+                                _stage(ledger, d.nbytes)
+                                _unstage(ledger, d.nbytes)
                             accumulate(buf, d)
-                            _unstage(ledger, held)
                         else:
                             accumulate(buf, d)
                         del d
@@ -285,8 +306,17 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 raise
             except Exception as e:
                 raise closure_error(node.name, i, params[i].node, e, p.stream, p.added) from e
-            if staged and g_free and not shares(get(params[0].node), g):
-                _unstage(ledger, staged)  # g is dropped here, not kept by the first input
+            if staged and g_free:  # g is dropped here, unless the first input kept it
+                b = get(params[0].node)
+                if b is not g and not shares(b, g):
+                    if ledger.fast:  # _unstage, inlined: once per node of an array pass
+                        live = ledger.live
+                        if live > ledger.high:
+                            ledger.high = live
+                        ledger.live = live - staged
+                        ledger.arrays -= 1
+                    else:
+                        _unstage(ledger, staged)
             del g
             if spend:
                 freed = node.spend()

@@ -301,6 +301,19 @@ def _as_array(s: Any) -> np.ndarray:
     return a
 
 
+_new = object.__new__
+_init_field = object.__setattr__
+
+
+def _variable(node: Node) -> Variable:
+    """A new Variable of ``node``: what attrs' ``__init__`` of the frozen record does
+    (``object.__setattr__`` of its one field), without the Python-level call; the
+    record's own constructor for the engine, once per op."""
+    v: Variable = _new(Variable)
+    _init_field(v, "node", node)
+    return v
+
+
 def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     """Record an op: make its output Variable, owned by the current scope.
 
@@ -361,12 +374,13 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
         scope.register(node, nbytes)
-        return Variable(node)
+        return _variable(node)
     # The common case, checked in one pass: every param a (node, closure) pair whose
     # node needs a gradient; then the caller's tuple is the op's params as it is.
     versions: tuple[tuple[Node, int], ...] | None = None
     skipped = False  # a None param (an input that is not a Variable)
     held = PRIVATE  # who else holds the value: see Node.held
+    scan = False  # whether a param may keep arrays beyond the graph's values (Node.kept)
     for p in params:
         if p is None:
             skipped = True
@@ -383,10 +397,15 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             versions = pair if versions is None else versions + pair
         if p.kind != WITH_SAVED:
             held = SHARED  # a closure: it may have captured the value
-        elif held == PRIVATE:  # fn(g, saved) shows what it keeps
+            scan = True
+        else:  # fn(g, saved) shows what it keeps
             saved = p.saved
-            if saved is arr or (type(saved) is _ndarray and saved.base is arr):
-                held = HELD_BY_OP  # the value, or a view of it
+            if type(saved) is _ndarray:
+                if saved is arr or saved.base is arr:
+                    if held == PRIVATE:
+                        held = HELD_BY_OP  # the value, or a view of it
+                else:
+                    scan = True
     else:
         if skipped:  # drop the None entries (one constant operand of two: inline)
             if len(params) == 2:
@@ -399,10 +418,11 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 nbytes = _view_bytes(arr, params)  # type: ignore[arg-type]
             node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
             scope.register(node, nbytes)
-            saved = _kept_bytes(params, arr)  # type: ignore[arg-type]
-            if saved:
-                _ledger.charge_kept(scope.ledger, node, saved)
-            return Variable(node)
+            if scan:
+                kept = _kept_bytes(params, arr)  # type: ignore[arg-type]
+                if kept:
+                    _ledger.charge_kept(scope.ledger, node, kept)
+            return _variable(node)
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
     return _result(scope, arr, name, checked, versions)
@@ -559,7 +579,7 @@ def _result(
         kept = _kept_bytes(node.params, arr)
         if kept:
             _ledger.charge_kept(scope.ledger, node, kept)
-    return Variable(node)
+    return _variable(node)
 
 
 def _not_real(name: str, dtype: np.dtype[Any]) -> DTypeError:
