@@ -30,7 +30,11 @@ from lampy import nn, optim
 
 # ----------------------------------------------------------------- data
 
-_ASCII = str.maketrans({"‘": "'", "’": "'", "“": '"', "”": '"', "–": "-", "—": "-", "…": "..."})
+# Typographic quotes, dashes and the ellipsis of the help texts, in ASCII.
+_ASCII = str.maketrans(
+    {"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2013": "-", "\u2014": "-"}
+    | {"\u2026": "..."}
+)
 
 
 def load_text() -> str:
