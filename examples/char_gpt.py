@@ -295,6 +295,7 @@ def main(
     lr: float = 3e-3,
     seed: int = 0,
 ) -> float:
+    lampy.tune_malloc()  # a training loop: freed graph memory is kept for the next step
     rng = np.random.default_rng(seed)
     corpus = Corpus.from_text(load_text())
     with lampy.Scope():

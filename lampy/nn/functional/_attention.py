@@ -168,8 +168,7 @@ def _exp_rows(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]
     scores -= m
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    inv: np.ndarray = np.divide(1, total, out=np.zeros_like(total), where=total > 0)
-    return scores, inv
+    return scores, np.divide(1, total, out=np.zeros_like(total), where=total > 0)
 
 
 def scaled_dot_product_attention(
