@@ -101,8 +101,10 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x: lampy.Variable) -> lampy.Variable:
         b, t, c = x.shape
         h = self.n_head
-        q, k, v = lampy.split(self.c_attn(x), 3, axis=2)  # (B, T, C) each
-        q, k, v = (z.reshape(b, t, h, c // h).swapaxes(1, 2) for z in (q, k, v))  # (B, H, T, C/H)
+        # (B, T, 3C) as (B, T, 3, H, C/H); q, k, v: (B, H, T, C/H), views of it. (Split
+        # first and reshaping each part would cost a copy of each gradient in backward.)
+        qkv = self.c_attn(x).reshape(b, t, 3, h, c // h)
+        q, k, v = (qkv[:, :, i].swapaxes(1, 2) for i in range(3))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.c_proj(y.swapaxes(1, 2).reshape(b, t, c))
 
