@@ -1,7 +1,7 @@
 """The speed table of issue 11: lampy next to PyTorch CPU and hand-written numpy.
 
 Run ``python benchmarks/bench_speed.py`` (``--quick`` for a smoke run, ``--json PATH`` to
-save the figures, ``--only w1,w2,w3,kernels,scaling,cnn,transformer`` to pick rows).
+save the figures, ``--only w1,w2,w3,kernels,scaling,cnn,transformer,gpt`` to pick rows).
 PyTorch is optional: without it the table shows the numpy ratios only.
 
 Methodology
@@ -26,7 +26,8 @@ Methodology
     backward. Also the Python memory blocks (``sys.getallocatedblocks``) and
     GC-tracked objects alive per op while the graph is held, the generation-2
     collections while building and backpropagating, and the per-op cost at 10^4,
-    10^5 and 10^6 ops relative to 10^3.
+    10^5 and 10^6 ops relative to 10^3. The same chain on float64 arrays of shape (1,)
+    and (16,) (issue 24: most graphs hold arrays, not 0-d values).
   - W2: MLP 784-256-256-10, batch 64, float32, tanh, mean cross-entropy (class
     indices): forward + backward + zero_grad. W3: the same with 1024-1024-1024-10,
     batch 256. lampy: ``lampy.nn`` layers and ``F.cross_entropy``, the step's graph in
@@ -39,6 +40,11 @@ Methodology
   - digits CNN epoch: ``bench_train.py``'s digits CNN epoch (45 steps of batch 32,
     AdamW); transformer step: ``bench_nn.py``'s 2-layer encoder, d_model 128, 4 heads,
     feed-forward 512, sequences of 64, batch 32, Adam. lampy and torch only.
+  - GPT (issue 24): ``examples/char_gpt.py``'s model (4 layers, 4 heads, width 128,
+    context 64, batch 16) and the same model in PyTorch (nanoGPT's code) loaded from
+    lampy's ``state_dict()``: the training step (zero_grad, forward, backward,
+    clip_grad_norm_, AdamW over the same two param groups) and the ``no_grad`` forward.
+    The losses must agree (rtol 1e-4) at the start, over three steps and after them.
 """
 
 from __future__ import annotations
