@@ -170,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
         {k for p in prof.values() for k in p},
         key=lambda k: -sum(p.get(k, 0) for p in prof.values()),
     )
-    print(f"  {'family':<24}" + "".join(f"{p:>15}" for p in prof))
+    print(f"  {'family':<24}" + "".join(f"{p:>17}" for p in prof))
     for k in names:
-        print(f"  {k:<24}" + "".join(f"{prof[p].get(k, 0.0):15.2f}" for p in prof))
-    print(f"  {'total':<24}" + "".join(f"{sum(prof[p].values()):15.2f}" for p in prof))
+        print(f"  {k:<24}" + "".join(f"{prof[p].get(k, 0.0):17.2f}" for p in prof))
+    print(f"  {'total':<24}" + "".join(f"{sum(prof[p].values()):17.2f}" for p in prof))
     return 0
 
 
