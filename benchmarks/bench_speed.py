@@ -1,7 +1,7 @@
 """The speed table of issue 11: lampy next to PyTorch CPU and hand-written numpy.
 
 Run ``python benchmarks/bench_speed.py`` (``--quick`` for a smoke run, ``--json PATH`` to
-save the figures, ``--only w1,w2,w3,kernels,scaling,cnn,transformer`` to pick rows).
+save the figures, ``--only w1,w2,w3,kernels,scaling,cnn,transformer,gpt`` to pick rows).
 PyTorch is optional: without it the table shows the numpy ratios only.
 
 Methodology
@@ -26,7 +26,8 @@ Methodology
     backward. Also the Python memory blocks (``sys.getallocatedblocks``) and
     GC-tracked objects alive per op while the graph is held, the generation-2
     collections while building and backpropagating, and the per-op cost at 10^4,
-    10^5 and 10^6 ops relative to 10^3.
+    10^5 and 10^6 ops relative to 10^3. The same chain on float64 arrays of shape (1,)
+    and (16,) (issue 24: most graphs hold arrays, not 0-d values).
   - W2: MLP 784-256-256-10, batch 64, float32, tanh, mean cross-entropy (class
     indices): forward + backward + zero_grad. W3: the same with 1024-1024-1024-10,
     batch 256. lampy: ``lampy.nn`` layers and ``F.cross_entropy``, the step's graph in
@@ -39,6 +40,11 @@ Methodology
   - digits CNN epoch: ``bench_train.py``'s digits CNN epoch (45 steps of batch 32,
     AdamW); transformer step: ``bench_nn.py``'s 2-layer encoder, d_model 128, 4 heads,
     feed-forward 512, sequences of 64, batch 32, Adam. lampy and torch only.
+  - GPT (issue 24): ``examples/char_gpt.py``'s model (4 layers, 4 heads, width 128,
+    context 64, batch 16) and the same model in PyTorch (nanoGPT's code) loaded from
+    lampy's ``state_dict()``: the training step (zero_grad, forward, backward,
+    clip_grad_norm_, AdamW over the same two param groups) and the ``no_grad`` forward.
+    The losses must agree (rtol 1e-4) at the start, over three steps and after them.
 """
 
 from __future__ import annotations
@@ -73,6 +79,8 @@ from lampy import nn  # noqa: E402
 
 TARGETS = {
     "W1 per-op fwd+bwd": ("torch", 0.6),
+    "W1 per-op (1,) array": ("torch", 0.7),
+    "W1 per-op (16,) array": ("torch", 0.7),
     "W2 MLP 784-256-256-10 b64": ("numpy", 1.10),
     "W3 MLP 1024-1024-1024-10 b256": ("numpy", 1.03),
     "layer_norm (256, 1024) f32": ("torch", 1.5),
@@ -81,49 +89,62 @@ TARGETS = {
     "gelu exact (256, 1024) f32": ("torch", 2.0),
     "digits CNN epoch": ("torch", 1.0),
     "transformer step": ("torch", 1.0),
+    "GPT step": ("torch", 0.9),
+    "GPT no_grad forward": ("torch", 0.9),
 }
 
 
 # ------------------------------------------------------------------- W1
 
 
-def lampy_chain(steps: int) -> Callable[[], float]:
+def _leaf(shape: tuple[int, ...]) -> np.ndarray:
+    """W1's leaf: 0.5 everywhere, float64, of ``shape`` (() for the 0-d case)."""
+    return np.full(shape, 0.5)
+
+
+def lampy_chain(steps: int, shape: tuple[int, ...] = ()) -> Callable[[], float]:
+    start = _leaf(shape)
+
     def run() -> float:
         with lampy.Scope():
-            x = lampy.param(np.float64(0.5))
+            x = lampy.param(start[()] if start.ndim == 0 else start)
             y = x
             for _ in range(steps):
                 y = lampy.tanh(y * 0.9 + 0.1)
             y.sum().backward()
             assert x.grad is not None
-            return float(x.grad)
+            return float(np.sum(x.grad))
 
     return run
 
 
-def torch_chain(torch: Any, steps: int) -> Callable[[], float]:
+def torch_chain(torch: Any, steps: int, shape: tuple[int, ...] = ()) -> Callable[[], float]:
+    start = torch.from_numpy(_leaf(shape))
+
     def run() -> float:
-        x = torch.tensor(0.5, dtype=torch.float64, requires_grad=True)
+        x = start.clone().requires_grad_()
         y = x
         for _ in range(steps):
             y = torch.tanh(y * 0.9 + 0.1)
         y.sum().backward()
-        return float(x.grad)
+        return float(x.grad.sum())
 
     return run
 
 
-def numpy_chain(steps: int) -> Callable[[], float]:
+def numpy_chain(steps: int, shape: tuple[int, ...] = ()) -> Callable[[], float]:
+    start = _leaf(shape)
+
     def run() -> float:
-        y = np.float64(0.5)
+        y = start[()] if start.ndim == 0 else start
         saved = []
         for _ in range(steps):
             y = np.tanh(y * 0.9 + 0.1)
             saved.append(y)
-        g = np.float64(1.0)
+        g = np.ones_like(y)
         for t in reversed(saved):
             g = g * (1 - t * t) * 0.9
-        return float(g)
+        return float(np.sum(g))
 
     return run
 
@@ -378,6 +399,167 @@ def _erf() -> Callable[[Any], Any]:
     return erf  # type: ignore[no-any-return]
 
 
+# ------------------------------------------------------------------- GPT
+
+
+def _char_gpt() -> Any:
+    """``examples/char_gpt.py`` as a module (the model is the example's)."""
+    import importlib.util
+
+    path = HERE.parent / "examples" / "char_gpt.py"
+    spec = importlib.util.spec_from_file_location("char_gpt", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["char_gpt"] = module  # attrs resolves the records' annotations through it
+    spec.loader.exec_module(module)
+    return module
+
+
+GPT_CONFIG = {"n_layer": 4, "n_head": 4, "n_embd": 128, "block_size": 64, "batch_size": 16}
+
+
+class GPTData:
+    """The example's model (lampy, in the current scope), its text and one batch."""
+
+    def __init__(self) -> None:
+        cg = _char_gpt()
+        c = GPT_CONFIG
+        rng = np.random.default_rng(0)
+        corpus = cg.Corpus.from_text(cg.load_text())
+        self.vocab = len(corpus.chars)
+        self.model = cg.GPT.init(
+            self.vocab, c["block_size"], c["n_layer"], c["n_head"], c["n_embd"], rng=rng
+        )
+        self.x, self.y = cg.get_batch(corpus.train, c["block_size"], c["batch_size"], rng)
+        self.opt = cg.configure_optimizer(self.model, 1e-3)
+
+
+def lampy_gpt(d: GPTData) -> tuple[Callable[[], float], Callable[[], float]]:
+    """The training step (zero_grad, forward, backward, clip_grad_norm_, AdamW) and the
+    ``no_grad`` forward (the loss)."""
+    model, opt, x, y = d.model, d.opt, d.x, d.y
+    params = model.parameters()
+
+    def step() -> float:
+        model.zero_grad()
+        with lampy.Scope():
+            loss = model.loss(x, y)
+            loss.backward()
+            value = float(loss.value)
+        lampy.optim.clip_grad_norm_(params, 1.0)
+        opt.step()
+        return value
+
+    def forward() -> float:
+        with lampy.Scope(), lampy.no_grad():
+            return float(model.loss(x, y).value)
+
+    return step, forward
+
+
+def torch_gpt(torch: Any, d: GPTData) -> tuple[Callable[[], float], Callable[[], float]]:
+    """The same model in PyTorch (nanoGPT's code), loaded from lampy's state_dict, with
+    torch.optim.AdamW over the same two groups."""
+    tnn, tf = torch.nn, torch.nn.functional
+    c = GPT_CONFIG
+    n_embd, n_head = c["n_embd"], c["n_head"]
+
+    class Attention(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c_attn = tnn.Linear(n_embd, 3 * n_embd)
+            self.c_proj = tnn.Linear(n_embd, n_embd)
+
+        def forward(self, x: Any) -> Any:
+            b, t, ch = x.shape
+            q, k, v = self.c_attn(x).split(ch, dim=2)
+            q, k, v = (z.view(b, t, n_head, ch // n_head).transpose(1, 2) for z in (q, k, v))
+            y = tf.scaled_dot_product_attention(q, k, v, is_causal=True)
+            return self.c_proj(y.transpose(1, 2).contiguous().view(b, t, ch))
+
+    class MLP(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c_fc = tnn.Linear(n_embd, 4 * n_embd)
+            self.c_proj = tnn.Linear(4 * n_embd, n_embd)
+
+        def forward(self, x: Any) -> Any:
+            return self.c_proj(tf.gelu(self.c_fc(x)))
+
+    class Block(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.ln_1, self.attn = tnn.LayerNorm(n_embd), Attention()
+            self.ln_2, self.mlp = tnn.LayerNorm(n_embd), MLP()
+
+        def forward(self, x: Any) -> Any:
+            x = x + self.attn(self.ln_1(x))
+            return x + self.mlp(self.ln_2(x))
+
+    class GPT(tnn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wte = tnn.Embedding(d.vocab, n_embd)
+            self.wpe = tnn.Embedding(c["block_size"], n_embd)
+            self.h = tnn.ModuleList([Block() for _ in range(c["n_layer"])])
+            self.ln_f = tnn.LayerNorm(n_embd)
+
+        def forward(self, idx: Any, targets: Any) -> Any:
+            x = self.wte(idx) + self.wpe(torch.arange(idx.shape[1]))
+            for block in self.h:
+                x = block(x)
+            logits = tf.linear(self.ln_f(x), self.wte.weight)  # tied weights
+            return tf.cross_entropy(logits.view(-1, logits.shape[-1]), targets.view(-1))
+
+    model = GPT()
+    model.load_state_dict({k: torch.from_numpy(v.copy()) for k, v in d.model.state_dict().items()})
+    params = list(model.parameters())
+    groups = [
+        {"params": [p for p in params if p.dim() >= 2], "weight_decay": 0.1},
+        {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0},
+    ]
+    opt = torch.optim.AdamW(groups, lr=1e-3, betas=(0.9, 0.99))
+    x, y = torch.from_numpy(d.x), torch.from_numpy(d.y)
+
+    def step() -> float:
+        opt.zero_grad()
+        loss = model(x, y)
+        loss.backward()
+        tnn.utils.clip_grad_norm_(params, 1.0)
+        opt.step()
+        return float(loss.detach())
+
+    def forward() -> float:
+        with torch.no_grad():
+            return float(model(x, y))
+
+    return step, forward
+
+
+def row_gpt(torch: Any, rounds: int, block: int) -> dict[str, dict[str, Any]]:
+    """The GPT training step and its no_grad forward, lampy against torch. Before timing,
+    the two start from the same weights and must give the same loss at the start and
+    after three steps (the optimizers agree too)."""
+    d = GPTData()
+    lstep, lfwd = lampy_gpt(d)
+    fns_step, fns_fwd = {"lampy": lstep}, {"lampy": lfwd}
+    if torch is not None:
+        tstep, tfwd = torch_gpt(torch, d)
+        for what, a, b in (
+            ("forward", lfwd, tfwd),
+            *(("step", lstep, tstep),) * 3,
+            ("forward", lfwd, tfwd),
+        ):
+            la, lb = a(), b()
+            if not np.isclose(la, lb, rtol=1e-4):
+                raise SystemExit(f"GPT {what}: lampy's loss {la} differs from torch's {lb}")
+        fns_step["torch"], fns_fwd["torch"] = tstep, tfwd
+    return {
+        "GPT step": {"unit": "ms/step", **measure(fns_step, rounds, block, 1e3)},
+        "GPT no_grad forward": {"unit": "ms", **measure(fns_fwd, rounds, block, 1e3)},
+    }
+
+
 # ------------------------------------------------------------------- timing
 
 
@@ -402,17 +584,18 @@ def check_close(name: str, ours: Any, theirs: Any, rtol: float = 2e-3) -> None:
             raise SystemExit(f"{name}: lampy's gradients differ from the peer's")
 
 
-def row_w1(torch: Any, rounds: int, block: int) -> dict[str, Any]:
+def row_w1(torch: Any, rounds: int, block: int, shape: tuple[int, ...] = ()) -> dict[str, Any]:
     steps = 333  # 999 primitive ops
-    fns = {"lampy": lampy_chain(steps), "numpy": numpy_chain(steps)}
+    fns = {"lampy": lampy_chain(steps, shape), "numpy": numpy_chain(steps, shape)}
     if torch is not None:
-        fns["torch"] = torch_chain(torch, steps)
+        fns["torch"] = torch_chain(torch, steps, shape)
     ref = fns["numpy"]()
     for f in fns.values():
         if not np.isclose(f(), ref, rtol=1e-12):
-            raise SystemExit("W1: gradients differ")
+            raise SystemExit(f"W1 {shape}: gradients differ")
     res = measure(fns, rounds, block, 1e6 / (3 * steps))
-    res.update(chain_objects(steps))
+    if not shape:
+        res.update(chain_objects(steps))
     return res
 
 
@@ -534,6 +717,9 @@ def measure_rows(torch: Any, only: set[str], q: bool, rows: dict[str, dict[str, 
     """Measure the selected rows into ``rows`` (``q``: the quick smoke run)."""
     if "w1" in only:
         rows["W1 per-op fwd+bwd"] = {"unit": "µs/op", **row_w1(torch, *((2, 2) if q else (10, 5)))}
+        for shape in ((1,), (16,)):
+            r = row_w1(torch, *((2, 2) if q else (10, 5)), shape=shape)
+            rows[f"W1 per-op {shape} array"] = {"unit": "µs/op", **r}
     if "w2" in only:
         r = row_mlp(torch, (784, 256, 256, 10), 64, *((2, 3) if q else (10, 20)))
         rows["W2 MLP 784-256-256-10 b64"] = {"unit": "ms/step", **r}
@@ -554,11 +740,13 @@ def measure_rows(torch: Any, only: set[str], q: bool, rows: dict[str, dict[str, 
     if "transformer" in only:
         r = row_transformer(torch, *((2, 1) if q else (6, 3)))
         rows["transformer step"] = {"unit": "ms/step", **r}
+    if "gpt" in only:
+        rows.update(row_gpt(torch, *((2, 1) if q else (8, 3))))
     if "scaling" in only:
         rows["_scaling"] = row_scaling(torch, q)
 
 
-ROWS = ("w1", "scaling", "w2", "w3", "kernels", "cnn", "transformer")
+ROWS = ("w1", "scaling", "w2", "w3", "kernels", "cnn", "transformer", "gpt")
 
 
 def main(argv: list[str] | None = None) -> int:

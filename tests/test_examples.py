@@ -21,6 +21,7 @@ SMOKE_ARGS: dict[str, list[str]] = {
     "digits_mlp.py": ["--epochs", "1", "--plot", "{tmp}/digits_mlp.png"],
     "digits_cnn.py": ["--epochs", "1", "--plot", "{tmp}/digits_cnn.png"],
     "sequence_transformer.py": ["--epochs", "1", "--steps-per-epoch", "10", "--test", "200"],
+    "char_gpt.py": ["--iters", "10", "--n-layer", "1", "--n-embd", "32", "--batch-size", "4"],
     "regression.py": ["--linear-epochs", "20", "--mlp-epochs", "5"],
     "memory_bounded.py": ["--steps", "3", "--plot", "{tmp}/memory.png", "--data-mb", "16"],
     "distributed_digits.py": ["--epochs", "1", "--checkpoint", "{tmp}/best.safetensors"],

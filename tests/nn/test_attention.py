@@ -252,3 +252,39 @@ def test_backward_keeps_no_reference_to_g(monkeypatch: Any) -> None:
     assert ref() is None
     g2 = np.full((2, 3, 4), 2.0)
     np.testing.assert_allclose(first[id(k.node)](g2), second[id(k.node)](np.full((2, 3, 4), 2.0)))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("n_l", "n_s"), [(5, 5), (3, 6), (6, 3), (1, 4)])
+def test_attention_compiled_and_numpy_softmax_agree(
+    monkeypatch: Any, dtype: Any, n_l: int, n_s: int
+) -> None:
+    """The compiled softmax of the scores (lampy[fast]) and the numpy one give the same
+    outputs and gradients (to rounding): causal, a boolean mask with fully masked rows,
+    a float mask with -inf and nan, in float32 and float64."""
+    from lampy.nn.functional import _shared
+
+    pytest.importorskip("numba")
+    rng = np.random.default_rng(7)
+    q, k = rng.normal(size=(2, 3, n_l, 4)), rng.normal(size=(2, 3, n_s, 4))
+    v, g = rng.normal(size=(2, 3, n_s, 2)), rng.normal(size=(2, 3, n_l, 2))
+    allowed = rng.random((n_l, n_s)) < 0.6
+    allowed[0] = False  # a row with nothing allowed
+    bias = np.where(allowed, rng.normal(size=(n_l, n_s)), -np.inf)
+    bias[-1, 0] = np.nan
+    runs = []
+    for kernels in (True, False):
+        if not kernels:
+            monkeypatch.setattr(_shared, "numba_kernels", lambda: None)
+        for kw in ({"is_causal": True}, {"attn_mask": allowed}, {"attn_mask": bias}):
+            with lampy.Scope():
+                ps = [lampy.param(a.astype(dtype)) for a in (q, k, v)]
+                out = sdpa(*ps, **kw)
+                out.backward(g.astype(dtype))
+                runs.append([out.value, *(p.grad for p in ps)])
+    half = len(runs) // 2
+    tol = 2e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(runs[:half], runs[half:], strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert x.dtype == dtype
+            np.testing.assert_allclose(x, y, rtol=tol, atol=tol)

@@ -46,6 +46,7 @@ def _calls() -> dict[str, tuple[Any, ...]]:
         "softmax_rows_backward": (x, x, out(m, d)),
         "log_softmax_rows": (x, out(m, d)),
         "log_softmax_rows_backward": (x, x, out(m, d)),
+        "attention_exp_rows": (x, out(m, d), out(m), 3, True),
         "_row_max": (x1,),
         "_exp_sum": (x1, F32(1), out(m * d)),
         "_dot": (x1, x1),

@@ -20,7 +20,7 @@ from lampy._errors import DTypeError, LampyValueError, ShapeError
 from lampy.autograd._remat import replayable
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import SharedInBackward, require_rng
+from lampy.nn.functional._shared import SharedInBackward, compiled, require_rng
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["scaled_dot_product_attention"]
@@ -113,15 +113,15 @@ def _mask_of(
     attn_mask: Any, is_causal: bool, scores_shape: tuple[int, ...], dtype: Any
 ) -> tuple[np.ndarray | None, np.ndarray | None]:
     """``(blocked, bias)``: a boolean array True where attention is not allowed, or a
-    float array to add to the scores (at most one is not None)."""
-    n_l, n_s = scores_shape[-2:]
+    float array to add to the scores (at most one is not None; both None for the causal
+    mask, which ``_exp_rows`` applies)."""
     if is_causal:
         if attn_mask is not None:
             raise LampyValueError(
                 f"{_NAME}: pass either attn_mask or is_causal=True, not both; to combine "
                 "them, build one boolean mask (numpy.tril(numpy.ones((L, S), bool)) & mask)."
             )
-        return ~np.tri(n_l, n_s, dtype=bool), None  # top-left causal: tril(ones(L, S))
+        return None, None
     if attn_mask is None:
         return None, None
     m = np.asarray(value_of(attn_mask))
@@ -144,17 +144,31 @@ def _mask_of(
     return None, m.astype(dtype, copy=False)
 
 
-def _exp_rows(scores: np.ndarray) -> np.ndarray:
-    """Replace ``scores`` in place by ``E = exp(scores - rowmax)`` and return ``inv``,
-    ``1 / rowsum(E)`` of shape (..., 1), so that ``softmax = E * inv``. Rows with no
-    allowed entry (all -inf) get ``inv = 0``: zeros, as PyTorch's ``_safe_softmax``."""
+def _exp_rows(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(E, inv)`` for the new (..., L, S) array ``scores``: ``E = exp(scores - rowmax)``
+    and ``inv = 1 / rowsum(E)`` of shape (..., 1), so that ``softmax = E * inv``. Rows
+    with no allowed entry (all -inf) get ``inv = 0``: zeros, as PyTorch's
+    ``_safe_softmax``. ``causal``: the top-left causal mask ``tril(ones(L, S))`` first
+    (entries above it are 0 in ``E``). One compiled pass over the rows into a new ``E``
+    (the masked entries unread) when Numba is installed, else numpy in place."""
+    n_l, n_s = scores.shape[-2:]
+    kernels = compiled(scores)
+    if kernels is not None and scores.flags.c_contiguous:
+        e = np.empty_like(scores)
+        inv = np.empty((*scores.shape[:-1], 1), scores.dtype)
+        rows = (-1, n_s)
+        kernels.attention_exp_rows(
+            scores.reshape(rows), e.reshape(rows), inv.reshape(-1), n_l, causal
+        )
+        return e, inv
+    if causal:
+        np.copyto(scores, -np.inf, where=~np.tri(n_l, n_s, dtype=bool))
     m = scores.max(axis=-1, keepdims=True, initial=-np.inf)
     m[m == -np.inf] = 0
     scores -= m
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
-    inv: np.ndarray = np.divide(1, total, out=np.zeros_like(total), where=total > 0)
-    return inv
+    return scores, np.divide(1, total, out=np.zeros_like(total), where=total > 0)
 
 
 def scaled_dot_product_attention(
@@ -249,7 +263,7 @@ def scaled_dot_product_attention(
         np.copyto(e, -np.inf, where=blocked)
     elif bias is not None:
         e += bias
-    inv = _exp_rows(e)
+    e, inv = _exp_rows(e, is_causal)
     keep = None
     if dropout_p == 1:
         keep = np.zeros_like(e)

@@ -1,5 +1,5 @@
-"""Compiled kernels for ``layer_norm``, ``gelu``, ``softmax`` and ``log_softmax``, with
-Numba (the ``lampy[fast]`` extra).
+"""Compiled kernels for ``layer_norm``, ``gelu``, ``softmax``, ``log_softmax`` and the
+softmax inside ``scaled_dot_product_attention``, with Numba (the ``lampy[fast]`` extra).
 
 Importing this module imports Numba; the ops import it on first use
 (``lampy.nn.functional._shared.numba_kernels``) and fall back to their numpy code when
@@ -64,6 +64,7 @@ from numba.extending import intrinsic, overload
 from lampy.nn.functional._erf import _CLAMP32, _INV_SQRT_2PI32, _P32, _Q32
 
 __all__ = [
+    "attention_exp_rows",
     "gelu_float32",
     "gelu_tanh",
     "layer_norm_rows",
@@ -443,3 +444,30 @@ def log_softmax_rows_backward(g: np.ndarray, y: np.ndarray, dx: np.ndarray) -> N
         s = _sum(g[i])
         for j in range(d):
             dx[i, j] = g[i, j] - _exp(y[i, j]) * s
+
+
+# --- attention ------------------------------------------------------------------------
+
+
+@_compile("contract")
+def attention_exp_rows(
+    x: np.ndarray, e: np.ndarray, inv: np.ndarray, n_l: int, causal: bool
+) -> None:
+    """The softmax of attention scores, unnormalised: for the 2-d scores ``x`` (m, s),
+    the rows of (..., L, S) scores with ``n_l`` = L, ``e = exp(x - max)`` with the row's
+    max (0 for a row of only -inf), and ``inv[i] = 1 / sum`` (0 where the sum is not
+    positive, as for a row with nothing allowed), so that the softmax is ``e * inv``.
+    With ``causal``, row ``i`` is query ``i % n_l`` of the top-left causal mask: its
+    first ``i % n_l + 1`` entries are kept and the rest of ``e`` is 0, unread in ``x``.
+    nan propagates as in numpy (``_row_max``, ``_exp``). ``e`` is another array than
+    ``x`` (in place, the compiler cannot vectorise ``_exp_sum``: 3 times slower)."""
+    m, s = x.shape
+    zero, one = x.dtype.type(0), x.dtype.type(1)
+    for i in range(m):
+        w = min(i % n_l + 1, s) if causal else s
+        shift = _row_max(x[i, :w]) if w else zero
+        if shift < zero and np.isinf(shift):  # only -inf (no float64 constant)
+            shift = zero
+        total = _exp_sum(x[i, :w], shift, e[i, :w]) if w else zero
+        e[i, w:] = zero
+        inv[i] = one / total if total > zero else zero
