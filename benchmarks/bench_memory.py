@@ -281,16 +281,58 @@ def child_torch(layers: int, mode: str, steps: int, grads: str = "none") -> dict
     return _measure(lambda: step(mode == "remat"), reset)
 
 
+def child_gpt(framework: str, mode: str, steps: int) -> dict[str, float]:
+    """Section 4: the peak of one training step of ``examples/char_gpt.py``'s model
+    (``bench_speed.py``'s configuration: 4 layers, 4 heads, width 128, block 64, batch
+    16, AdamW, clipping), gradients set to None between steps (both libraries'
+    ``zero_grad()``), in lampy or in PyTorch from the same weights."""
+    del mode, steps
+    import bench_speed
+
+    import lampy
+
+    with lampy.Scope():
+        data = bench_speed.GPTData()
+        if framework == "torch":
+            import torch
+
+            torch.set_num_threads(1)
+            step, _ = bench_speed.torch_gpt(torch, data)
+
+            def measured_torch() -> None:
+                step()
+
+            return _measure(measured_torch)
+        lstep, _ = bench_speed.lampy_gpt(data)
+        owned: dict[str, float] = {}
+
+        def measured() -> dict[str, float]:
+            data.model.zero_grad()
+            with lampy.Scope() as s:
+                data.model.loss(data.x, data.y).backward()
+                owned["owned_peak"] = s.memory.peak_bytes
+            lampy.optim.clip_grad_norm_(data.model.parameters(), 1.0)
+            data.opt.step()
+            return owned
+
+        lstep()  # the optimizer's state, made once
+        return _measure(measured)
+
+
 def run(
     framework: str, layers: int, mode: str, steps: int, grads: str = "none"
 ) -> dict[str, float] | None:
     """One configuration in a fresh subprocess; None if the framework is missing."""
     env = {**os.environ, **_CHILD_ENV}
     here = os.path.dirname(os.path.abspath(__file__))
-    extra = "" if framework == "accounting" else f", {grads!r}"
+    if framework.startswith("gpt-"):
+        call = f"b.child_gpt({framework[4:]!r}, {mode!r}, {steps})"
+    else:
+        extra = "" if framework == "accounting" else f", {grads!r}"
+        call = f"b.child_{framework}({layers}, {mode!r}, {steps}{extra})"
     code = (
         f"import json, sys; sys.path.insert(0, {here!r}); import bench_memory as b; "
-        f"print(json.dumps(b.child_{framework}({layers}, {mode!r}, {steps}{extra})))"
+        f"print(json.dumps({call}))"
     )
     proc = subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
@@ -311,8 +353,8 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer layers (a smoke run)")
     ap.add_argument(
         "--only",
-        default="layers,remat,accounting",
-        help="comma-separated sections: layers, remat, accounting",
+        default="layers,remat,gpt,accounting",
+        help="comma-separated sections: layers, remat, gpt, accounting",
     )
     args = ap.parse_args()
     only = set(args.only.split(","))
@@ -325,6 +367,8 @@ def main() -> None:
         section_layers(small, large)
     if "remat" in only:
         section_remat(deep, args.steps)
+    if "gpt" in only:
+        section_gpt()
     if "accounting" in only:
         rounds = 8 if args.quick else 40
         for mode, what in (("array", "values of shape (16,), float64"), ("0-d", "W1, 0-d")):
@@ -399,6 +443,27 @@ def section_remat(deep: int, steps: int) -> None:
                 f"{name:22s} {r['peak'] / MIB:8.1f} MiB {r['peak'] / plain['peak']:8.2f}x "
                 f"{times[t] * 1e3:7.1f} ms {times[t] / times['plain']:8.2f}x"
             )
+
+
+def section_gpt() -> None:
+    """Section 4: a GPT-style training step (examples/char_gpt.py's model), lampy's
+    default backward() against PyTorch, gradients set to None between steps."""
+    print(
+        "\n4. GPT-style training step (examples/char_gpt.py: 4 layers, 4 heads, width 128, "
+        "block 64, batch 16, AdamW, clipping; zero_grad() to None), peak RSS above the "
+        "memory before the step"
+    )
+    peaks: dict[str, float] = {}
+    for fw in ("lampy", "torch"):
+        r = run(f"gpt-{fw}", 0, "plain", 0)
+        if r is None:
+            print(f"{fw:8s} skipped: not installed")
+            continue
+        peaks[fw] = r["peak"]
+        ledger = f" (ledger: {r['owned_peak'] / MIB:.2f} MiB)" if "owned_peak" in r else ""
+        print(f"{fw:8s} {r['peak'] / MIB:8.2f} MiB{ledger}")
+    if len(peaks) == 2:
+        print(f"lampy / torch: {peaks['lampy'] / peaks['torch']:.2f}")
 
 
 if __name__ == "__main__":

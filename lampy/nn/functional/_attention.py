@@ -257,13 +257,19 @@ def scaled_dot_product_attention(
     # Forward: E = exp(q k^T s + mask - rowmax), P = E * inv with inv = 1 / rowsum(E),
     # out = (P D) v = ((E D) v) * inv: the normalisation scales the (L, Ev) output
     # rather than the (L, S) weights (and, in backward, g rather than dP).
-    qs = q * sc if s != 1.0 else q
-    e = _matmul(qs, np.swapaxes(k, -1, -2))
-    if blocked is not None:
-        np.copyto(e, -np.inf, where=blocked)
-    elif bias is not None:
-        e += bias
-    e, inv = _exp_rows(e, is_causal)
+    def weights() -> tuple[np.ndarray, np.ndarray]:
+        """E and inv from q and k (and the mask): in the forward pass, and again, bit
+        for bit, in backward, so the op keeps q, k, v and the row sums rather than the
+        (L, S) weights (as PyTorch's flash attention: a matmul and an exp more in
+        backward, a (B, H, L, S) array less held from forward to backward)."""
+        e = _matmul(q * sc if s != 1.0 else q, np.swapaxes(k, -1, -2))
+        if blocked is not None:
+            np.copyto(e, -np.inf, where=blocked)
+        elif bias is not None:
+            e += bias
+        return _exp_rows(e, is_causal)
+
+    e, inv = weights()
     keep = None
     if dropout_p == 1:
         keep = np.zeros_like(e)
@@ -275,42 +281,47 @@ def scaled_dot_product_attention(
             dtype.type(1.0 / (1.0 - dropout_p)),
             dtype=dtype,
         )
-    ed = e if keep is None else e * keep
-    out = _matmul(ed, v)
+    out = _matmul(e if keep is None else e * keep, v)
     out *= inv
+    del e
 
     # dS = P (dP - rowsum(g * out)) = E ((g inv) v^T D - rowsum(g * out) inv) is shared by
-    # the query's, key's and mask's closures: computed by the first that runs (the
-    # engine serves one op's closures one after another), dropped by the last.
+    # the query's, key's and mask's closures, and E D by the value's: computed by the
+    # first that runs (the engine serves one op's closures one after another), dropped
+    # by the last.
     mask_grad = bias is not None and needs_grad(attn_mask)
     users = int(needs_grad(query)) + int(needs_grad(key)) + int(mask_grad)
+    users += int(needs_grad(value))
     mask_shape = np.shape(value_of(attn_mask)) if mask_grad else ()
 
-    def compute_scores(g: np.ndarray) -> np.ndarray:
+    def compute_scores(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        e = weights()[0]
+        ed = e if keep is None else e * keep
         ds: np.ndarray = _matmul(g * inv, np.swapaxes(v, -1, -2))
         if keep is not None:
             ds *= keep
         ds -= np.einsum("...i,...i->...", g, out)[..., None] * inv
         ds *= e
-        return ds
+        return ds, ed
 
-    d_scores = SharedInBackward(compute_scores, users)
+    shared = SharedInBackward(compute_scores, users)
 
     def d_query(g: np.ndarray) -> Any:
-        d = _matmul(d_scores(g), k)
+        d = _matmul(shared(g)[0], k)
         d *= sc
         return unbroadcast(d, q.shape)
 
     def d_key(g: np.ndarray) -> Any:
-        d = _matmul(np.swapaxes(d_scores(g), -1, -2), qs)  # qs = q * scale
+        d = _matmul(np.swapaxes(shared(g)[0], -1, -2), q)
+        d *= sc  # scaled here: the closure keeps q (an input's value), not q * scale
         return _group_sum(unbroadcast(d, k.shape), gk)
 
     def d_value(g: np.ndarray) -> Any:
-        d = _matmul(np.swapaxes(ed, -1, -2), g * inv)
+        d = _matmul(np.swapaxes(shared(g)[1], -1, -2), g * inv)
         return _group_sum(unbroadcast(d, v.shape), gv)
 
     def d_mask(g: np.ndarray) -> Any:
-        return unbroadcast(d_scores(g), mask_shape)
+        return unbroadcast(shared(g)[0], mask_shape)
 
     return op(
         _NAME,

@@ -317,8 +317,10 @@ def layer_norm(
 
     shared = SharedInBackward(grads, sum(want)) if sum(want) > 1 else grads
 
+    in_shape = a.shape  # the closures keep xc and rstd, not the input
+
     def d_input(g: np.ndarray) -> Any:
-        return shared(g)[0].reshape(a.shape)
+        return shared(g)[0].reshape(in_shape)
 
     def d_weight(g: np.ndarray) -> Any:
         return _as_dtype_of(weight, shared(g)[1].reshape(shape))
@@ -328,7 +330,7 @@ def layer_norm(
 
     return op(
         name,
-        frozen(value, a.shape),
+        frozen(value, in_shape),
         contrib_of(input, d_input),
         contrib_of(weight, d_weight),
         contrib_of(bias, d_bias),
