@@ -266,8 +266,9 @@ class Scope:
         """Move the Variables in ``obj`` to the parent scope and return ``obj``.
 
         ``obj`` may be a Variable or any nesting of tuples, lists, dicts, sets, attrs
-        records and dataclasses holding Variables; the same object is returned. Other
-        objects are not looked into. When this scope
+        records, dataclasses and modules (anything with ``__lampy_children__()``)
+        holding Variables; the same object is returned. Other objects are not looked
+        into. When this scope
         exits, each kept Variable keeps its value (and its gradient, if it has one) and
         is detached from the released graph: it becomes a leaf of the parent scope. A
         param stays a param; a kept op result becomes a constant.
@@ -333,9 +334,14 @@ def _open_ancestor(scope: Scope) -> Scope | None:
 
 def _walk(obj: Any, visit: Callable[[Node], object]) -> None:
     """Call ``visit`` on the node of every Variable in a nest of tuples, lists, dicts,
-    sets, attrs records (a Variable is one: its field is its node) and dataclasses."""
+    sets, attrs records (a Variable is one: its field is its node), dataclasses and
+    objects that list what they hold with ``__lampy_children__()`` (``lampy.nn.Module``,
+    PyTorch-style classes included)."""
     if type(obj) is Node:
         visit(obj)
+    elif hasattr(type(obj), "__lampy_children__"):
+        for item in obj.__lampy_children__():
+            _walk(item, visit)
     elif isinstance(obj, (tuple, list, set, frozenset)):
         for item in obj:
             _walk(item, visit)

@@ -325,6 +325,11 @@ class Module:
         for name, prefix in _state_fields(type(self)):
             yield prefix, getattr(self, name)
 
+    def __lampy_children__(self) -> list[Any]:
+        """What the module holds (its fields' values: parameters, buffers, submodules),
+        for ``lampy.Scope.keep`` and the other walks over nested containers."""
+        return [value for _, value in self._fields()]
+
     def _attribute_items(self) -> list[tuple[str, Any]]:
         """(attribute name, value) of each field but ``_training``: the record's
         fields, or the attributes a PyTorch-style ``__init__`` assigned, in order."""
