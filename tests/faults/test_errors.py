@@ -16,3 +16,16 @@ def test_parallel_map_with_bad_workers_names_parallel_map(workers: object, error
     message = str(info.value)
     assert message.startswith("parallel_map: workers must be")
     assert "backward" not in message
+
+
+@pytest.mark.parametrize("bad", ["a", (2, "a"), 2.5])
+def test_reshape_of_a_non_int_names_the_op(bad: object) -> None:
+    """Variable.reshape('a') raised numpy's bare TypeError; it is a lampy error naming
+    reshape and the shapes it accepts, and the Variable is unchanged."""
+    import numpy as np
+
+    with lampy.Scope():
+        x = lampy.param(np.arange(6.0))
+        with pytest.raises(lampy.LampyTypeError, match=r"reshape: .*x\.reshape\(2, 3\)"):
+            x.reshape(bad)  # type: ignore[arg-type]
+        assert x.shape == (6,) and x.version == 0
