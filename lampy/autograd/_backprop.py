@@ -13,7 +13,7 @@ import os
 import sys
 import warnings
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,14 +33,17 @@ from lampy.autograd._pass import (
     commit,
     commit_all,
     first_buffer,
+    is_variable,
     own_first,
     shares,
 )
 from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
-from lampy.autograd._variable import Variable, variable_of
 from lampy.autograd._workers import resolve_workers
 
 _ndarray = np.ndarray
+if TYPE_CHECKING:
+    from lampy.autograd._variable import Variable
+
 _own_grad = _memory.own_grad
 _stage, _unstage, _refund = _ledger.stage, _ledger.unstage, _ledger.refund
 _RUNNING = _pass.RUNNING
@@ -359,11 +362,11 @@ def _finish_held(p: Pass, ready: list[Node]) -> None:
 
 
 def _as_roots(roots: Variable | Sequence[Variable]) -> list[Variable]:
-    if isinstance(roots, Variable):
-        return [roots]
-    out = list(roots)
+    if is_variable(roots):
+        return [roots]  # type: ignore[list-item]
+    out = list(roots)  # type: ignore[arg-type]
     for r in out:
-        if not isinstance(r, Variable):
+        if not is_variable(r):
             raise LampyTypeError(
                 f"backward: roots must be Variables, got {type(r).__name__}; pass a "
                 "Variable or a list of Variables."
@@ -430,7 +433,7 @@ def backward(
         BackwardError: a backward closure raised (the original exception is its cause).
         MemoryBudgetError: a gradient buffer would take a scope past its budget.
     """
-    if isinstance(roots, Variable) and grads is not None and not isinstance(grads, list | tuple):
+    if is_variable(roots) and grads is not None and not isinstance(grads, list | tuple):
         grads = [grads]  # backward(root, g): one root, one grad
     if retain is True:
         retain_graph, retain = True, ()
@@ -479,7 +482,8 @@ def backward_iter(
         workers=workers,
         retain_graph=retain,
     ):
-        v = variable_of(leaf)
+        handle = leaf.handle  # a param's weak reference to its Variable
+        v = None if handle is None else handle()
         g = leaf.grad
         if v is not None and g is not None:
             yield v, g

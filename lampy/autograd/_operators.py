@@ -990,20 +990,6 @@ class VariableOperators:
         """Whether gradients flow to this Variable: ``needs_grad``, PyTorch's name."""
         return self.needs_grad
 
-    def detach(self) -> Variable:
-        """Same as ``lampy.const`` of the value: no gradient flows through it.
-
-        The value of an op result is shared (no copy). A leaf's value (a param's, which
-        an optimizer changes in place) or a view of another array is copied: a graph
-        that read the detached value must not see a later in-place write, which it could
-        not detect (PyTorch shares the memory and raises at backward instead).
-        """
-        from lampy.autograd._variable import const  # _variable is built on this module
-
-        value = self.value
-        node = self.node  # type: ignore[attr-defined]
-        return const(value, copy=node.params is None or value.base is not None)
-
     def dim(self) -> int:
         """The number of dimensions, ``ndim``."""
         return self.ndim

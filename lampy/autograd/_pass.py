@@ -13,7 +13,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -30,10 +30,12 @@ from lampy._errors import (
 from lampy.autograd import _ledger
 from lampy.autograd._edge import PLAIN
 from lampy.autograd._ledger import Ledger
-from lampy.autograd._node import SPENT, Node, Param
+from lampy.autograd._node import SPENT, Backward, Node, Param
 from lampy.autograd._scope import current_or_none
 from lampy.autograd._unbroadcast import Grad, own_contribution
-from lampy.autograd._variable import Backward, Variable
+
+if TYPE_CHECKING:
+    from lampy.autograd._variable import Variable
 
 _grad_buffer = _memory.grad_buffer
 _stage, _unstage = _ledger.stage, _ledger.unstage
@@ -134,6 +136,12 @@ def _check_versions(name: str, versions: tuple[tuple[Node, int], ...]) -> None:
             )
 
 
+def is_variable(x: Any) -> bool:
+    """Whether ``x`` is a Variable (a record whose ``node`` is a Node): the engine reads
+    Variables through their node, and is built below the ``Variable`` class."""
+    return type(getattr(x, "node", None)) is Node
+
+
 def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     value = root.value
     node = root.node
@@ -159,7 +167,7 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
         buf = _grad_buffer(value.shape, value.dtype)
         buf.fill(1)
         return buf
-    if isinstance(grad, Variable):
+    if is_variable(grad):
         grad = grad.value
     if isinstance(grad, np.ndarray | np.generic):
         if grad.dtype != value.dtype:
@@ -378,7 +386,7 @@ class Pass:
             retain_graph, retain = retain_graph or retain, ()
         keep: set[Node] = set()
         for v in retain:
-            if not isinstance(v, Variable):
+            if not is_variable(v):
                 raise LampyTypeError(f"backward: retain= takes Variables, got {type(v).__name__}.")
             v.value  # noqa: B018 - raises ReleasedError for a released Variable
             keep.add(v.node)

@@ -13,6 +13,7 @@ from numpy.typing import ArrayLike
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd import _ledger
+from lampy.autograd._backprop import backward
 from lampy.autograd._edge import WITH_SAVED, Edge, contribution_edge, plain_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
@@ -164,8 +165,6 @@ class Variable(VariableOperators):
         atomic: bool | None = None,
     ) -> None:
         """Backpropagate from this Variable; see ``lampy.backward``."""
-        from lampy.autograd._backprop import backward
-
         backward(
             self,
             None if grad is None else [grad],
@@ -192,6 +191,17 @@ class Variable(VariableOperators):
         g = node.grad
         if g is not None:
             g.fill(0)
+
+    def detach(self) -> Variable:
+        """Same as ``lampy.const`` of the value: no gradient flows through it.
+
+        The value of an op result is shared (no copy). A leaf's value (a param's, which
+        an optimizer changes in place) or a view of another array is copied: a graph
+        that read the detached value must not see a later in-place write, which it could
+        not detect (PyTorch shares the memory and raises at backward instead).
+        """
+        value = self.value
+        return const(value, copy=self.node.params is None or value.base is not None)
 
     # Nothing can read the value once the Variable is gone (the graph links nodes, not
     # Variables): lampy._memory drops it from the node, and refunds it if it is freed.

@@ -61,7 +61,7 @@ from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
-from lampy.nn.functional._erf import _CLAMP32, _INV_SQRT_2PI32, _P32, _Q32
+from lampy.nn.functional._normal_cdf_constants import _CLAMP32, _INV_SQRT_2PI32, _P32, _Q32
 
 __all__ = [
     "attention_exp_rows",
