@@ -463,33 +463,29 @@ def refund_value(node: Node) -> None:
     """Refund the value of ``node``, whose memory was just freed (its Variable is gone and
     the last holder let it go: ``Node.spend`` or ``_value_freed``)."""
     n = node.charged
-    scope = node.scope
-    if not n or scope is None:
-        return
-    node.charged = 0
-    ledger = scope.ledger
-    if ledger.fast:
-        live = ledger.live
-        if live > ledger.high:
-            ledger.high = live
-        ledger.live = live - n
-    else:
-        _change(ledger, -n, 0)
+    if n and node.scope is not None:
+        node.charged = 0
+        refund(node, n)
 
 
 def refund(node: Node, n: int) -> None:
     """Refund ``n`` bytes of ``node``'s that were just freed (``Node.spend``)."""
     scope = node.scope
-    if scope is None:
-        return
-    ledger = scope.ledger
+    if scope is not None:
+        _decrease(scope.ledger, n, 0)
+
+
+def _decrease(ledger: Ledger, n: int, arrays: int) -> None:
+    """``_change(ledger, -n, -arrays)``, without the lock when the ledger is fast: live
+    was at a peak just before a decrease, which ``high`` notes."""
     if ledger.fast:
         live = ledger.live
         if live > ledger.high:
             ledger.high = live
         ledger.live = live - n
+        ledger.arrays -= arrays
     else:
-        _change(ledger, -n, 0)
+        _change(ledger, -n, -arrays)
 
 
 def charge_kept(ledger: Ledger, node: Node, n: int) -> None:
@@ -519,16 +515,8 @@ def stage(ledger: Ledger, n: int) -> None:
 def unstage(ledger: Ledger, n: int) -> None:
     """Refund a staged gradient buffer of ``n`` bytes (dropped, or become a ``.grad``,
     which its node's scope then counts)."""
-    if not n:
-        return
-    if ledger.fast:
-        live = ledger.live
-        if live > ledger.high:
-            ledger.high = live
-        ledger.live = live - n
-        ledger.arrays -= 1
-    else:
-        _change(ledger, -n, -1)
+    if n:
+        _decrease(ledger, n, 1)
 
 
 def check_room(ledger: Ledger, name: str, shape: tuple[int, ...], dtype: Any) -> None:
