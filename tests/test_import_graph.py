@@ -103,3 +103,28 @@ def test_the_memory_module_imports_nothing_from_the_engine() -> None:
     mods = _modules()
     imported = _imports("lampy._memory", mods["lampy._memory"], mods)
     assert not any(m.startswith("lampy.autograd") for m in imported), imported
+
+
+NODE_FIELDS = "held|value|scope|grad|charged|version|needs_grad|params|versions|handle|kept|watch"
+
+
+def test_only_the_node_changes_its_fields() -> None:
+    """A Node's fields are written by its own transitions (``lampy/autograd/_node.py``);
+    the one exception is the ledger's hot path, which writes ``charged`` and drops
+    ``value`` (``lampy/autograd/_ledger.py``)."""
+    import re
+
+    write = re.compile(rf"\b(node|n|inp|leaf|root)\.({NODE_FIELDS})\s*(=|\+=|-=)[^=]")
+    found = []
+    for path in (ROOT / "lampy").rglob("*.py"):
+        rel = path.relative_to(ROOT).as_posix()
+        if rel == "lampy/autograd/_node.py":
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            m = write.search(line.split("#")[0])
+            if m is None or line.strip().startswith(('"', "``")):
+                continue
+            if rel == "lampy/autograd/_ledger.py" and m.group(2) in ("charged", "value"):
+                continue
+            found.append(f"{rel}:{number}: {line.strip()}")
+    assert found == []

@@ -109,7 +109,7 @@ class in_place:
     ) -> None:
         self._close()
         for node in self._nodes:
-            node.version += 1
+            node.bump_version()
 
 
 __all__ = ["in_place"]

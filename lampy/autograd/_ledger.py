@@ -364,8 +364,7 @@ def charge_grads(pairs: Iterable[tuple[Node, np.ndarray]]) -> None:
 def drop_grad(node: Node) -> None:
     """``node.grad = None`` (``lampy.Variable.zero_grad``), refunding the buffer
     ``charge_grad`` charged."""
-    g = node.grad
-    node.grad = None
+    g = node.take_grad()
     scope = node.scope
     if g is not None and scope is not None:
         _change(scope.ledger, -g.nbytes, -int(g.nbytes > 0))
@@ -376,9 +375,8 @@ def drop_grads(nodes: Iterable[Node]) -> None:
     optimizer's ``zero_grad``)."""
     dropped: list[tuple[Node, int, int]] = []
     for node in nodes:
-        g = node.grad
+        g = node.take_grad()
         if g is not None:
-            node.grad = None
             dropped.append((node, -g.nbytes, -int(g.nbytes > 0)))
     _change_by_ledger(dropped)
 
@@ -432,7 +430,7 @@ def variable_gone(variable: Any) -> None:
         del v, base
         alive = r()
         if alive is not None:  # held elsewhere (a consumer's closure): refunded when freed
-            node.watch = _ref(alive, functools.partial(_value_freed, node))
+            node.watch_value(_ref(alive, functools.partial(_value_freed, node)))
             return
         node.charged = 0  # refunded: no longer one of the scope's value_arrays
     else:
@@ -453,9 +451,8 @@ def _value_freed(node: Node, _: object) -> None:
     ran it) let it go, so its memory is back: refund it."""
     with _LOCK:
         scope = node.scope
-        if node.watch is None or scope is None or not scope.is_open:
+        if scope is None or not scope.is_open or not node.unwatch():
             return  # released, or being released: the scope's exit refunds it
-        node.watch = None
         refund_value(node)
 
 
@@ -492,7 +489,7 @@ def charge_kept(ledger: Ledger, node: Node, n: int) -> None:
     """Count the ``n`` bytes the op's params of a new ``node`` saved beyond the graph's
     values (``node.kept``), until the params are dropped. Never raises: the arrays exist
     already; the next allocation is checked against the budget with them."""
-    node.kept = n
+    node.count_kept(n)
     if ledger.fast:
         ledger.live += n
     else:

@@ -89,7 +89,11 @@ class Node:
     that no closure saved and no Python object can reach through a Variable any more is
     returned at once, while the graph keeps what backprop needs: op, shape, dtype.
 
-    Only the engine (the autograd package) writes these fields, each through one place:
+    Only this class changes these fields, through the transitions below (``spend``,
+    ``release``, ``detach``, ``mark_shared``, ``adopt_grad``...), with one exception:
+    the memory ledger (``lampy.autograd._ledger``) writes the accounting fields
+    ``charged`` and drops ``value`` directly on its hot path, once per op (a method
+    call there would cost every op). What each field is:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
@@ -201,6 +205,48 @@ class Node:
     def released_error(self, use: str) -> ReleasedError:
         """The ReleasedError for ``use`` (``".value"``, ``"op 'exp'"``) of this node."""
         return released(self.describe(), use)
+
+    # ------------------------------------------------------------- transitions
+    def mark_shared(self) -> None:
+        """Something may now hold the value array besides the node (``Variable.value``,
+        an op that may keep it, a view of it): its refund takes the weak-reference
+        check when the Variable is gone."""
+        self.held = SHARED
+
+    def adopt_grad(self, g: np.ndarray) -> None:
+        """Take ``g`` as the node's ``.grad`` (it had none): a pass's final gradient."""
+        self.grad = g
+
+    def take_grad(self) -> np.ndarray | None:
+        """Drop the ``.grad`` buffer (``zero_grad``) and return it, for its refund."""
+        g, self.grad = self.grad, None
+        return g
+
+    def bump_version(self) -> None:
+        """Count one in-place write into the value (``lampy.in_place``)."""
+        self.version += 1
+
+    def move_to(self, scope: Scope) -> None:
+        """Belong to ``scope`` from now on (``Scope.keep``: an enclosing scope)."""
+        self.scope = scope
+
+    def set_handle(self, ref: Any) -> None:
+        """Remember a param's Variable through the weak reference ``ref``."""
+        self.handle = ref
+
+    def watch_value(self, ref: Any) -> None:
+        """Keep ``ref``, a weak reference whose callback refunds the value once whatever
+        still held it when the Variable went lets it go (the ledger's)."""
+        self.watch = ref
+
+    def unwatch(self) -> bool:
+        """Stop watching the value; whether it was watched (the ledger's)."""
+        watched, self.watch = self.watch is not None, None
+        return watched
+
+    def count_kept(self, n: int) -> None:
+        """Record the bytes the op's params keep beyond the graph's values (the ledger's)."""
+        self.kept = n
 
     # Called by the backward pass only.
     def spend(self) -> int:

@@ -286,7 +286,7 @@ def commit_all(done: Sequence[tuple[Node, Grad]], ledger: Ledger | None = None) 
             if buf is None:
                 if type(g) is not _ndarray:
                     g = np.array(g)
-                node.grad = g
+                node.adopt_grad(g)
                 new.append((node, g))
             else:
                 np.add(buf, g, out=buf)

@@ -298,7 +298,7 @@ class Scope:
             self._check_movable(n)
         for n in nodes:
             if n.scope is self:
-                n.scope = parent
+                n.move_to(parent)
                 parent._nodes.append(n)
         return obj
 

@@ -55,7 +55,7 @@ class Variable(VariableOperators):
         node = self.node
         v = node.value
         if type(v) is _ndarray:
-            node.held = SHARED  # the caller may keep the array
+            node.mark_shared()  # the caller may keep the array
             return v
         if v is None:
             raise node.released_error(".value")
@@ -491,7 +491,7 @@ def _view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
         node = p.node
         v = node.value
         if type(v) is _ndarray and _owner(v) is owner:
-            node.held = SHARED  # this view holds the input's memory too
+            node.mark_shared()  # this view holds the input's memory too
             return 0
     return owner.nbytes
 
@@ -643,7 +643,7 @@ def _leaf_in(scope: Scope, what: str, arr: Any, needs_grad: bool, shared: bool) 
     scope.register(node)
     var = Variable(node)
     if needs_grad:
-        node.handle = weakref.ref(var)
+        node.set_handle(weakref.ref(var))
     return var
 
 

@@ -22,7 +22,6 @@ from lampy._errors import (
 from lampy.autograd import _ledger
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED, Edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._node import SHARED
 from lampy.autograd._variable import Backward, Param, Variable, op
 
 _edge = tuple.__new__  # an Edge made in one C call (as lampy.autograd._edge's factories)
@@ -81,7 +80,7 @@ def value_of(x: Any, saved: bool = True) -> Any:
         if v is None:
             raise node.released_error(".value")
         if saved:
-            node.held = SHARED  # the op may keep it (its refund then checks)
+            node.mark_shared()  # the op may keep it (its refund then checks)
         return v
     if isinstance(x, _ndarray):
         if type(x) is not _ndarray:  # a subclass (matrix, masked array...): plain data
@@ -195,7 +194,7 @@ def apply_binary(
             node = x1.node
             a = node.value
             if keep1:
-                node.held = SHARED
+                node.mark_shared()
         else:
             a = x1 if t is float or t is int else None
         if a is None:
@@ -205,7 +204,7 @@ def apply_binary(
             node = x2.node
             b = node.value
             if keep2:
-                node.held = SHARED
+                node.mark_shared()
         else:
             b = x2 if t is float or t is int else None
         if b is None:
