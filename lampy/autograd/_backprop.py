@@ -35,7 +35,6 @@ from lampy.autograd._pass import (
     first_buffer,
     is_variable,
     own_first,
-    shares,
 )
 from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
 from lampy.autograd._workers import resolve_workers
@@ -275,6 +274,8 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                                 else:
                                     _stage(ledger, d.nbytes)
                                 bufs[inp] = _own_grad(d, inp)
+                            elif type(d) is inp.dtype.type and not inp.shape:
+                                bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
                             else:
                                 bufs[inp] = _first_contribution(
                                     d, edge, g, g_free and i == 0, ledger
@@ -311,7 +312,10 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 raise closure_error(node.name, i, params[i].node, e, p.stream, p.added) from e
             if staged and g_free:  # g is dropped here, unless the first input kept it
                 b = get(params[0].node)
-                if b is not g and not shares(b, g):
+                base = b.base if type(b) is _ndarray else None  # shares(b, g), inlined
+                if b is not g and (
+                    base is None or (base is not g and (g.base is None or base is not g.base))
+                ):
                     if ledger.fast:  # _unstage, inlined: once per node of an array pass
                         live = ledger.live
                         if live > ledger.high:
