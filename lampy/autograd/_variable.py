@@ -432,7 +432,9 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 kept = _kept_bytes(params, arr)  # type: ignore[arg-type]
                 if kept:
                     _ledger.charge_kept(scope.ledger, node, kept)
-            return _variable(node)
+            v: Variable = _new(Variable)  # _variable(node), inlined: once per op
+            _init_field(v, "node", node)
+            return v
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
     return _result(scope, arr, name, checked, versions)
