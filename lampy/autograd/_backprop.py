@@ -21,8 +21,7 @@ from lampy import _memory
 from lampy._errors import LampyTypeError, MemoryBudgetError, ScopeWarning
 from lampy.autograd import _ledger, _pass
 from lampy.autograd._concurrent import run_concurrent
-from lampy.autograd._edge import CONTRIBUTION, Edge
-from lampy.autograd._ledger import Ledger
+from lampy.autograd._edge import CONTRIBUTION
 from lampy.autograd._node import Node
 from lampy.autograd._pass import (
     RELEASED_DURING,
@@ -276,10 +275,9 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                                 bufs[inp] = _own_grad(d, inp)
                             elif type(d) is inp.dtype.type and not inp.shape:
                                 bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
-                            else:
-                                bufs[inp] = _first_contribution(
-                                    d, edge, g, g_free and i == 0, ledger
-                                )
+                            else:  # a cast, a copy, or g itself (see own_first)
+                                free = g_free and i == 0 and type(d) is _ndarray
+                                bufs[inp] = own_first(d, edge.fresh, g, inp, free, ledger)
                         elif type(buf) is not _ndarray:  # a 0-d input's numpy scalar
                             bufs[inp] = add_to_scalar(buf, d)
                         elif type(d) is _ndarray and d.base is None and d is not g:
@@ -333,21 +331,6 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 if not hold:
                     return
                 _finish_held(p, ready)
-
-
-def _first_contribution(d: Any, edge: Edge, g: Grad, g_is_free: bool, ledger: Ledger) -> Grad:
-    """The buffer an input's first contribution ``d`` makes: the array itself if the
-    op gave it away (``fresh``, the input's shape and dtype), a 0-d input's numpy
-    scalar as it is, else ``own_first``'s (a cast, a copy, or ``g`` itself)."""
-    inp = edge.node
-    if type(d) is _ndarray:
-        if edge.fresh and d.shape == inp.shape and d.dtype == inp.dtype:
-            _stage(ledger, d.nbytes)
-            return _own_grad(d, inp)
-        return own_first(d, edge.fresh, g, inp, g_is_free, ledger)
-    if type(d) is inp.dtype.type and not inp.shape:
-        return d  # type: ignore[no-any-return]  # a 0-d input's numpy scalar: immutable
-    return own_first(d, edge.fresh, g, inp, False, ledger)
 
 
 def _finish_held(p: Pass, ready: list[Node]) -> None:
