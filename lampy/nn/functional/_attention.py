@@ -2,11 +2,12 @@
 PyTorch's name, arguments, defaults and masking conventions
 (``torch.nn.functional.scaled_dot_product_attention``).
 
-One fused op with a hand-written backward pass: the forward pass keeps the attention
-weights ``P`` (one (L, S) matrix per batch entry and head) and the backward pass uses
-the softmax identity ``dS = P * (dP - rowsum(dP * P))``, where ``rowsum(dP * P)``
-equals ``rowsum(g * out)`` (FlashAttention's trick, Dao et al. 2022), an (L, Ev)
-product instead of an (L, S) one. float32 stays float32.
+One fused op with a hand-written backward pass. Like FlashAttention (Dao et al. 2022),
+the forward pass keeps q, k, v and the row sums of the weights, not the (L, S) weights
+``P`` themselves, nor its output: the backward pass recomputes the weights bit for bit
+(one more matmul and exp) and uses the softmax identity
+``dS = P * (dP - rowsum(dP * P))``, with ``rowsum(dP * P)`` taken from the recomputed
+weights. float32 stays float32.
 """
 
 from __future__ import annotations
@@ -300,7 +301,9 @@ def scaled_dot_product_attention(
         ds: np.ndarray = _matmul(g * inv, np.swapaxes(v, -1, -2))
         if keep is not None:
             ds *= keep
-        ds -= np.einsum("...i,...i->...", g, out)[..., None] * inv
+        # rowsum(g * out) = rowsum(ds * E) (out = ((E D) v) inv): from the weights, so the
+        # closures need not keep the op's output
+        ds -= np.einsum("...j,...j->...", ds, e)[..., None] * inv
         ds *= e
         return ds, ed
 
