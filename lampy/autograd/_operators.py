@@ -23,7 +23,7 @@ from lampy.autograd._shared_names import (
     MinMax,
     ambiguous,
     axis_index,
-    dim_alias,
+    axis_or_dim,
     dtype_name,
     is_dtype_like,
     is_dtype_name,
@@ -530,7 +530,7 @@ class VariableOperators:
         """Whether all elements along ``axis`` (PyTorch's ``dim``) are true: a numpy
         result (the same in both libraries)."""
         no_out("all", out)
-        axis = dim_alias("all", axis, dim)
+        axis = axis_or_dim("all", axis, dim)
         return np.all(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
     def any(
@@ -545,7 +545,7 @@ class VariableOperators:
         """Whether any element along ``axis`` (PyTorch's ``dim``) is true: a numpy
         result (the same in both libraries)."""
         no_out("any", out)
-        axis = dim_alias("any", axis, dim)
+        axis = axis_or_dim("any", axis, dim)
         return np.any(self.value, axis=axis, keepdims=keepdim if keepdim is not None else keepdims)
 
     def nonzero(self, *, as_tuple: bool | None = None) -> Any:
@@ -590,7 +590,7 @@ class VariableOperators:
             kind, descending = None, kind
         if not descending:
             return _ops.argsort(self, axis, kind, stable=stable, dim=dim)
-        axis = dim_alias("argsort", axis, dim, default=-1)
+        axis = axis_or_dim("argsort", axis, dim, default=-1)
         x = np.asarray(self.value)
         if axis is None:
             x, axis = x.reshape(-1), 0

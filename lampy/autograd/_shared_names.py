@@ -96,7 +96,18 @@ def ambiguous(call: str, shape: tuple[int, ...], why: str, *, numpy: str, torch:
     )
 
 
-def dim_alias(name: str, axis: Any, dim: Any, default: Any = None) -> Any:
+def axis_or_dim(name: str, axis: Any, dim: Any, default: Any = None) -> Any:
+    """The axis given as numpy's ``axis`` or PyTorch's ``dim`` (not both).
+
+    Args:
+        name: The op, for the error message.
+        axis: The ``axis`` argument.
+        dim: The ``dim`` argument (None when not given).
+        default: ``axis``'s default: an ``axis`` equal to it counts as not given.
+
+    Raises:
+        LampyTypeError: if both are given.
+    """
     if dim is None:
         return axis
     if axis is not default and axis != default:
@@ -366,7 +377,7 @@ __all__ = [
     "MinMax",
     "ambiguous",
     "axis_index",
-    "dim_alias",
+    "axis_or_dim",
     "dtype_name",
     "is_dtype_like",
     "is_dtype_name",

@@ -15,33 +15,10 @@ indices (here: ``amax``/``argmax``, ``sort``/``argsort``, or ``topk``), and
 
 from __future__ import annotations
 
-from typing import Any
-
 from lampy._errors import LampyTypeError
+from lampy.autograd._shared_names import axis_or_dim
 
 __all__ = ["axis_or_dim", "keepdims_or_keepdim"]
-
-
-def axis_or_dim(name: str, axis: Any, dim: Any, default: Any = None) -> Any:
-    """The axis given as numpy's ``axis`` or PyTorch's ``dim`` (not both).
-
-    Args:
-        name: The op, for the error message.
-        axis: The ``axis`` argument.
-        dim: The ``dim`` argument (None when not given).
-        default: ``axis``'s default: an ``axis`` equal to it counts as not given.
-
-    Raises:
-        LampyTypeError: if both are given.
-    """
-    if dim is None:
-        return axis
-    if axis is not default and axis != default:
-        raise LampyTypeError(
-            f"{name}: pass axis (numpy's name) or dim (PyTorch's), not both; got "
-            f"axis={axis!r} and dim={dim!r}."
-        )
-    return dim
 
 
 def keepdims_or_keepdim(name: str, keepdims: bool, keepdim: bool | None) -> bool:
