@@ -21,7 +21,7 @@ from lampy import _memory
 from lampy._errors import LampyTypeError, MemoryBudgetError, ScopeWarning
 from lampy.autograd import _ledger, _pass
 from lampy.autograd._concurrent import run_concurrent
-from lampy.autograd._edge import CONTRIBUTION
+from lampy.autograd._edge import CONTRIBUTION, NODE
 from lampy.autograd._node import Node
 from lampy.autograd._pass import (
     RELEASED_DURING,
@@ -243,8 +243,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 g = closure_g(g, params)
             try:
                 while i >= 0:
-                    edge = params[i]
-                    inp = edge.node
+                    inp, fn, kind, fresh, saved = params[i]
                     if inp.params is None:
                         if targets is not None and inp not in targets:
                             i -= 1
@@ -257,12 +256,11 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                             i -= 1
                             continue
                     buf = get(inp)
-                    kind = edge.kind
                     if kind:  # a contribution: fn(g), or fn(g, saved)
-                        d = edge.fn(g) if kind == CONTRIBUTION else edge.fn(g, edge.saved)
+                        d = fn(g) if kind == CONTRIBUTION else fn(g, saved)
                         if buf is None:
                             if (
-                                edge.fresh  # the op gives the new array away: the buffer
+                                fresh  # the op gives the new array away: the buffer
                                 and type(d) is _ndarray
                                 and d.shape == inp.shape
                                 and d.dtype == inp.dtype
@@ -277,7 +275,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                                 bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
                             else:  # a cast, a copy, or g itself (see own_first)
                                 free = g_free and i == 0 and type(d) is _ndarray
-                                bufs[inp] = own_first(d, edge.fresh, g, inp, free, ledger)
+                                bufs[inp] = own_first(d, fresh, g, inp, free, ledger)
                         elif type(buf) is not _ndarray:  # a 0-d input's numpy scalar
                             bufs[inp] = add_to_scalar(buf, d)
                         elif type(d) is _ndarray and d.base is None and d is not g:
@@ -298,18 +296,18 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                         if type(g) is not _ndarray:  # its only closure is plain
                             g = np.array(g)
                         if buf is None:
-                            bufs[inp] = first_buffer(edge.fn, g, inp, ledger)
+                            bufs[inp] = first_buffer(fn, g, inp, ledger)
                         else:
                             if type(buf) is not _ndarray:
                                 buf = bufs[inp] = array_buffer(buf, inp, ledger)
-                            edge.fn(g, buf)
+                            fn(g, buf)
                     i -= 1
             except MemoryBudgetError:
                 raise
             except Exception as e:
-                raise closure_error(node.name, i, params[i].node, e, p.stream, p.added) from e
+                raise closure_error(node.name, i, params[i][NODE], e, p.stream, p.added) from e
             if staged and g_free:  # g is dropped here, unless the first input kept it
-                b = get(params[0].node)
+                b = get(params[0][NODE])
                 base = b.base if type(b) is _ndarray else None  # shares(b, g), inlined
                 if b is not g and (
                     base is None or (base is not g and (g.base is None or base is not g.base))

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BackwardError, ReleasedError
-from lampy.autograd._edge import CONTRIBUTION
+from lampy.autograd._edge import CONTRIBUTION, FN, FRESH, NODE
 from lampy.autograd._ledger import refund, unstage
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
@@ -81,7 +81,7 @@ class _Scheduler:
                 continue
             seqs: list[int | None] = [None] * len(params)
             for i in range(len(params) - 1, -1, -1):
-                inp = params[i].node
+                inp = params[i][NODE]
                 if inp.params is None and targets is not None and inp not in targets:
                     continue
                 c = self.expected.get(inp, 0)
@@ -130,7 +130,7 @@ class _Scheduler:
             for i, seq in enumerate(self.seqs[node]):
                 if seq is not None:
                     param = params[i]
-                    task = (k, -i, node.name, i, param.node, param, g, seq, node)
+                    task = (k, -i, node.name, i, param[NODE], param, g, seq, node)
                     heapq.heappush(self.heap, task)
                     tasks += 1
             self.tasks_left[node] = tasks
@@ -155,9 +155,9 @@ class _Scheduler:
     def run(self, task: Task) -> None:
         _, _, name, i, inp, param, g, seq, node = task
         try:
-            kind = param.kind
+            _, fn, kind, _, saved = param
             if kind:  # a contribution: fn(g), or fn(g, saved)
-                d = param.fn(g) if kind == CONTRIBUTION else param.fn(g, param.saved)
+                d = fn(g) if kind == CONTRIBUTION else fn(g, saved)
                 item: tuple[Any, ...] = (param, g, d)  # the costly part, in parallel
             else:
                 item = (param, g)
@@ -205,14 +205,14 @@ class _Scheduler:
         if len(item) == 3:
             param, g, d = item
             if buf is None:  # as the serial loop's first buffer, without adopting g itself
-                self.bufs[inp] = own_first(d, param.fresh, g, inp, False, self.ledger)
+                self.bufs[inp] = own_first(d, param[FRESH], g, inp, False, self.ledger)
             elif type(buf) is np.ndarray:
                 accumulate(buf, d)
             else:  # a 0-d input's numpy scalar
                 self.bufs[inp] = add_to_scalar(buf, d)
         else:
             param, g = item
-            fn = param.fn
+            fn = param[FN]
             if buf is None:
                 self.bufs[inp] = first_buffer(fn, g, inp, self.ledger)
             else:

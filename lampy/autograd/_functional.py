@@ -12,6 +12,7 @@ from lampy._errors import DTypeError, LampyError, LampyTypeError, LampyValueErro
 from lampy._memory import grad_buffer
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._edge import NODE
 from lampy.autograd._node import Node
 from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable, param
@@ -105,7 +106,7 @@ def _reaches(root: Node, targets: frozenset[Node]) -> bool:
             continue
         seen.add(n)
         if n.params is not None:
-            stack.extend(e.node for e in n.params)
+            stack.extend(e[NODE] for e in n.params)
     return False
 
 

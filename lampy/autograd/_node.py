@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import attrs
 import numpy as np
@@ -25,7 +25,7 @@ PRIVATE, HELD_BY_OP, SHARED = 0, 1, 2
 """``Node.held``: who else may hold a node's value array (``lampy.autograd._ledger``
 decides from it how a dead Variable's value is refunded)."""
 
-Param = Edge
+Param: TypeAlias = Edge
 """An op param: one differentiable input's node and how its gradient is computed (see
 ``lampy.autograd._edge``). ``Node.op`` shows every param as a ``(node, closure)`` pair."""
 
@@ -73,12 +73,12 @@ does not retain the graph): no gradient can flow through the node again. Distinc
 
 def _as_pair(e: Edge) -> tuple[Node, Backward]:
     """An edge as the ``(node, closure)`` pair ``lampy.Op`` shows."""
-    if e.kind == PLAIN:
-        return (e.node, e.fn)
-    if e.kind == CONTRIBUTION:
-        return (e.node, Contribution(e.fn, e.fresh))
-    fn, saved = e.fn, e.saved
-    return (e.node, Contribution(lambda g: fn(g, saved), e.fresh))
+    node, fn, kind, fresh, saved = e
+    if kind == PLAIN:
+        return (node, fn)
+    if kind == CONTRIBUTION:
+        return (node, Contribution(fn, fresh))
+    return (node, Contribution(lambda g: fn(g, saved), fresh))
 
 
 class Node:

@@ -28,7 +28,7 @@ from lampy._errors import (
     spent_graph,
 )
 from lampy.autograd import _ledger
-from lampy.autograd._edge import PLAIN
+from lampy.autograd._edge import KIND, NODE, PLAIN
 from lampy.autograd._ledger import Ledger
 from lampy.autograd._node import SPENT, Backward, Node, Param
 from lampy.autograd._scope import current_or_none
@@ -111,7 +111,7 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
         for edge in params:
-            inp = edge.node
+            inp = edge[NODE]
             if inp.scope is None:
                 raise inp.released_error(f"backward through op '{node.name}'")
             if inp.params is None:
@@ -211,7 +211,7 @@ def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
     if type(g) is _ndarray:
         return g
     for edge in params:
-        if edge.kind == PLAIN:
+        if edge[KIND] == PLAIN:
             return np.array(g)
     return g
 

@@ -50,7 +50,7 @@ import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
 from lampy.autograd._backprop import _propagate
-from lampy.autograd._edge import contribution_edge
+from lampy.autograd._edge import NODE, contribution_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import RUNNING, Pass
@@ -226,7 +226,7 @@ def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) ->
             continue
         params = node.params
         if params is not None:
-            stack.extend(e.node for e in params)
+            stack.extend(e[NODE] for e in params)
     return list(found)
 
 

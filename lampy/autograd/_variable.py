@@ -14,7 +14,15 @@ from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope, not_float
 from lampy.autograd import _ledger
 from lampy.autograd._backprop import backward
-from lampy.autograd._edge import WITH_SAVED, Edge, contribution_edge, plain_edge
+from lampy.autograd._edge import (
+    CONTRIBUTION,
+    NODE,
+    PLAIN,
+    WITH_SAVED,
+    contribution_edge,
+    is_edge,
+    plain_edge,
+)
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
@@ -365,57 +373,44 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
     if scope is None:
         raise no_scope(f"op '{name}'")
     arr: Any = value
-    nbytes = -1  # what the value is charged, if known here (see Scope.register)
-    t = type(value)
-    if t is _ndarray:
-        if not arr.shape:
-            arr = _held_0d(arr)
-        elif arr.base is None:
-            arr.setflags(write=False)  # own_value, inlined for an op's fresh result
-            nbytes = arr.nbytes
-        else:
-            arr = _own(arr)
-    elif t in _NUMPY_SCALARS:
+    if type(value) is _ndarray and value.base is None and value.shape:  # a new array
+        value.setflags(write=False)  # own_value, inlined
+        nbytes = value.nbytes  # what the value is charged (see Scope.register)
+    elif type(value) in _NUMPY_SCALARS:  # a 0-d result of numpy's scalar arithmetic
         nbytes = 0
-    else:
-        arr = _own(arr)
-        if not arr.shape:
-            arr = _held_0d(arr)
+    else:  # a view, a 0-d array, a list: made read-only, charged by the ledger (-1)
+        arr, nbytes = _held(value), -1
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
         scope.register(node, nbytes)
         return _variable(node)
-    # The common case, checked in one pass: every param a (node, closure) pair whose
-    # node needs a gradient; then the caller's tuple is the op's params as it is.
+    # The common case, in one pass: every param an edge whose node needs a gradient
+    # (None entries, operands that are not Variables, dropped); else _params checks.
     versions: tuple[tuple[Node, int], ...] | None = None
-    skipped = False  # a None param (an input that is not a Variable)
+    skipped = scan = False  # scan: a param may keep arrays beyond the graph's values
     held = PRIVATE  # who else holds the value: see Node.held
-    scan = False  # whether a param may keep arrays beyond the graph's values (Node.kept)
     for p in params:
         if p is None:
             skipped = True
             continue
-        if type(p) is not Edge:
+        if type(p) is not tuple or len(p) != 5:
             break
-        node = p.node
-        if not node.needs_grad:
+        node, _, kind, _, saved = p
+        if type(node) is not Node or not node.needs_grad or node.scope is None:
             break
-        if node.scope is None:
-            raise node.released_error(f"op '{name}'")
         if node.params is None:  # a leaf: remember the version the op read
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
-        if p.kind != WITH_SAVED:
-            held = SHARED  # a closure: it may have captured the value
-            scan = True
-        else:  # fn(g, saved) shows what it keeps
-            saved = p.saved
+        if kind == WITH_SAVED:  # fn(g, saved) shows what it keeps
             if type(saved) is _ndarray:
-                if saved is arr or saved.base is arr:
-                    if held == PRIVATE:
-                        held = HELD_BY_OP  # the value, or a view of it
-                else:
+                if saved is not arr and saved.base is not arr:
                     scan = True
+                elif held == PRIVATE:
+                    held = HELD_BY_OP  # the value, or a view of it
+        elif kind == PLAIN or kind == CONTRIBUTION:  # a closure: it may keep anything
+            held, scan = SHARED, True
+        else:
+            break
     else:
         if skipped:  # drop the None entries (one constant operand of two: inline)
             if len(params) == 2:
@@ -424,20 +419,27 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             else:
                 params = tuple([p for p in params if p is not None])
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
-            if nbytes < 0 and arr.base is not None:  # a view: of a new array of the op's?
+            if nbytes < 0 and type(arr) is _ndarray and arr.base is not None:
                 nbytes = _view_bytes(arr, params)  # type: ignore[arg-type]
             node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
             scope.register(node, nbytes)
-            if scan:
-                kept = _kept_bytes(params, arr)  # type: ignore[arg-type]
-                if kept:
-                    _ledger.charge_kept(scope.ledger, node, kept)
+            if scan and (kept := _kept_bytes(params, arr)):  # type: ignore[arg-type]
+                _ledger.charge_kept(scope.ledger, node, kept)
             v: Variable = _new(Variable)  # _variable(node), inlined: once per op
             _init_field(v, "node", node)
             return v
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
     return _result(scope, arr, name, checked, versions)
+
+
+def _held(value: Any) -> Any:
+    """An op's value that is not a new array as the engine holds it: a view or an array
+    made from a list read-only (``own_value``), a 0-d result a numpy scalar."""
+    if type(value) is _ndarray and not value.shape:
+        return _held_0d(value)
+    arr = _own(value)
+    return arr if arr.shape else _held_0d(arr)
 
 
 def _owner(a: np.ndarray) -> np.ndarray:
@@ -490,7 +492,7 @@ def _view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
     input's value (a reshape or a transpose op: counted with the input)."""
     owner = _owner(value)
     for p in params:
-        node = p.node
+        node = p[NODE]
         v = node.value
         if type(v) is _ndarray and _owner(v) is owner:
             node.mark_shared()  # this view holds the input's memory too
@@ -501,17 +503,17 @@ def _view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
 def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     """Bytes of the arrays an op's params saved for backward beyond the graph's values:
     the arrays a closure captured (its cells, and tuples or lists in them) or a
-    contribution 4-tuple saved, each counted once by the array owning its memory,
+    ``WITH_SAVED`` edge saved, each counted once by the array owning its memory,
     leaving out the op's value and its inputs' values (counted with their nodes)."""
     counted: set[int] | None = None
     total = 0
-    for p in params:
-        if p.kind == WITH_SAVED:
-            found: Any = (p.saved,)
-            if type(p.saved) is not _ndarray:
+    for _, fn, kind, _, saved in params:
+        if kind == WITH_SAVED:
+            found: Any = (saved,)
+            if type(saved) is not _ndarray:
                 continue
         else:
-            cells = getattr(p.fn, "__closure__", None)
+            cells = getattr(fn, "__closure__", None)
             if not cells:
                 continue
             found = []
@@ -521,7 +523,7 @@ def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
         if counted is None:  # the graph's own values: counted with their nodes
             counted = {id(_owner(value))} if type(value) is _ndarray else set()
             for q in params:
-                v = q.node.value
+                v = q[NODE].value
                 if type(v) is _ndarray:
                     counted.add(id(_owner(v)))
         for a in found:
@@ -544,7 +546,7 @@ def _params(
     for p in params:
         if p is None:
             continue
-        if type(p) is not Edge:
+        if not (is_edge(p) and type(p[0]) is Node and callable(p[1])):
             if type(p) is not tuple or len(p) != 2 or not callable(p[1]):
                 _bad_param(name, p)
             node: Any = p[0]
@@ -557,7 +559,7 @@ def _params(
                 p = contribution_edge(node, fn.fn, fn.fresh)
             else:
                 p = plain_edge(node, fn)
-        node = p.node
+        node = p[NODE]
         if node.needs_grad:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")

@@ -20,11 +20,10 @@ from lampy._errors import (
     shape_mismatch,
 )
 from lampy.autograd import _ledger
-from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED, Edge
+from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._variable import Backward, Param, Variable, op
 
-_edge = tuple.__new__  # an Edge made in one C call (as lampy.autograd._edge's factories)
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
@@ -270,7 +269,7 @@ def param_of(x: Any, fn: Backward) -> Param | None:
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return _edge(Edge, (node, fn, PLAIN, False, None))  # plain_edge, inlined
+            return (node, fn, PLAIN, False, None)  # plain_edge, inlined
     return None
 
 
@@ -280,7 +279,7 @@ def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> P
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return _edge(Edge, (node, fn, CONTRIBUTION, fresh, None))  # contribution_edge
+            return (node, fn, CONTRIBUTION, fresh, None)  # contribution_edge
     return None
 
 
@@ -299,7 +298,7 @@ def contrib_with(
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return _edge(Edge, (node, fn, WITH_SAVED, fresh, saved))  # saved_edge, inlined
+            return (node, fn, WITH_SAVED, fresh, saved)  # saved_edge, inlined
     return None
 
 

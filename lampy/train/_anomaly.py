@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from lampy._errors import LampyError
+from lampy.autograd._edge import NODE
 from lampy.autograd._node import Node
 from lampy.autograd._variable import Variable
 
@@ -44,13 +45,13 @@ def find_nonfinite(root: Variable) -> str | None:
         seen.add(n)
         stack.append((n, True))
         if n.params is not None:
-            stack.extend((e.node, False) for e in reversed(n.params) if e.node not in seen)
+            stack.extend((e[NODE], False) for e in reversed(n.params) if e[NODE] not in seen)
     for n in order:
         if n.params is None or _finite(n.value):
             if n.params is None and not _finite(n.value):
                 return f"a leaf of shape {n.shape} ({n.dtype}) already holds nan or inf"
             continue
-        inputs = [e.node for e in n.params]
+        inputs = [e[NODE] for e in n.params]
         if all(_finite(x.value) for x in inputs):
             shapes = ", ".join(f"{x.dtype}{list(x.shape)}" for x in inputs) or "no recorded inputs"
             bad = n.value

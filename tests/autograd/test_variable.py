@@ -203,18 +203,21 @@ def test_op_value_and_needs_grad_follow_the_inputs(scope: lampy.Scope) -> None:
 def test_zip_backward_pairs_the_variable_with_its_closure(scope: lampy.Scope) -> None:
     """v.zip_backward(fn) is an Edge pairing v's node with fn (a plain closure): the
     graph links nodes, not Variables; a Contribution gives a contribution edge."""
-    from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge
+    from lampy.autograd._edge import CONTRIBUTION, PLAIN
 
     v = lampy.param(1.0)
+    with pytest.raises(lampy.LampyTypeError, match="zip_backward"):
+        lampy.op("bad", 1.0, (v.node, None, 7, False, None))  # an edge's shape, not an edge
 
     def fn(g: np.ndarray, out: np.ndarray) -> None:
         np.add(out, g, out=out)
 
     edge = v.zip_backward(fn)
-    assert type(edge) is Edge
-    assert (edge.node, edge.fn, edge.kind) == (v.node, fn, PLAIN)
+    assert type(edge) is tuple and len(edge) == 5
+    node, closure, kind, _, _ = edge  # (node, fn, kind, fresh, saved)
+    assert (node, closure, kind) == (v.node, fn, PLAIN)
     c = v.zip_backward(lampy.contribution(lambda g: g, fresh=False))
-    assert (c.node, c.kind, c.fresh) == (v.node, CONTRIBUTION, False)
+    assert (c[0], c[2], c[3]) == (v.node, CONTRIBUTION, False)
 
 
 def test_custom_op_with_lampy_op_backpropagates(scope: lampy.Scope) -> None:
