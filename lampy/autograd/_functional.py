@@ -11,8 +11,8 @@ import numpy as np
 from lampy._errors import DTypeError, LampyError, LampyTypeError, LampyValueError
 from lampy._memory import grad_buffer
 from lampy.autograd._backprop import _propagate
-from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._edge import NODE
+from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import Node
 from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable, param

@@ -407,7 +407,8 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                     scan = True
                 elif held == PRIVATE:
                     held = HELD_BY_OP  # the value, or a view of it
-        elif kind == PLAIN or kind == CONTRIBUTION:  # a closure: it may keep anything
+        elif kind == PLAIN or kind == CONTRIBUTION:  # noqa: SIM109 (no tuple built per op)
+            # a closure: it may keep anything
             held, scan = SHARED, True
         else:
             break

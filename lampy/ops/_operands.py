@@ -24,7 +24,6 @@ from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._variable import Backward, Param, Variable, op
 
-
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
 # numpy 2's ufuncs keep an array's float dtype next to a Python number (NEP 50).
