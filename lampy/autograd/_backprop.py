@@ -34,6 +34,7 @@ from lampy.autograd._pass import (
     first_buffer,
     is_variable,
     own_first,
+    shares,
 )
 from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
 from lampy.autograd._workers import resolve_workers
@@ -212,123 +213,149 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
 
     Inputs are served last to first so that the first input (usually the full-size
     operand, e.g. ``x`` in ``x + bias``) is the one that may keep ``g`` itself. Once a
-    node's params are served, a pass that does not retain the graph drops them
-    (``Node.spend``): the values they saved return now.
+    node's params are served, ``g`` is dropped (unless an input kept it as its buffer)
+    and a pass that does not retain the graph drops the params (``Node.spend``): the
+    values they saved return now.
 
     Leaves whose gradient became final are put in ``ready``. Without ``hold`` the visit
     returns after the node that made them final (the caller delivers them and calls
     again with the same iterator); with ``hold`` they are finished at once
     (``_finish_held``) and the visit goes on to the end of ``it``.
     """
-    bufs = p.bufs
-    pending = p.plan.pending
-    keep, targets, borrowed = p.keep, p.targets, p.borrowed
-    done, ledger, spend = p.done, p.ledger, not p.retain_graph
-    pop, get = bufs.pop, bufs.get
+    bufs, get, pending, targets = p.bufs, p.bufs.get, p.plan.pending, p.targets
+    keep, borrowed, done, ledger, spend = p.keep, p.borrowed, p.done, p.ledger, not p.retain_graph
+    profiled = _memory.PROFILE is not None  # lampy.memory_profile sees each buffer
+    fn: Any
     with np.errstate(all="ignore"):
         for node in it:
-            if node.scope is None:  # its owner exited the scope in another thread
-                raise node.released_error(RELEASED_DURING)
             params = node.params
-            if params is None:
+            if params is None:  # a leaf, or a node released (in another thread) since Pass
+                if node.scope is None:
+                    raise node.released_error(RELEASED_DURING)
                 continue
-            g = pop(node)
-            g_free = node is not borrowed
-            staged = g.nbytes if g_free and type(g) is _ndarray else 0
-            if keep and node in keep:
-                done.append((node, g))
-                g_free = False
-            i = len(params) - 1
-            if i and type(g) is not _ndarray:  # a 0-d node's numpy scalar
+            g: Any = bufs.pop(node)
+            g_free = not (keep and _kept(node, g, keep, done)) and node is not borrowed
+            staged = g.nbytes if g_free and type(g) is _ndarray else 0  # refunded below
+            if len(params) > 1 and type(g) is not _ndarray:  # a 0-d node's numpy scalar
                 g = closure_g(g, params)
+            i = len(params)
             try:
-                while i >= 0:
-                    inp, fn, kind, fresh, saved = params[i]
-                    if inp.params is None:
-                        if targets is not None and inp not in targets:
-                            i -= 1
-                            continue
-                        left = pending[inp] - 1
-                        pending[inp] = left
-                        if left == 0:
-                            ready.append(inp)
-                        elif left < 0:  # finished ahead of the loop (Pass.hand_over)
-                            i -= 1
-                            continue
-                    buf = get(inp)
-                    if kind:  # a contribution: fn(g), or fn(g, saved)
-                        d = fn(g) if kind == CONTRIBUTION else fn(g, saved)
-                        if buf is None:
-                            if (
-                                fresh  # the op gives the new array away: the buffer
-                                and type(d) is _ndarray
-                                and d.shape == inp.shape
-                                and d.dtype == inp.dtype
-                            ):
-                                if ledger.fast:  # _stage, inlined
-                                    ledger.live += d.nbytes
-                                    ledger.arrays += d.nbytes > 0
-                                else:
-                                    _stage(ledger, d.nbytes)
-                                bufs[inp] = _own_grad(d, inp)
-                            elif type(d) is inp.dtype.type and not inp.shape:
-                                bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
-                            else:  # a cast, a copy, or g itself (see own_first)
-                                free = g_free and i == 0 and type(d) is _ndarray
-                                bufs[inp] = own_first(d, fresh, g, inp, free, ledger)
-                        elif type(buf) is not _ndarray:  # a 0-d input's numpy scalar
-                            bufs[inp] = add_to_scalar(buf, d)
-                        elif type(d) is _ndarray and d.base is None and d is not g:
-                            # a new array, held while it is added: the ledger's peak
-                            # sees it (stage, then unstage, in one comparison)
-                            if ledger.fast:
-                                top = ledger.live + d.nbytes
-                                if top > ledger.high:
-                                    ledger.high = top
-                            else:
-                                _stage(ledger, d.nbytes)
-                                _unstage(ledger, d.nbytes)
-                            accumulate(buf, d)
-                        else:
-                            accumulate(buf, d)
-                        del d
-                    else:  # a plain closure fn(g, out)
-                        if type(g) is not _ndarray:  # its only closure is plain
-                            g = np.array(g)
-                        if buf is None:
-                            bufs[inp] = first_buffer(fn, g, inp, ledger)
-                        else:
-                            if type(buf) is not _ndarray:
-                                buf = bufs[inp] = array_buffer(buf, inp, ledger)
-                            fn(g, buf)
+                while i:
                     i -= 1
+                    inp, fn, kind, fresh, saved = params[i]
+                    if inp.params is None and not _due(inp, pending, targets, ready):
+                        continue
+                    buf = get(inp)
+                    if not kind:  # a plain closure fn(g, out)
+                        _serve_plain(bufs, inp, buf, fn, g, ledger)
+                        continue
+                    d = fn(g) if kind == CONTRIBUTION else fn(g, saved)
+                    if buf is not None:
+                        _add_into(bufs, inp, buf, d, g, ledger)
+                    elif (
+                        fresh
+                        and type(d) is _ndarray
+                        and d.shape == inp.shape
+                        and d.dtype == inp.dtype
+                    ):
+                        n = d.nbytes  # the op gives its new array away: the buffer
+                        if n and ledger.fast:  # _stage, inlined
+                            ledger.live += n
+                            ledger.arrays += 1
+                        elif n:
+                            _stage(ledger, n)
+                        bufs[inp] = _own_grad(d, inp) if profiled else d
+                    elif type(d) is inp.dtype.type and not inp.shape:
+                        bufs[inp] = d  # a 0-d input's numpy scalar: immutable, kept
+                    else:  # a cast, a copy, or g itself (its count then moves with it)
+                        free = staged > 0 and i == 0 and type(d) is _ndarray
+                        bufs[inp] = own_first(d, fresh, g, inp, free, ledger)
+                        if free and shares(bufs[inp], g):  # no local: it would hold it
+                            staged = 0
+                    del d
             except MemoryBudgetError:
                 raise
             except Exception as e:
                 raise closure_error(node.name, i, params[i][NODE], e, p.stream, p.added) from e
-            if staged and g_free:  # g is dropped here, unless the first input kept it
-                b = get(params[0][NODE])
-                base = b.base if type(b) is _ndarray else None  # shares(b, g), inlined
-                if b is not g and (
-                    base is None or (base is not g and (g.base is None or base is not g.base))
-                ):
-                    if ledger.fast:  # _unstage, inlined: once per node of an array pass
-                        live = ledger.live
-                        if live > ledger.high:
-                            ledger.high = live
-                        ledger.live = live - staged
-                        ledger.arrays -= 1
-                    else:
-                        _unstage(ledger, staged)
-            del g
-            if spend:
-                freed = node.spend()
-                if freed:
-                    _refund(node, freed)
+            g = fn = saved = buf = None  # no local holds what is freed now (g, the params')
+            freed = node.spend() if spend else 0  # the params dropped, with what they saved
+            if staged or freed:  # g dropped and the params' arrays freed: refunded at once
+                scope = node.scope
+                if ledger.fast and (not freed or (scope is not None and scope.ledger is ledger)):
+                    live = ledger.live  # the peak: with this node's g and new buffers
+                    if live > ledger.high:
+                        ledger.high = live
+                    ledger.live = live - staged - freed
+                    ledger.arrays -= staged > 0
+                else:
+                    _settle(ledger, node, staged, freed)
             if ready:
                 if not hold:
                     return
                 _finish_held(p, ready)
+
+
+def _settle(ledger: _ledger.Ledger, node: Node, staged: int, freed: int) -> None:
+    """A visited node's refunds, where they cannot be made at once: the ``staged`` bytes
+    of its ``g`` in the pass's ``ledger``, the ``freed`` bytes of its spent params in its
+    own scope's."""
+    _unstage(ledger, staged)
+    if freed:
+        _refund(node, freed)
+
+
+def _kept(node: Node, g: Grad, keep: set[Node], done: list[tuple[Node, Grad]]) -> bool:
+    """Whether ``node`` is a retained op result (its ``g`` goes to its ``.grad`` at the
+    end of the pass, so it is not dropped after its closures ran)."""
+    if node in keep:
+        done.append((node, g))
+        return True
+    return False
+
+
+def _due(inp: Node, pending: dict[Node, int], targets: set[Node] | None, ready: list[Node]) -> bool:
+    """Whether a leaf input takes this contribution, counting it: the leaf is a target
+    of the pass and not finished ahead of the loop (``Pass.hand_over``); ``ready`` gets
+    it once this was its last one."""
+    if targets is not None and inp not in targets:
+        return False
+    left = pending[inp] - 1
+    pending[inp] = left
+    if left == 0:
+        ready.append(inp)
+    return left >= 0
+
+
+def _serve_plain(
+    bufs: dict[Node, Grad], inp: Node, buf: Grad | None, fn: Any, g: Grad, ledger: _ledger.Ledger
+) -> None:
+    """Run a plain closure ``fn(g, out)``: into a new zero buffer (``first_buffer``) or
+    into ``inp``'s buffer (a 0-d input's numpy scalar made a 0-d array first)."""
+    if buf is None:
+        bufs[inp] = first_buffer(fn, g, inp, ledger)
+        return
+    if type(buf) is not _ndarray:
+        buf = bufs[inp] = array_buffer(buf, inp, ledger)
+    fn(g if type(g) is _ndarray else np.array(g), buf)
+
+
+def _add_into(
+    bufs: dict[Node, Grad], inp: Node, buf: Grad, d: Any, g: Grad, ledger: _ledger.Ledger
+) -> None:
+    """Add a contribution ``d`` into ``inp``'s buffer ``buf``. A new array ``d`` is held
+    while it is added: the ledger's peak sees it (staged and unstaged at once)."""
+    if type(buf) is not _ndarray:  # a 0-d input's numpy scalar
+        bufs[inp] = add_to_scalar(buf, d)
+        return
+    if type(d) is _ndarray and d.base is None and d is not g:
+        if ledger.fast:  # _stage then _unstage, in one comparison
+            top = ledger.live + d.nbytes
+            if top > ledger.high:
+                ledger.high = top
+        else:
+            _stage(ledger, d.nbytes)
+            _unstage(ledger, d.nbytes)
+    accumulate(buf, d)
 
 
 def _finish_held(p: Pass, ready: list[Node]) -> None:

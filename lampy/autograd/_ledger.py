@@ -324,8 +324,8 @@ def charge_value(ledger: Ledger, node: Node, n: int = -1) -> None:
     if n < 0:
         v = node.value
         n = v.nbytes if type(v) is _ndarray and v.base is None else 0  # not a view
+    node.charged = n
     if n:
-        node.charged = n
         if ledger.fast:  # the common case, once per op: no peak to note, nothing to check
             ledger.live += n
         else:

@@ -153,6 +153,7 @@ class Node:
         name: str,
         versions: tuple[tuple[Node, int], ...] | None = None,
         held: int = SHARED,
+        charged: int = 0,
     ) -> None:
         self.value: np.ndarray | None = value
         self.held = held
@@ -166,7 +167,7 @@ class Node:
         self.grad: np.ndarray | None = None
         self.version = 0
         self.handle: Any = None
-        self.charged = 0
+        self.charged = charged
         self.kept = 0
         self.watch: Any = None
 

@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 import attrs
 
+from lampy import _memory
 from lampy._errors import LampyError, no_scope
 from lampy.autograd import _ledger
 from lampy.autograd._current import CURRENT as _CURRENT
@@ -189,8 +190,12 @@ class Scope:
             with contextlib.suppress(ValueError):  # _close took the list and released it
                 self._nodes.remove(node)
             raise closed_scope(self, f"op '{node.name}'")
+        ledger = self.ledger
+        if nbytes >= 0 and node.charged == nbytes and ledger.fast and _memory.PROFILE is None:
+            ledger.live += nbytes  # charge_value's fast path, once per op (Node(charged=))
+            return
         try:
-            _charge(self.ledger, node, nbytes)
+            _charge(ledger, node, nbytes)
         except BaseException:
             node.release()
             with contextlib.suppress(ValueError):

@@ -422,7 +422,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
             if nbytes < 0 and type(arr) is _ndarray and arr.base is not None:
                 nbytes = _view_bytes(arr, params)  # type: ignore[arg-type]
-            node = Node(arr, params, True, scope, name, versions, held)  # type: ignore[arg-type]
+            node = Node(arr, params, True, scope, name, versions, held, nbytes)  # type: ignore[arg-type]
             scope.register(node, nbytes)
             if scan and (kept := _kept_bytes(params, arr)):  # type: ignore[arg-type]
                 _ledger.charge_kept(scope.ledger, node, kept)

@@ -18,7 +18,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lampy
-from lampy.autograd import _scope
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED
 
 UNARY: dict[str, Callable[[Any], Any]] = {
@@ -77,10 +76,10 @@ def _run(program: list[Any], dtype: Any, nested: bool, monkeypatch: Any) -> None
     refs: dict[Any, list[tuple[Any, int]]] = {}  # every counted value, by scope
     deferred: list[tuple[Any, int]] = []  # SHARED values alive when their Variable died
 
-    real_charge, real_gone = _scope._charge, lampy.Variable.__del__
+    real_register, real_gone = lampy.Scope.register, lampy.Variable.__del__
 
-    def charge(ledger: Any, node: Any, nbytes: int = -1) -> None:
-        real_charge(ledger, node, nbytes)
+    def register(scope: lampy.Scope, node: Any, nbytes: int = -1) -> None:
+        real_register(scope, node, nbytes)
         if node.charged:
             refs.setdefault(node.scope, []).append((weakref.ref(node.value), node.charged))
 
@@ -96,7 +95,7 @@ def _run(program: list[Any], dtype: Any, nested: bool, monkeypatch: Any) -> None
             if held == SHARED:
                 deferred.append((ref, n))
 
-    monkeypatch.setattr(_scope, "_charge", charge)
+    monkeypatch.setattr(lampy.Scope, "register", register)
     monkeypatch.setattr(lampy.Variable, "__del__", gone)
 
     def check(scope: lampy.Scope, what: Any) -> None:
