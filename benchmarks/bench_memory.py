@@ -14,14 +14,14 @@ float32) followed by a Linear to 10 outputs and a mean-square loss:
    tanh(y * 0.9 + 0.1)``, forward and backward) in a step scope inside a model scope, no
    budget set, with lampy's memory accounting as it is and with its two per-op hooks
    (charging a new value when its node is registered, and ``Variable.__del__``,
-   ``lampy._memory.variable_gone``, which drops a dead Variable's value and refunds it
+   ``lampy.autograd._ledger.variable_gone``, which drops a dead Variable's value and refunds it
    if it is freed) replaced by ones that do only what lampy needs without accounting
    (the charge does nothing; the death only drops the value). Twice: on float64 values
    of shape ``(16,)``, where every op's value is an array the ledger counts (the figure
    the target is about), and on W1's 0-d chain of ``bench_speed.py``, whose values the
    engine holds as numpy scalars, which are not counted. The variants take turns, 40
    rounds, process CPU time; the figure is the median of the per-round differences.
-   The charge call remains in both, so the figure is the accounting's own work per op.
+   ``Scope.register`` runs in both, so the figure is the accounting's own work per op.
    A third variant checks with a weak reference whether a dead Variable's value was
    freed, as every refund did before values recorded who else may hold them
    (``Node.held``): what the check alone costs.
@@ -177,7 +177,6 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
     import numpy as np
 
     import lampy
-    from lampy.autograd import _scope
 
     n_steps = 333  # three ops each
     start = np.full(16, 0.5) if mode == "array" else np.float64(0.5)
@@ -190,13 +189,18 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
                 y = lampy.tanh(y * 0.9 + 0.1)
             y.sum().backward()
 
-    def no_charge(ledger: object, node: object, n: int = -1) -> None:
-        pass  # node.charged stays 0
+    real_register = lampy.Scope.register
 
-    def marked(ledger: object, node: object, n: int = -1) -> None:
-        v = node.value  # type: ignore[attr-defined]
+    def no_charge(scope: Any, node: Any, n: int = -1) -> None:
+        node.charged = 0  # owned, not counted (op's fast path set it; nothing charged)
+        real_register(scope, node, 0)
+
+    def marked(scope: Any, node: Any, n: int = -1) -> None:
+        v = node.value
+        node.charged = 0
+        real_register(scope, node, 0)
         if type(v) is np.ndarray and v.base is None:
-            node.charged = 1  # type: ignore[attr-defined]  # dies as a counted value would
+            node.charged = 1  # dies as a counted value would
 
     def gone_off(v: Any) -> None:
         # what the Variable's death does without accounting: the node drops the value
@@ -219,20 +223,20 @@ def child_accounting(rounds: int, mode: str, steps: int) -> dict[str, float]:
                 r()
 
     variable = lampy.Variable
-    real = (_scope._charge, variable.__del__)
+    real = (real_register, variable.__del__)
     kinds = {"on": real, "off": (no_charge, gone_off), "weak": (marked, gone_weak)}
     per_op: dict[str, list[float]] = {k: [] for k in kinds}
     order = list(kinds)
     with lampy.Scope():  # the model's scope: the chain runs one level below it
         for r in range(rounds):
             for kind in order[r % 3 :] + order[: r % 3]:
-                _scope._charge, variable.__del__ = kinds[kind]
+                lampy.Scope.register, variable.__del__ = kinds[kind]  # type: ignore[method-assign]
                 chain()  # warm-up
                 t = time.process_time()
                 for _ in range(5):
                     chain()
                 per_op[kind].append((time.process_time() - t) / 5 / (3 * n_steps) * 1e6)
-        _scope._charge, variable.__del__ = real
+        lampy.Scope.register, variable.__del__ = real  # type: ignore[method-assign]
 
     def median_diff(kind: str) -> float:
         diffs = sorted(a - b for a, b in zip(per_op[kind], per_op["off"], strict=True))
