@@ -234,6 +234,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                     raise node.released_error(RELEASED_DURING)
                 continue
             g: Any = bufs.pop(node)
+            added = count = 0  # bytes and number of the new buffers of fresh contributions
             g_free = not (keep and _kept(node, g, keep, done)) and node is not borrowed
             staged = g.nbytes if g_free and type(g) is _ndarray else 0  # refunded below
             if len(params) > 1 and type(g) is not _ndarray:  # a 0-d node's numpy scalar
@@ -249,6 +250,9 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                     if not kind:  # a plain closure fn(g, out)
                         _serve_plain(bufs, inp, buf, fn, g, ledger)
                         continue
+                    if added:  # the buffers of earlier inputs, counted before the next call
+                        _stage(ledger, added, count)
+                        added = count = 0
                     d = fn(g) if kind == CONTRIBUTION else fn(g, saved)
                     if buf is not None:
                         _add_into(bufs, inp, buf, d, g, ledger)
@@ -256,12 +260,12 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                         fresh
                         and type(d) is _ndarray
                         and d.shape == inp.shape
-                        and d.dtype == inp.dtype
+                        and d.dtype is inp.dtype
                     ):
                         n = d.nbytes  # the op gives its new array away: the buffer
-                        if n and ledger.fast:  # _stage, inlined
-                            ledger.live += n
-                            ledger.arrays += 1
+                        if n and ledger.fast:
+                            added += n  # staged at the node's end, with g's refund
+                            count += 1
                         elif n:
                             _stage(ledger, n)
                         bufs[inp] = _own_grad(d, inp) if profiled else d
@@ -279,26 +283,31 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 raise closure_error(node.name, i, params[i][NODE], e, p.stream, p.added) from e
             g = fn = saved = buf = None  # no local holds what is freed now (g, the params')
             freed = node.spend() if spend else 0  # the params dropped, with what they saved
-            if staged or freed:  # g dropped and the params' arrays freed: refunded at once
+            if added or staged or freed:  # new buffers staged, g and freed refunded, at once
                 scope = node.scope
                 if ledger.fast and (not freed or (scope is not None and scope.ledger is ledger)):
-                    live = ledger.live  # the peak: with this node's g and new buffers
+                    live = ledger.live + added  # the peak: g with the new buffers
                     if live > ledger.high:
                         ledger.high = live
                     ledger.live = live - staged - freed
-                    ledger.arrays -= staged > 0
+                    ledger.arrays += count - (staged > 0)
                 else:
-                    _settle(ledger, node, staged, freed)
+                    _settle(ledger, node, added, count, staged, freed)
             if ready:
                 if not hold:
                     return
                 _finish_held(p, ready)
 
 
-def _settle(ledger: _ledger.Ledger, node: Node, staged: int, freed: int) -> None:
-    """A visited node's refunds, where they cannot be made at once: the ``staged`` bytes
-    of its ``g`` in the pass's ``ledger``, the ``freed`` bytes of its spent params in its
-    own scope's."""
+def _settle(
+    ledger: _ledger.Ledger, node: Node, added: int, count: int, staged: int, freed: int
+) -> None:
+    """A visited node's changes to the ledgers, where they cannot be made at once: the
+    ``count`` new buffers of ``added`` bytes staged and the ``staged`` bytes of its ``g``
+    refunded in the pass's ``ledger``, the ``freed`` bytes of its spent params in its own
+    scope's."""
+    if added:
+        _stage(ledger, added, count)
     _unstage(ledger, staged)
     if freed:
         _refund(node, freed)

@@ -503,17 +503,17 @@ def charge_kept(ledger: Ledger, node: Node, n: int) -> None:
         _change(ledger, n, 0)
 
 
-def stage(ledger: Ledger, n: int) -> None:
-    """Count a gradient buffer of ``n`` bytes that a backward pass made (staged until it
-    becomes a ``.grad`` or is dropped), in the ledger of the pass's scope."""
+def stage(ledger: Ledger, n: int, arrays: int = 1) -> None:
+    """Count a gradient buffer of ``n`` bytes (or ``arrays`` buffers of ``n`` bytes in
+    all) that a backward pass made (staged until it becomes a ``.grad`` or is dropped),
+    in the ledger of the pass's scope."""
     if not n:
         return  # an empty array holds no bytes and is not counted
     if ledger.fast:
-        live = ledger.live + n
-        ledger.live = live
-        ledger.arrays += 1
+        ledger.live += n
+        ledger.arrays += arrays
     else:
-        _change(ledger, n, 1)
+        _change(ledger, n, arrays)
 
 
 def unstage(ledger: Ledger, n: int) -> None:
