@@ -21,6 +21,7 @@ import numpy as np
 from lampy._errors import AmbiguousMethodError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._shared_names import (
     MinMax,
+    advise,
     ambiguous,
     axis_index,
     axis_or_dim,
@@ -29,7 +30,6 @@ from lampy.autograd._shared_names import (
     is_dtype_name,
     is_int,
     no_out,
-    no_such_attribute,
     read_extreme,
     read_moments,
     read_repeat,
@@ -978,12 +978,6 @@ class VariableOperators:
         """This Variable itself: the conjugate of a real number is itself."""
         return self
 
-    if not TYPE_CHECKING:  # so that type checkers still catch misspelt attributes
-
-        def __getattr__(self, name: str) -> Any:
-            # Only for names not found: PyTorch's and numpy's that lampy turns into advice.
-            return no_such_attribute(name)
-
     # ------------------------------------- PyTorch's tensor methods: autograd and dtypes
     @property
     def requires_grad(self) -> bool:
@@ -1080,5 +1074,9 @@ def _repeat(x: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Variable:
     form, a, b = read_repeat(x.shape, args, kwargs)
     return _ops.repeat(x, a, b) if form == "numpy" else _ops.tile(x, a)
 
+
+# PyTorch's and numpy's names that lampy lacks: reading one raises AttributeError with
+# advice (installed descriptors: a __getattr__ would slow every attribute read).
+advise(VariableOperators)
 
 __all__ = ["VariableOperators", "provide_operators"]

@@ -335,6 +335,56 @@ def _axis_like(a: Any) -> bool:
     return a is None or is_int(a) or (isinstance(a, tuple) and all(map(is_int, a)))
 
 
+IN_PLACE_NAMES = """
+    abs_ absolute_ acos_ acosh_ add_ addbmm_ addcdiv_ addcmul_ addmm_ addmv_ addr_
+    apply_ arccos_ arccosh_ arcsin_ arcsinh_ arctan2_ arctan_ arctanh_ as_strided_ asin_
+    asinh_ atan2_ atan_ atanh_ baddbmm_ bernoulli_ bitwise_and_ bitwise_left_shift_
+    bitwise_not_ bitwise_or_ bitwise_right_shift_ bitwise_xor_ cauchy_ ceil_ clamp_
+    clamp_max_ clamp_min_ clip_ conj_physical_ copy_ copysign_ cos_ cosh_ cumprod_
+    cumsum_ deg2rad_ detach_ digamma_ div_ divide_ eq_ erf_ erfc_ erfinv_ exp2_ exp_
+    expm1_ exponential_ fill_ fill_diagonal_ fix_ float_power_ floor_ floor_divide_
+    fmod_ frac_ gcd_ ge_ geometric_ greater_ greater_equal_ gt_ heaviside_ hypot_ i0_
+    igamma_ igammac_ index_add_ index_copy_ index_fill_ index_put_ index_reduce_ lcm_
+    ldexp_ le_ lerp_ less_ less_equal_ lgamma_ log10_ log1p_ log2_ log_ log_normal_
+    logical_and_ logical_not_ logical_or_ logical_xor_ logit_ lt_ map2_ map_
+    masked_fill_ masked_scatter_ mul_ multiply_ mvlgamma_ nan_to_num_ ne_ neg_ negative_
+    nextafter_ normal_ not_equal_ polygamma_ pow_ put_ rad2deg_ random_ reciprocal_
+    relu_ remainder_ renorm_ requires_grad_ resize_ resize_as_ resize_as_sparse_ round_
+    rsqrt_ scatter_ scatter_add_ scatter_reduce_ set_ sgn_ share_memory_ sigmoid_ sign_
+    sin_ sinc_ sinh_ sparse_resize_ sparse_resize_and_clear_ sqrt_ square_ squeeze_ sub_
+    subtract_ swapaxes_ swapdims_ t_ tan_ tanh_ transpose_ tril_ triu_ true_divide_
+    trunc_ uniform_ unsqueeze_ xlogy_ zero_
+""".split()  # noqa: SIM905 (162 names, one a word)
+"""PyTorch's in-place ``Tensor`` methods (2.13): a Variable has none of them (it is
+immutable), and reading one raises ``AttributeError`` with advice (``advise``)."""
+
+
+class Advice:
+    """A class attribute whose read raises ``AttributeError`` with advice: installed for
+    each name of PyTorch's and numpy's that lampy does not have (``advise``), instead of
+    a ``__getattr__``, which would make every attribute read of a Variable slower (CPython
+    does not specialise attribute reads on a class that defines one). ``hasattr`` is
+    False for these names, as for any missing attribute."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: object, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        no_such_attribute(self.name)
+
+
+def advise(cls: type) -> None:
+    """Install ``Advice`` on ``cls`` for the names of ``NO_SUCH_METHOD`` and
+    ``IN_PLACE_NAMES`` that it does not define."""
+    for name in (*NO_SUCH_METHOD, *IN_PLACE_NAMES):
+        if not hasattr(cls, name):
+            setattr(cls, name, Advice(name))
+
+
 def no_such_attribute(name: str) -> NoReturn:
     """The AttributeError of a missing Variable attribute, with advice for PyTorch's and
     numpy's names that lampy does not have."""
@@ -372,7 +422,10 @@ NO_SUCH_METHOD = {
 
 
 __all__ = [
+    "IN_PLACE_NAMES",
     "NO_SUCH_METHOD",
+    "Advice",
+    "advise",
     "ElementCount",
     "MinMax",
     "ambiguous",

@@ -291,6 +291,7 @@ def _copy_variable(v: Variable, how: str) -> Variable:
 
 
 _own = _memory.own_value
+_set_writeable = _memory.set_writeable
 _grad_enabled = GRAD_ENABLED.get
 _ndarray = np.ndarray
 
@@ -315,7 +316,7 @@ def _held_0d(a: np.ndarray) -> Any:
 def _as_array(s: Any) -> np.ndarray:
     """A held numpy scalar as the read-only 0-d array ``Variable.value`` gives."""
     a = np.array(s)
-    a.setflags(write=False)
+    _memory.set_writeable(a, False)
     return a
 
 
@@ -374,7 +375,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         raise no_scope(f"op '{name}'")
     arr: Any = value
     if type(value) is _ndarray and value.base is None and value.shape:  # a new array
-        value.setflags(write=False)  # own_value, inlined
+        _set_writeable(value, False)  # own_value, inlined
         nbytes = value.nbytes  # what the value is charged (see Scope.register)
     elif type(value) in _NUMPY_SCALARS:  # a 0-d result of numpy's scalar arithmetic
         nbytes = 0

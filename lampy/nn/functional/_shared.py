@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
+from lampy._memory import set_writeable
 from lampy.autograd._shared import SharedInBackward
 
 __all__ = [
@@ -62,8 +63,8 @@ def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarra
     """
     base = value.base
     if type(base) is np.ndarray:
-        base.setflags(write=False)
-    value.setflags(write=False)
+        set_writeable(base, False)
+    set_writeable(value, False)
     return value if shape is None or value.shape == shape else value.reshape(shape)
 
 
