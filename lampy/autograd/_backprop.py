@@ -281,7 +281,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                 raise
             except Exception as e:
                 raise closure_error(node.name, i, params[i][NODE], e, p.stream, p.added) from e
-            g = fn = saved = buf = None  # no local holds what is freed now (g, the params')
+            g = fn = saved = None  # no local holds what is freed now (g, the params')
             freed = node.spend() if spend else 0  # the params dropped, with what they saved
             if added or staged or freed:  # new buffers staged, g and freed refunded, at once
                 scope = node.scope

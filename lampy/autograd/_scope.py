@@ -190,12 +190,15 @@ class Scope:
             with contextlib.suppress(ValueError):  # _close took the list and released it
                 self._nodes.remove(node)
             raise closed_scope(self, f"op '{node.name}'")
-        ledger = self.ledger
-        if nbytes >= 0 and node.charged == nbytes and ledger.fast and _memory.PROFILE is None:
-            ledger.live += nbytes  # charge_value's fast path, once per op (Node(charged=))
-            return
+        if nbytes == node.charged >= 0 and _memory.PROFILE is None:  # op(): Node(charged=)
+            if not nbytes:
+                return  # a numpy scalar, or a view of an input's value: nothing to charge
+            ledger = self.ledger
+            if ledger.fast:
+                ledger.live += nbytes  # charge_value's fast path, once per op
+                return
         try:
-            _charge(ledger, node, nbytes)
+            _charge(self.ledger, node, nbytes)
         except BaseException:
             node.release()
             with contextlib.suppress(ValueError):

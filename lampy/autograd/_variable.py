@@ -321,15 +321,17 @@ def _as_array(s: Any) -> np.ndarray:
 
 
 _new = object.__new__
-_init_field = object.__setattr__
+_init_node = Variable.__dict__["node"].__set__
+"""The setter of the record's one slot, for ``_variable`` and ``op`` alone: what attrs'
+``__init__`` of the frozen record does (``object.__setattr__``, which costs twice as
+much: a wrapper call that copies its arguments), used once, on a Variable just made."""
 
 
 def _variable(node: Node) -> Variable:
-    """A new Variable of ``node``: what attrs' ``__init__`` of the frozen record does
-    (``object.__setattr__`` of its one field), without the Python-level call; the
-    record's own constructor for the engine, once per op."""
+    """A new Variable of ``node``: the record's own constructor for the engine, once per
+    op (attrs' ``__init__`` without the Python-level call)."""
     v: Variable = _new(Variable)
-    _init_field(v, "node", node)
+    _init_node(v, node)
     return v
 
 
@@ -428,7 +430,7 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
             if scan and (kept := _kept_bytes(params, arr)):  # type: ignore[arg-type]
                 _ledger.charge_kept(scope.ledger, node, kept)
             v: Variable = _new(Variable)  # _variable(node), inlined: once per op
-            _init_field(v, "node", node)
+            _init_node(v, node)
             return v
         return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
