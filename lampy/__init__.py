@@ -10,6 +10,7 @@ from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
+from lampy import random as random
 from lampy import train as train
 from lampy._errors import AmbiguousMethodError as AmbiguousMethodError
 from lampy._errors import BackwardError as BackwardError
@@ -237,6 +238,12 @@ from lampy.ops import vdot as vdot
 from lampy.ops import vsplit as vsplit
 from lampy.ops import vstack as vstack
 from lampy.ops import where as where
+from lampy.random import default_generator as default_generator
+from lampy.random import get_rng_state as get_rng_state
+from lampy.random import initial_seed as initial_seed
+from lampy.random import manual_seed as manual_seed
+from lampy.random import seed as seed
+from lampy.random import set_rng_state as set_rng_state
 from lampy.train import load as load
 from lampy.train import load_metadata as load_metadata
 from lampy.train import save as save

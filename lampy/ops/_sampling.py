@@ -1,5 +1,5 @@
-"""Drawing samples: ``multinomial``, with PyTorch's name and arguments and an explicit
-numpy generator (lampy has no global random state)."""
+"""Drawing samples: ``multinomial``, with PyTorch's name and arguments, from the numpy
+generator given or lampy's default one."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.ops._operands import value_of
+from lampy.random import resolve_rng
 
 
 def multinomial(
@@ -31,10 +32,11 @@ def multinomial(
         num_samples: How many indices to draw per row.
         replacement: Whether an index may be drawn again.
         rng: The ``numpy.random.Generator`` to draw from (``generator=``, PyTorch's name,
-            is accepted too): required.
+            is accepted too); lampy's default generator (``lampy.manual_seed``) when
+            neither is given.
 
     Raises:
-        LampyTypeError: without a generator.
+        LampyTypeError: if the generator is not a ``numpy.random.Generator``.
         ShapeError: if ``input`` is not 1-d or 2-d.
         LampyValueError: for negative or non-finite weights, a row summing to 0, or more
             samples than nonzero weights without replacement.
@@ -46,13 +48,7 @@ def multinomial(
         [1, 1]
     """
     name = "multinomial"
-    g = rng if rng is not None else generator
-    if not isinstance(g, np.random.Generator):
-        raise LampyTypeError(
-            f"{name}: pass rng=np.random.default_rng(seed): lampy has no global random "
-            f"state, so every draw takes an explicit numpy.random.Generator; got "
-            f"{type(g).__name__}."
-        )
+    g = resolve_rng(name, rng if rng is not None else generator)
     p = np.asarray(value_of(input, saved=False), dtype=np.float64)
     if p.ndim not in (1, 2):
         raise ShapeError(f"{name}: input must be 1-d or 2-d, got shape {p.shape}.")
