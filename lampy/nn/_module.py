@@ -8,9 +8,12 @@ fields in declaration order: ``named_parameters``, ``state_dict`` with PyTorch's
 keys, ``load_state_dict`` into the existing buffers, ``with_training`` copies, deep
 copies and pickles. ``eval_mode`` runs modules in evaluation mode for a block.
 
-The PyTorch habits that cannot work on immutable records fail loudly here, with the
-lampy way in the message: assigning an attribute, ``model.eval()``/``model.train()`` as
-statements, and calling a class with PyTorch's constructor arguments (``Linear(3, 2)``).
+Calling a module class with PyTorch's constructor arguments (``Linear(3, 2)``) runs
+its ``init`` factory (``_ModuleMeta.__call__``): the arguments that do not build the
+record from its fields go to ``init``, which draws from lampy's default generator when
+no ``rng=`` is given. The PyTorch habits that cannot work on immutable records fail
+loudly here, with the lampy way in the message: assigning an attribute after
+construction and ``model.eval()``/``model.train()`` as statements.
 """
 
 from __future__ import annotations
@@ -214,8 +217,45 @@ _TRAIN_FIX = (
 
 
 # ----------------------------------------------------------------- the record
+class _ModuleMeta(type):
+    """The metaclass of modules: a class call is either the record's constructor (its
+    fields, as ``attrs.evolve`` and ``init`` call it) or, when the arguments do not make
+    a record and bind to the class's ``init``, PyTorch's constructor call, which
+    ``init`` serves (``nn.Linear(3, 2)`` is ``nn.Linear.init(3, 2)``)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if "_lampy_settled" not in cls.__dict__:
+            _settle(cls)  # type: ignore[arg-type]
+        if (args or kwargs) and not getattr(cls, "_dynamic", False):
+            problem = _record_problem(cls, args, kwargs)
+            if problem is not None:
+                init = getattr(cls, "init", None)
+                if init is not None and _binds(init, args, kwargs):
+                    try:
+                        return init(*args, **kwargs)
+                    except NoScopeError:
+                        call = f"{cls.__name__}({_call_text(args, kwargs)})"
+                        raise NoScopeError(
+                            f"{call} makes parameters, and no lampy.Scope is active: every "
+                            "parameter belongs to the scope that releases it. Build the "
+                            f"model inside one:\n\n    with lampy.Scope():\n        "
+                            f"model = ...\n"
+                        ) from None
+                raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
+        return super().__call__(*args, **kwargs)
+
+
+def _binds(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``fn(*args, **kwargs)`` binds to ``fn``'s signature."""
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
 @attrs.frozen(eq=False, repr=False)
-class Module:
+class Module(metaclass=_ModuleMeta):
     """Base class of neural-network modules: immutable records of parameters.
 
     Subclasses are ``attrs`` frozen records, declared with
@@ -224,7 +264,9 @@ class Module:
     PyTorch's constructor arguments, and define ``forward``. Calling a module calls
     ``forward``. Calling the class itself builds the record from its fields (``init``
     does, and so does ``attrs.evolve``); given PyTorch's constructor arguments instead
-    (``nn.Linear(3, 2)``), it raises at once and shows the ``init`` call.
+    (``nn.Linear(3, 2)``), it calls ``init`` with them (inside a ``lampy.Scope``, which
+    owns the parameters; random initialisations draw from lampy's default generator
+    unless ``rng=`` is given). Arguments that fit neither raise at once.
 
     Parameters are param Variables owned by the scope that was current when the module
     was made; forward passes run in child scopes, so a step's graph is released when its
@@ -267,13 +309,9 @@ class Module:
     _dynamic: ClassVar[bool] = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        # Copying and unpickling call __new__ alone, without arguments: nothing to check.
+        # Copying and unpickling call __new__ alone (the class call checks arguments).
         if "_lampy_settled" not in cls.__dict__:
             _settle(cls)
-        if (args or kwargs) and not cls._dynamic:
-            problem = _record_problem(cls, args, kwargs)
-            if problem is not None:
-                raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
         return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -781,17 +819,31 @@ def _construction_message(
     init = getattr(cls, "init", None)
     if init is None:
         return f"{called}: calling a module class builds the record from its fields, and {problem}."
-    extra = dict(kwargs)
-    if "rng" in inspect.signature(init).parameters and "rng" not in extra:
-        extra["rng"] = _Code("np.random.default_rng(0)")
-    right = f"{name}.init({_call_text(args, extra)})"
+    try:
+        init(*args, **kwargs)  # only to read the binding error: the call does not bind
+    except TypeError as e:
+        init_problem = str(e)
+    else:  # pragma: no cover - _binds said it does not bind
+        init_problem = "they do not bind"
     return (
-        f"{called}: calling a module class builds the record from its fields (the "
-        f"parameters as Variables, the settings), and {problem}. To make a new module "
-        "from PyTorch's constructor arguments, call its init factory inside a "
-        f"lampy.Scope(), which owns the new parameters:\n\n    with lampy.Scope():\n"
-        f"        module = {right}\n"
+        f"{called}: a module class takes either PyTorch's constructor arguments, those of "
+        f"{name}.init{_plain_signature(init)}, or the record's fields (the parameters as "
+        f"Variables, the settings). As init's arguments: {init_problem}; as the "
+        f"record's fields: {problem}."
     )
+
+
+def _plain_signature(fn: Callable[..., Any]) -> str:
+    """``fn``'s signature without annotations, types shown by name: ``(a, b=True, *,
+    dtype=float32)``."""
+    sig = inspect.signature(fn)
+    params = []
+    for p in sig.parameters.values():
+        default = p.default
+        if default is not p.empty and isinstance(default, type):
+            default = _Code(default.__name__)
+        params.append(p.replace(annotation=inspect.Parameter.empty, default=default))
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
 class _Code(str):

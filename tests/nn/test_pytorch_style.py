@@ -170,15 +170,21 @@ def test_module_dict_attribute_access() -> None:
             _ = d.c
 
 
-def test_init_in_place_needs_a_generator() -> None:
-    """nn.init.normal_ without generator= says how to pass one; zeros_ needs none."""
+def test_init_in_place_draws_from_the_default_generator() -> None:
+    """nn.init.normal_ without generator= draws from lampy's default generator (as
+    PyTorch's from its global one); a generator that is not one is named; zeros_,
+    ones_ and constant_ draw nothing."""
     with lampy.Scope():
         w = lampy.param(np.ones(3, np.float32))
-        with pytest.raises(lampy.LampyTypeError, match=r"generator=np\.random\.default_rng"):
-            nn.init.normal_(w, 0.0, 0.02)
+        lampy.manual_seed(0)
+        nn.init.normal_(w, 0.0, 0.02)
+        want = np.random.default_rng(0).normal(0.0, 0.02, 3).astype(np.float32)
+        np.testing.assert_array_equal(w.value, want)
+        with pytest.raises(lampy.LampyTypeError, match=r"nn\.init\.normal_: rng must be"):
+            nn.init.normal_(w, 0.0, 0.02, generator=0)
         assert nn.init.ones_(nn.init.zeros_(w)) is w and w.value.tolist() == [1, 1, 1]
         nn.init.constant_(w, 0.5)
-        assert w.value.tolist() == [0.5] * 3 and w.version == 3
+        assert w.value.tolist() == [0.5] * 3 and w.version == 4
 
 
 def test_in_place_init_marks_old_graphs_stale() -> None:
