@@ -28,6 +28,12 @@ from lampy._errors import ScopeWarning as ScopeWarning
 from lampy._errors import ShapeError as ShapeError
 from lampy._errors import SpentGraphError as SpentGraphError
 from lampy._errors import StaleGraphError as StaleGraphError
+from lampy._dtypes import float16 as float16
+from lampy._dtypes import float32 as float32
+from lampy._dtypes import float64 as float64
+from lampy._dtypes import int32 as int32
+from lampy._dtypes import int64 as int64
+from lampy._dtypes import long as long
 from lampy._malloc import tune_malloc as tune_malloc
 from lampy._profile import MemoryProfile as MemoryProfile
 from lampy._profile import memory_profile as memory_profile
@@ -117,6 +123,7 @@ from lampy.ops import flipud as flipud
 from lampy.ops import floor as floor
 from lampy.ops import fmax as fmax
 from lampy.ops import fmin as fmin
+from lampy.ops import from_numpy as from_numpy
 from lampy.ops import full as full
 from lampy.ops import gather as gather
 from lampy.ops import getitem as getitem
@@ -224,6 +231,7 @@ from lampy.ops import take as take
 from lampy.ops import take_along_axis as take_along_axis
 from lampy.ops import tan as tan
 from lampy.ops import tanh as tanh
+from lampy.ops import tensor as tensor
 from lampy.ops import tensordot as tensordot
 from lampy.ops import tile as tile
 from lampy.ops import topk as topk

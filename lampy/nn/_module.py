@@ -232,7 +232,7 @@ class _ModuleMeta(type):
                 init = getattr(cls, "init", None)
                 if init is not None and _binds(init, args, kwargs):
                     try:
-                        return init(*args, **kwargs)
+                        return init(*args, **kwargs)  # its records join the window
                     except NoScopeError:
                         call = f"{cls.__name__}({_call_text(args, kwargs)})"
                         raise NoScopeError(
@@ -242,7 +242,11 @@ class _ModuleMeta(type):
                             f"model = ...\n"
                         ) from None
                 raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
-        return super().__call__(*args, **kwargs)
+        made = super().__call__(*args, **kwargs)
+        window = _CONSTRUCTION.get()
+        if window is not None:
+            window[id(made)] = made
+        return made
 
 
 def _binds(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
@@ -875,7 +879,9 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
     if type(module)._dynamic:
         return (
             f"{what}{why}A {cls} takes its attributes in its __init__ (as PyTorch's "
-            "modules do) and is frozen when __init__ returns. To change a parameter's "
+            "modules do) and is frozen when __init__ returns (the submodules an "
+            "__init__ makes stay open until the outermost one returns: tie weights "
+            "there, as PyTorch code does). To change a parameter's "
             "values, write them in place (`model.load_state_dict({...})`, "
             "lampy.nn.init.normal_(p, ...), optimizers); for another submodule, build "
             "the module again."
@@ -887,7 +893,10 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
             "or declare it as a field of your own Module subclass (see lampy/nn/README.md)."
         )
     return (
-        f"{what}{why}To change a parameter's values, write them in place with "
+        f"{what}{why}To tie weights, assign inside the __init__ of a PyTorch-style module "
+        "that made this one (`self.lm_head.weight = self.wte.weight`), or build the "
+        "module from the shared param (`nn.Linear(wte.weight, None)`). "
+        "To change a parameter's values, write them in place with "
         "`model.load_state_dict({...})` (optimizers step in place too); for a module with "
         f"another {name!r}, make a new record: `attrs.evolve(model, {name}=new_value)` "
         "(a new parameter is made with lampy.param inside a lampy.Scope)."
@@ -896,6 +905,52 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
 
 _OWN = "_lampy_"
 _BUILDING = "_lampy_building"
+
+# The construction window: while the outermost PyTorch-style __init__ of this context
+# runs, every module made (by it or anything it calls) is listed here, and its fields
+# may still be assigned, as PyTorch code does to tie weights
+# (``self.transformer.wte.weight = self.lm_head.weight``). When that __init__ returns,
+# the window closes and they are all frozen, as a module made alone is at once.
+_CONSTRUCTION: ContextVar[dict[int, Module] | None] = ContextVar(
+    "lampy.nn.construction", default=None
+)
+
+
+def _under_construction(module: Module) -> bool:
+    window = _CONSTRUCTION.get()
+    return window is not None and window.get(id(module)) is module
+
+
+def _assign_field(module: Module, name: str, value: Any) -> None:
+    """Assign a record's field inside the construction window, with the checks the
+    record's constructor makes (the field's type, ``_invalid_record``) and, for a
+    Variable replacing a Variable, the same shape and dtype (the module's settings were
+    derived from the old one)."""
+    cls = type(module)
+    field = next(
+        (f for f in attrs.fields(cls) if name in (f.name, f.alias) and f.init), None
+    )
+    if field is None or field.name == "_training":
+        raise ImmutableModuleError(_immutable_message(module, name))
+    key = field.alias or field.name
+    what = f"{cls.__name__}.{name} = ..."
+    check = _record_spec(cls)[1].get(key)
+    if check is not None and not check.accepts(value):
+        raise LampyTypeError(f"{what}: {name} must be {check.describe()}, got {_short(value)}.")
+    old = getattr(module, field.name)
+    if isinstance(old, Variable) and isinstance(value, Variable):
+        if old.shape != value.shape or old.dtype != value.dtype:
+            raise ShapeError(
+                f"{what}: the new {name} is {value.dtype} of shape {value.shape}, the old "
+                f"one {old.dtype} of shape {old.shape}; the module's settings were made "
+                "for the old one. Build the module again with the new sizes."
+            )
+    fields = {f.alias or f.name: getattr(module, f.name) for f in attrs.fields(cls) if f.init}
+    fields[key] = value
+    invalid = cls._invalid_record(fields)
+    if invalid is not None:
+        raise LampyValueError(f"{what}: {invalid}.")
+    object.__setattr__(module, field.name, value)
 
 
 def _settle(cls: type[Module]) -> None:
@@ -923,9 +978,13 @@ def _building(init: Callable[..., None]) -> Callable[..., None]:
         if depth == 0:
             object.__setattr__(self, "_training", True)  # even without super().__init__()
         state[_BUILDING] = depth + 1
+        window = _CONSTRUCTION.get()
+        token = _CONSTRUCTION.set({}) if window is None else None
         try:
             init(self, *args, **kwargs)
         finally:
+            if token is not None:
+                _CONSTRUCTION.reset(token)
             if depth:
                 state[_BUILDING] = depth
             else:
@@ -935,7 +994,7 @@ def _building(init: Callable[..., None]) -> Callable[..., None]:
 
 
 def _building_setattr(self: Module, name: str, value: Any) -> None:
-    if name == "_training" or not self.__dict__.get(_BUILDING):
+    if name == "_training" or not (self.__dict__.get(_BUILDING) or _under_construction(self)):
         raise ImmutableModuleError(_immutable_message(self, name))
     if name.startswith(_OWN) or name == "training":
         raise LampyTypeError(
@@ -945,12 +1004,15 @@ def _building_setattr(self: Module, name: str, value: Any) -> None:
 
 
 def _building_delattr(self: Module, name: str) -> None:
-    if not self.__dict__.get(_BUILDING):
+    if not (self.__dict__.get(_BUILDING) or _under_construction(self)):
         raise ImmutableModuleError(_immutable_message(self, name, deleting=True))
     object.__delattr__(self, name)
 
 
-def _immutable_setattr(self: Module, name: str, value: Any) -> NoReturn:
+def _immutable_setattr(self: Module, name: str, value: Any) -> None:
+    if name != "_training" and _under_construction(self):
+        _assign_field(self, name, value)
+        return
     raise ImmutableModuleError(_immutable_message(self, name))
 
 

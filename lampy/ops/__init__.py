@@ -39,8 +39,10 @@ from lampy.ops._comparison import signbit as signbit
 from lampy.ops._convolve import convolve as convolve
 from lampy.ops._convolve import correlate as correlate
 from lampy.ops._creation import arange as arange
+from lampy.ops._creation import from_numpy as from_numpy
 from lampy.ops._creation import full as full
 from lampy.ops._creation import linspace as linspace
+from lampy.ops._creation import tensor as tensor
 from lampy.ops._cumulative import cumprod as cumprod
 from lampy.ops._cumulative import cumsum as cumsum
 from lampy.ops._diagonal import diag as diag
