@@ -12,6 +12,12 @@ from lampy import nn as nn
 from lampy import optim as optim
 from lampy import random as random
 from lampy import train as train
+from lampy._dtypes import float16 as float16
+from lampy._dtypes import float32 as float32
+from lampy._dtypes import float64 as float64
+from lampy._dtypes import int32 as int32
+from lampy._dtypes import int64 as int64
+from lampy._dtypes import long as long
 from lampy._errors import AmbiguousMethodError as AmbiguousMethodError
 from lampy._errors import BackwardError as BackwardError
 from lampy._errors import BadIndexError as BadIndexError
@@ -28,12 +34,6 @@ from lampy._errors import ScopeWarning as ScopeWarning
 from lampy._errors import ShapeError as ShapeError
 from lampy._errors import SpentGraphError as SpentGraphError
 from lampy._errors import StaleGraphError as StaleGraphError
-from lampy._dtypes import float16 as float16
-from lampy._dtypes import float32 as float32
-from lampy._dtypes import float64 as float64
-from lampy._dtypes import int32 as int32
-from lampy._dtypes import int64 as int64
-from lampy._dtypes import long as long
 from lampy._malloc import tune_malloc as tune_malloc
 from lampy._profile import MemoryProfile as MemoryProfile
 from lampy._profile import memory_profile as memory_profile

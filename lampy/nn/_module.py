@@ -927,9 +927,7 @@ def _assign_field(module: Module, name: str, value: Any) -> None:
     Variable replacing a Variable, the same shape and dtype (the module's settings were
     derived from the old one)."""
     cls = type(module)
-    field = next(
-        (f for f in attrs.fields(cls) if name in (f.name, f.alias) and f.init), None
-    )
+    field = next((f for f in attrs.fields(cls) if name in (f.name, f.alias) and f.init), None)
     if field is None or field.name == "_training":
         raise ImmutableModuleError(_immutable_message(module, name))
     key = field.alias or field.name
@@ -938,13 +936,16 @@ def _assign_field(module: Module, name: str, value: Any) -> None:
     if check is not None and not check.accepts(value):
         raise LampyTypeError(f"{what}: {name} must be {check.describe()}, got {_short(value)}.")
     old = getattr(module, field.name)
-    if isinstance(old, Variable) and isinstance(value, Variable):
-        if old.shape != value.shape or old.dtype != value.dtype:
-            raise ShapeError(
-                f"{what}: the new {name} is {value.dtype} of shape {value.shape}, the old "
-                f"one {old.dtype} of shape {old.shape}; the module's settings were made "
-                "for the old one. Build the module again with the new sizes."
-            )
+    if (
+        isinstance(old, Variable)
+        and isinstance(value, Variable)
+        and (old.shape != value.shape or old.dtype != value.dtype)
+    ):
+        raise ShapeError(
+            f"{what}: the new {name} is {value.dtype} of shape {value.shape}, the old "
+            f"one {old.dtype} of shape {old.shape}; the module's settings were made "
+            "for the old one. Build the module again with the new sizes."
+        )
     fields = {f.alias or f.name: getattr(module, f.name) for f in attrs.fields(cls) if f.init}
     fields[key] = value
     invalid = cls._invalid_record(fields)

@@ -339,7 +339,8 @@ class RNN(RNNBase):
             dropout: Dropout probability on each layer's output but the last, in training.
             bidirectional: Whether each layer also runs backwards in time.
             dtype: The parameters' dtype.
-            rng: The generator for the initial weights and dropout masks (None: lampy's default generator).
+            rng: The generator for the initial weights and dropout masks (None: lampy's
+                default generator).
 
         Raises:
             LampyValueError: for non-positive sizes, an unknown nonlinearity, or dropout

@@ -84,7 +84,8 @@ def _check_src(owner: str, what: str, x: Any, d_model: int, batch_first: bool) -
 def _layer_settings(
     owner: str, rng: Any, dropout: float, dim_feedforward: int, activation: Any
 ) -> tuple[np.random.Generator | None, float, int, Activation]:
-    """The checked generator (None: the default one), dropout, feed-forward size and activation of a layer."""
+    """The checked generator (None: the default one), dropout, feed-forward size and
+    activation of a layer."""
     if rng is not None:
         rng_or_default(owner, rng)  # the type check; None: the default generator
     p = _check_dropout(owner, dropout)
@@ -213,7 +214,8 @@ class TransformerEncoderLayer(Module):
             norm_first: Pre-norm (layer norm before each block) when True.
             bias: Whether the linear layers and layer norms have biases.
             dtype: The parameters' dtype.
-            rng: The generator drawing the initial weights and dropout masks (None: lampy's default generator).
+            rng: The generator drawing the initial weights and dropout masks (None:
+                lampy's default generator).
         """
         r, p, ff, act = _layer_settings(
             "TransformerEncoderLayer.init", rng, dropout, dim_feedforward, activation

@@ -187,7 +187,11 @@ def ones(shape: Shape, *, dtype: Any = np.float32) -> np.ndarray:
 
 
 def xavier_uniform(
-    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator | None = None, dtype: Any = np.float32
+    shape: Shape,
+    gain: float = 1.0,
+    *,
+    rng: np.random.Generator | None = None,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
     """Glorot uniform: ``U(-bound, bound)``, ``bound = gain * sqrt(6 / (fan_in + fan_out))``.
 
@@ -200,7 +204,11 @@ def xavier_uniform(
 
 
 def xavier_normal(
-    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator | None = None, dtype: Any = np.float32
+    shape: Shape,
+    gain: float = 1.0,
+    *,
+    rng: np.random.Generator | None = None,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
     """Glorot normal: ``N(0, std**2)``, ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = fan_in_and_fan_out(shape)
@@ -249,7 +257,11 @@ def kaiming_normal(
 
 
 def orthogonal(
-    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator | None = None, dtype: Any = np.float32
+    shape: Shape,
+    gain: float = 1.0,
+    *,
+    rng: np.random.Generator | None = None,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
     """A (semi-)orthogonal matrix, flattened over the trailing dimensions, times ``gain``.
 

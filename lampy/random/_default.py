@@ -207,7 +207,7 @@ def get_rng_state() -> dict[str, Any]:
     as ``torch.get_rng_state``; give it to ``set_rng_state`` to draw the same again."""
     bit = default_generator().bit_generator
     with bit.lock:
-        return _copied(bit.state)
+        return _copied(dict(bit.state))
 
 
 def set_rng_state(new_state: Mapping[str, Any]) -> None:

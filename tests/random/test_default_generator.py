@@ -98,9 +98,11 @@ def test_using_generator_is_the_default_inside_the_block_only() -> None:
         b = nn.Linear.init(3, 2, rng=np.random.default_rng(1))
         np.testing.assert_array_equal(a.weight.value, b.weight.value)
         assert lampy.default_generator().random() == np.random.default_rng(0).random()
-    with pytest.raises(lampy.LampyTypeError, match="numpy.random.Generator"):
-        with lampy.random.using_generator(0):  # type: ignore[arg-type]
-            pass
+    with (
+        pytest.raises(lampy.LampyTypeError, match=r"numpy\.random\.Generator"),
+        lampy.random.using_generator(0),  # type: ignore[arg-type]
+    ):
+        pass
 
 
 def test_blocks_are_local_to_their_thread() -> None:
@@ -195,7 +197,9 @@ def test_init_functions_multinomial_and_batches_draw_from_the_default() -> None:
     lampy.manual_seed(0)
     a = nn.init.normal((3, 4))
     lampy.manual_seed(0)
-    np.testing.assert_array_equal(a, np.random.default_rng(0).normal(0, 1, (3, 4)).astype(np.float32))
+    np.testing.assert_array_equal(
+        a, np.random.default_rng(0).normal(0, 1, (3, 4)).astype(np.float32)
+    )
     lampy.manual_seed(0)
     m = lampy.multinomial(np.ones(10), 4)
     lampy.manual_seed(0)

@@ -4,9 +4,9 @@
 Every function takes a ``numpy.random.Generator`` through the keyword ``rng``; without
 one, masks are drawn from lampy's default generator (``lampy.manual_seed``), as
 PyTorch's are from its global one. The same seed gives the same mask, and inside
-``lampy.remat`` the recomputation draws the same masks again (``replayable``). Each call is one op that keeps
-its scaled mask for the backward pass. float32 stays float32 (the uniform draws are
-float32 too).
+``lampy.remat`` the recomputation draws the same masks again (``replayable``). Each
+call is one op that keeps its scaled mask for the backward pass. float32 stays float32
+(the uniform draws are float32 too).
 
 ``inplace=True`` is accepted for compatibility and has no effect: lampy's values are
 immutable, so the result is always a new Variable and the input is left unchanged. Code
@@ -77,7 +77,9 @@ def _masked(
         return trivial
     if _ledger.open_budgets:  # the output has the input's shape: checked first
         _ledger.reserve(name, a.shape, a.dtype)
-    keep = _keep(rng_or_default(name, rng), a.shape if mask_shape is None else mask_shape, p, a.dtype)
+    keep = _keep(
+        rng_or_default(name, rng), a.shape if mask_shape is None else mask_shape, p, a.dtype
+    )
     mask = np.multiply(keep, a.dtype.type(1.0 / (1.0 - p)), dtype=a.dtype)  # 0 or 1/(1-p)
     value = a * mask
     return op(name, value, contrib_of(input, lambda g: g * mask))

@@ -28,7 +28,6 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._shared import SharedInBackward
 from lampy.random import resolve_rng
 
