@@ -201,6 +201,10 @@ from lampy.ops import put_along_axis as put_along_axis
 from lampy.ops import quantile as quantile
 from lampy.ops import rad2deg as rad2deg
 from lampy.ops import radians as radians
+from lampy.ops import rand as rand
+from lampy.ops import randint as randint
+from lampy.ops import randn as randn
+from lampy.ops import randperm as randperm
 from lampy.ops import ravel as ravel
 from lampy.ops import reciprocal as reciprocal
 from lampy.ops import remainder as remainder

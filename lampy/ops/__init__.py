@@ -154,6 +154,10 @@ from lampy.ops._rounding import round as round
 from lampy.ops._rounding import sign as sign
 from lampy.ops._rounding import trunc as trunc
 from lampy.ops._sampling import multinomial as multinomial
+from lampy.ops._sampling import rand as rand
+from lampy.ops._sampling import randint as randint
+from lampy.ops._sampling import randn as randn
+from lampy.ops._sampling import randperm as randperm
 from lampy.ops._scatter import gather as gather
 from lampy.ops._scatter import index_add as index_add
 from lampy.ops._scatter import index_select as index_select

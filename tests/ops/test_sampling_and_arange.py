@@ -99,3 +99,31 @@ def test_tensor_from_numpy_and_dtype_names_are_pytorchs() -> None:
         with pytest.raises(lampy.LampyValueError, match="no device 'cuda'"):
             lampy.tensor(a, device="cuda")
     assert lampy.long is np.int64 and lampy.float64 is np.float64
+
+
+def test_rand_randn_randint_randperm_follow_pytorchs_signatures() -> None:
+    """PyTorch's draws, as numpy arrays: ``*size`` as ints or a tuple, float32 and int64
+    by default, ``randint(high, size)`` and ``randint(low, high, size)``, drawn from
+    the default generator (``manual_seed``) unless ``rng=``/``generator=`` is given."""
+    lampy.manual_seed(0)
+    a = lampy.rand(2, 3)
+    lampy.manual_seed(0)
+    np.testing.assert_array_equal(lampy.rand((2, 3)), a)
+    assert a.dtype == np.float32 and lampy.randn(4, dtype=np.float64).dtype == np.float64
+    g = np.random.default_rng(1)
+    np.testing.assert_array_equal(
+        lampy.randn(5, generator=g), np.random.default_rng(1).standard_normal(5, np.float32)
+    )
+    ix = lampy.randint(10, (100,))
+    assert ix.dtype == np.int64 and ix.min() >= 0 and ix.max() < 10
+    jx = lampy.randint(5, 8, (100,))
+    assert jx.min() >= 5 and jx.max() < 8 and lampy.randint(3, size=(2,)).shape == (2,)
+    assert sorted(lampy.randperm(6).tolist()) == list(range(6))
+    with pytest.raises(lampy.LampyTypeError, match="pass a size"):
+        lampy.randint(10)
+    with pytest.raises(lampy.LampyValueError, match="greater than low"):
+        lampy.randint(5, 5, (1,))
+    with pytest.raises(lampy.LampyTypeError, match="float32 or float64"):
+        lampy.rand(2, dtype=np.int64)
+    with pytest.raises(lampy.LampyTypeError, match="size must be ints"):
+        lampy.randn(2.5)
