@@ -291,17 +291,15 @@ def fork_rng(devices: Any = None, enabled: bool = True) -> Iterator[np.random.Ge
     if not enabled:
         yield default_generator()
         return
-    outer = default_generator()
-    bit = outer.bit_generator
+    bit = default_generator().bit_generator
     with bit.lock:
         state = bit.state
-    copy_bit = type(bit)()
-    copy_bit.state = state
+    forked = np.random.Generator(type(bit)())
+    forked.bit_generator.state = state
     override = _OVERRIDE.get()
-    token = _OVERRIDE.set(
-        (np.random.Generator(copy_bit), initial_seed() if override is None else override[1])
-    )
+    seed_of = _process()[1] if override is None else override[1]
+    token = _OVERRIDE.set((forked, seed_of))
     try:
-        yield _OVERRIDE.get()[0]  # type: ignore[index]
+        yield forked
     finally:
         _OVERRIDE.reset(token)
