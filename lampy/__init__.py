@@ -10,7 +10,14 @@ from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
+from lampy import random as random
 from lampy import train as train
+from lampy._dtypes import float16 as float16
+from lampy._dtypes import float32 as float32
+from lampy._dtypes import float64 as float64
+from lampy._dtypes import int32 as int32
+from lampy._dtypes import int64 as int64
+from lampy._dtypes import long as long
 from lampy._errors import AmbiguousMethodError as AmbiguousMethodError
 from lampy._errors import BackwardError as BackwardError
 from lampy._errors import BadIndexError as BadIndexError
@@ -116,6 +123,7 @@ from lampy.ops import flipud as flipud
 from lampy.ops import floor as floor
 from lampy.ops import fmax as fmax
 from lampy.ops import fmin as fmin
+from lampy.ops import from_numpy as from_numpy
 from lampy.ops import full as full
 from lampy.ops import gather as gather
 from lampy.ops import getitem as getitem
@@ -193,6 +201,10 @@ from lampy.ops import put_along_axis as put_along_axis
 from lampy.ops import quantile as quantile
 from lampy.ops import rad2deg as rad2deg
 from lampy.ops import radians as radians
+from lampy.ops import rand as rand
+from lampy.ops import randint as randint
+from lampy.ops import randn as randn
+from lampy.ops import randperm as randperm
 from lampy.ops import ravel as ravel
 from lampy.ops import reciprocal as reciprocal
 from lampy.ops import remainder as remainder
@@ -223,6 +235,7 @@ from lampy.ops import take as take
 from lampy.ops import take_along_axis as take_along_axis
 from lampy.ops import tan as tan
 from lampy.ops import tanh as tanh
+from lampy.ops import tensor as tensor
 from lampy.ops import tensordot as tensordot
 from lampy.ops import tile as tile
 from lampy.ops import topk as topk
@@ -237,6 +250,12 @@ from lampy.ops import vdot as vdot
 from lampy.ops import vsplit as vsplit
 from lampy.ops import vstack as vstack
 from lampy.ops import where as where
+from lampy.random import default_generator as default_generator
+from lampy.random import get_rng_state as get_rng_state
+from lampy.random import initial_seed as initial_seed
+from lampy.random import manual_seed as manual_seed
+from lampy.random import seed as seed
+from lampy.random import set_rng_state as set_rng_state
 from lampy.train import load as load
 from lampy.train import load_metadata as load_metadata
 from lampy.train import save as save

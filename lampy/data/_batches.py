@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError, LampyValueError, ShapeError
+from lampy.random import resolve_rng
 
 __all__ = ["Batches", "train_test_split"]
 
@@ -109,8 +110,10 @@ class Batches:
         batch_size: Samples per batch (per rank with ``shard``; the last batch may be
             smaller).
         shuffle: Whether to visit the samples in a new random order each epoch.
-        rng: The ``numpy.random.Generator`` the orders are drawn from; required with
-            ``shuffle=True``. With ``shard``, seed it the same on every rank.
+        rng: The ``numpy.random.Generator`` the orders are drawn from; lampy's default
+            generator (``lampy.manual_seed``) at each epoch when None, as PyTorch's
+            ``DataLoader``. Required with ``shuffle`` and ``shard``: seed it the same on
+            every rank.
         drop_last: Whether to leave out a last batch smaller than ``batch_size`` (with
             ``shard``: a last global batch smaller than ``batch_size * world``).
         prefetch: Batches a background thread gathers ahead of the loop (0: none, each
@@ -128,7 +131,7 @@ class Batches:
     Raises:
         ShapeError: if the arrays' lengths differ.
         LampyValueError: for a batch size below 1, a negative ``prefetch``, ``shuffle``
-            without ``rng``, or a ``shard`` whose rank is not in ``[0, world)``.
+            and ``shard`` without ``rng``, or a ``shard`` whose rank is not in ``[0, world)``.
 
     Examples:
         >>> x, y = np.zeros((100, 3), np.float32), np.arange(100)
@@ -166,16 +169,19 @@ class Batches:
             )
         if batch_size < 1:
             raise LampyValueError(f"Batches: batch_size must be at least 1, got {batch_size}.")
-        if shuffle and not isinstance(rng, np.random.Generator):
+        self.shard = _shard(shard)
+        if rng is not None:
+            resolve_rng("Batches", rng)  # the type check
+        elif shuffle and self.shard[1] > 1:
             raise LampyValueError(
-                "Batches: shuffle=True needs rng=numpy.random.default_rng(seed), the "
-                "generator each epoch's order is drawn from (lampy has no global seed)."
+                "Batches: shuffle=True with shard= needs rng=numpy.random.default_rng(seed), "
+                "the same seed on every rank: the ranks must draw the same order to split "
+                "it, and each process's default generator is seeded apart."
             )
         self.batch_size = int(batch_size)
         self.shuffle = shuffle
         self.rng = rng
         self.drop_last = drop_last
-        self.shard = _shard(shard)
 
     @property
     def num_samples(self) -> int:
@@ -191,8 +197,7 @@ class Batches:
         # The order is drawn here, in the caller's thread, when the epoch starts.
         order = None
         if self.shuffle:
-            assert self.rng is not None
-            order = self.rng.permutation(self.num_samples)
+            order = resolve_rng("Batches", self.rng).permutation(self.num_samples)
         batches = self._gather(order)
         if self.prefetch:
             return _prefetched(batches, self.prefetch)

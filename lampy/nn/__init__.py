@@ -6,6 +6,7 @@ to each class's ``init`` factory), default initialisations and ``state_dict`` ke
 
 from lampy.nn import functional as functional
 from lampy.nn import init as init
+from lampy.nn import utils as utils
 from lampy.nn._activation_modules import CELU as CELU
 from lampy.nn._activation_modules import ELU as ELU
 from lampy.nn._activation_modules import GELU as GELU

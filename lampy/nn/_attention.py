@@ -32,7 +32,7 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._unbroadcast import contribution
 from lampy.autograd._variable import Variable, op, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn.functional._activations import softmax
@@ -206,12 +206,12 @@ class MultiheadAttention(Module):
             batch_first: Whether batched inputs are (N, L, E) instead of (L, N, E).
             dtype: The parameters' dtype.
             rng: The generator drawing the initial weights and the dropout masks
-                (required).
+                (None: lampy's default generator, for the masks at each call).
 
         Raises:
             LampyValueError: for sizes below 1, ``embed_dim`` not divisible by
                 ``num_heads``, a dropout outside [0, 1], ``add_bias_kv`` or
-                ``add_zero_attn``, or a missing ``rng``.
+                ``add_zero_attn``.
         """
         owner = "MultiheadAttention.init"
         e = check_size(owner, "embed_dim", embed_dim)
@@ -231,7 +231,7 @@ class MultiheadAttention(Module):
             )
         kd = e if kdim is None else check_size(owner, "kdim", kdim)
         vd = e if vdim is None else check_size(owner, "vdim", vdim)
-        r = require_rng(owner, rng)
+        r = rng_or_default(owner, rng)
         in_w = q_w = k_w = v_w = None
         if kd == e and vd == e:
             in_w = param(_init.xavier_uniform((3 * e, e), rng=r, dtype=dtype))
@@ -256,7 +256,7 @@ class MultiheadAttention(Module):
             bool(batch_first),
             None if kdim is None else kd,
             None if vdim is None else vd,
-            r,
+            rng,
         )
 
     def _describe(self) -> str:

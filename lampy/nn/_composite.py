@@ -15,7 +15,7 @@ from lampy.autograd._variable import Variable
 from lampy.nn._activation_modules import ReLU
 from lampy.nn._containers import Sequential
 from lampy.nn._dropout import Dropout
-from lampy.nn._helpers import check_size, require_rng, shape_of
+from lampy.nn._helpers import check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.ops._arithmetic import add
@@ -128,16 +128,16 @@ class MLP(Sequential):
             dropout: The Dropout probability (every Dropout, the last one included).
             dtype: The parameters' dtype.
             rng: The generator initialising the Linear layers and drawing the dropout
-                masks (required).
+                masks (None: lampy's default generator).
 
         Raises:
-            LampyValueError: for an empty ``hidden_channels`` or a missing rng.
+            LampyValueError: for an empty ``hidden_channels``.
         """
         owner = "MLP.init"
         sizes = [check_size(owner, "hidden_channels entry", h, 1) for h in hidden_channels]
         if not sizes:
             raise LampyValueError(f"{owner}: hidden_channels must hold at least one size.")
-        r = require_rng(owner, rng)
+        r = rng_or_default(owner, rng)
         layers: list[Module] = []
         n_in = check_size(owner, "in_channels", in_channels, 1)
         for h in sizes[:-1]:
@@ -145,8 +145,8 @@ class MLP(Sequential):
             if norm_layer is not None:
                 layers.append(_build(owner, "norm_layer", norm_layer, h, dtype=dtype))
             layers.append(_build(owner, "activation_layer", activation_layer))
-            layers.append(Dropout.init(dropout, rng=r))
+            layers.append(Dropout.init(dropout, rng=rng))
             n_in = h
         layers.append(Linear.init(n_in, sizes[-1], bias, dtype=dtype, rng=r))
-        layers.append(Dropout.init(dropout, rng=r))
+        layers.append(Dropout.init(dropout, rng=rng))
         return cls(layers=tuple(layers))

@@ -18,7 +18,7 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of, uniform_bias
+from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lampy.nn.functional._conv_common import as_ints
@@ -114,7 +114,7 @@ class _ConvNd(Module):
                 f"{owner}: padding_mode must be one of {modes}, got {padding_mode!r}."
             )
         shape = (c_in, c_out // g) if cls._transposed else (c_out, c_in // g)
-        r = require_rng(owner, rng)
+        r = rng_or_default(owner, rng)
         w = _init.kaiming_uniform((*shape, *ks), a=math.sqrt(5), rng=r, dtype=dtype)
         fan_in = shape[1] * math.prod(ks)
         b = param(uniform_bias(c_out, fan_in, r, dtype), copy=False) if bias else None
@@ -309,7 +309,7 @@ class Conv1d(_Conv):
             bias: Whether to learn a bias per output channel.
             padding_mode: 'zeros', 'reflect', 'replicate' or 'circular'.
             dtype: The parameters' dtype.
-            rng: The generator drawing the initial weights (required).
+            rng: The generator drawing the initial weights (None: lampy's default generator).
         """
         return cls._make(  # type: ignore[no-any-return]
             in_channels, out_channels, kernel_size, stride, padding, 0, dilation, groups,
@@ -397,7 +397,7 @@ class ConvTranspose1d(_ConvTranspose):
             dilation: Spacing between kernel taps.
             padding_mode: Only 'zeros', as in PyTorch.
             dtype: The parameters' dtype.
-            rng: The generator drawing the initial weights (required).
+            rng: The generator drawing the initial weights (None: lampy's default generator).
         """
         return cls._make(  # type: ignore[no-any-return]
             in_channels, out_channels, kernel_size, stride, padding, output_padding,

@@ -1,6 +1,7 @@
 """The Dropout module of ``lampy.nn`` (``torch.nn.Dropout``): zeroes elements with
-probability ``p`` in training mode, drawing from the module's own numpy Generator, and
-is the identity in evaluation mode."""
+probability ``p`` in training mode, drawing from the module's own numpy Generator if it
+was given one, else from lampy's default generator at each call, and is the identity in
+evaluation mode."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.nn._helpers import require_rng
+from lampy.nn._helpers import rng_or_default
 from lampy.nn._module import Module
 from lampy.nn.functional._dropout import dropout
 
@@ -23,8 +24,10 @@ class Dropout(Module):
     """In training mode, each element is zeroed with probability ``p`` and the rest are
     scaled by ``1 / (1 - p)``; in evaluation mode the input passes through unchanged.
 
-    The module holds the Generator it draws masks from; every training-mode call
-    advances it (copies made by ``with_training`` share it). From Srivastava et
+    Given a Generator (``rng=``), the module holds it and every training-mode call
+    advances it (copies made by ``with_training`` share it); without one
+    (``nn.Dropout(0.2)``, as in PyTorch), each call draws from lampy's default
+    generator as it is then (``lampy.manual_seed``, ``lampy.random.fork_rng``). From Srivastava et
     al. (2014), "Dropout: a simple way to prevent neural networks from overfitting".
 
     Examples:
@@ -48,10 +51,12 @@ class Dropout(Module):
 
         Args:
             p: Probability of zeroing an element, in [0, 1].
-            rng: The generator drawing the masks; required when ``p > 0``.
+            rng: The generator drawing the masks; None draws from lampy's default
+                generator at each call.
 
         Raises:
-            LampyValueError: if ``p`` is outside [0, 1] or ``rng`` is missing for ``p > 0``.
+            LampyValueError: if ``p`` is outside [0, 1].
+            LampyTypeError: if ``rng`` is neither None nor a ``numpy.random.Generator``.
         """
         try:
             q = float(p)
@@ -59,15 +64,15 @@ class Dropout(Module):
             raise LampyTypeError(f"Dropout.init: p must be a float, got {p!r}.") from None
         if not 0.0 <= q <= 1.0:
             raise LampyValueError(f"Dropout.init: p must lie in [0, 1], got {p!r}.")
-        if q > 0 or rng is not None:
-            rng = require_rng("Dropout.init", rng, f"p = {q} > 0 draws random masks")
+        if rng is not None:
+            rng_or_default("Dropout.init", rng)  # the type check
         return cls(q, rng)
 
     @classmethod
     def _invalid_record(cls, fields: Mapping[str, Any]) -> str | None:
-        if fields["rng"] is None and fields["p"] != 0:
-            p = fields["p"]
-            return f"rng must be a numpy.random.Generator when p = {p} > 0 (it draws masks)"
+        p = fields["p"]
+        if isinstance(p, int | float) and not 0.0 <= p <= 1.0:
+            return f"p must lie in [0, 1], got {p!r}"
         return None
 
     def forward(self, input: Any) -> Any:

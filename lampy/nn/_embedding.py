@@ -13,7 +13,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, const, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_size, require_rng
+from lampy.nn._helpers import check_size, rng_or_default
 from lampy.nn._module import Module
 from lampy.nn.functional._embedding import embedding
 from lampy.ops._operands import value_of
@@ -105,14 +105,14 @@ class Embedding(Module):
             norm_type: The ``p`` of the p-norm for ``max_norm``.
             scale_grad_by_freq: Divide each row's gradient by its id's count in the batch.
             dtype: The weight's dtype.
-            rng: The generator drawing the initial rows (required).
+            rng: The generator drawing the initial rows (None: lampy's default generator).
         """
         owner = "Embedding.init"
         n = check_size(owner, "num_embeddings", num_embeddings, 0)
         d = check_size(owner, "embedding_dim", embedding_dim, 0)
         pad = _padding_idx(owner, padding_idx, n)
         mn, nt = _check_norm(owner, max_norm, norm_type)
-        w = _init.normal((n, d), rng=require_rng(owner, rng), dtype=dtype)
+        w = _init.normal((n, d), rng=rng_or_default(owner, rng), dtype=dtype)
         if pad is not None:
             w[pad] = 0
         return cls(param(w, copy=False), pad, mn, nt, bool(scale_grad_by_freq))

@@ -16,7 +16,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable
 from lampy.nn import init as _init
-from lampy.nn.functional._shared import require_rng
+from lampy.nn.functional._shared import rng_or_default
 
 if TYPE_CHECKING:
     from lampy.nn._module import Module
@@ -26,7 +26,7 @@ __all__ = [
     "check_size",
     "dtype_of",
     "named_errors",
-    "require_rng",
+    "rng_or_default",
     "shape_of",
     "uniform_bias",
 ]

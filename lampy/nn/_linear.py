@@ -16,7 +16,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of, uniform_bias
+from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import bilinear, linear
 from lampy.ops._shape import reshape
@@ -72,11 +72,11 @@ class Linear(Module):
             out_features: Size of each output sample.
             bias: Whether to learn an additive bias.
             dtype: The parameters' dtype.
-            rng: The generator drawing the initial weights (required).
+            rng: The generator drawing the initial weights (None: lampy's default generator).
         """
         n_in = check_size("Linear.init", "in_features", in_features, 0)
         n_out = check_size("Linear.init", "out_features", out_features, 0)
-        r = require_rng("Linear.init", rng)
+        r = rng_or_default("Linear.init", rng)
         w = _init.kaiming_uniform((n_out, n_in), a=math.sqrt(5), rng=r, dtype=dtype)
         b = param(uniform_bias(n_out, n_in, r, dtype)) if bias else None
         return cls(param(w), b)
@@ -152,7 +152,7 @@ class Bilinear(Module):
         n1 = check_size("Bilinear.init", "in1_features", in1_features, 0)
         n2 = check_size("Bilinear.init", "in2_features", in2_features, 0)
         n_out = check_size("Bilinear.init", "out_features", out_features, 0)
-        r = require_rng("Bilinear.init", rng)
+        r = rng_or_default("Bilinear.init", rng)
         bound = 1 / math.sqrt(n1) if n1 > 0 else 0.0
         w = _init.uniform((n_out, n1, n2), -bound, bound, rng=r, dtype=dtype)
         b = param(_init.uniform(n_out, -bound, bound, rng=r, dtype=dtype)) if bias else None

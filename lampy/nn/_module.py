@@ -8,9 +8,12 @@ fields in declaration order: ``named_parameters``, ``state_dict`` with PyTorch's
 keys, ``load_state_dict`` into the existing buffers, ``with_training`` copies, deep
 copies and pickles. ``eval_mode`` runs modules in evaluation mode for a block.
 
-The PyTorch habits that cannot work on immutable records fail loudly here, with the
-lampy way in the message: assigning an attribute, ``model.eval()``/``model.train()`` as
-statements, and calling a class with PyTorch's constructor arguments (``Linear(3, 2)``).
+Calling a module class with PyTorch's constructor arguments (``Linear(3, 2)``) runs
+its ``init`` factory (``_ModuleMeta.__call__``): the arguments that do not build the
+record from its fields go to ``init``, which draws from lampy's default generator when
+no ``rng=`` is given. The PyTorch habits that cannot work on immutable records fail
+loudly here, with the lampy way in the message: assigning an attribute after
+construction and ``model.eval()``/``model.train()`` as statements.
 """
 
 from __future__ import annotations
@@ -214,8 +217,49 @@ _TRAIN_FIX = (
 
 
 # ----------------------------------------------------------------- the record
+class _ModuleMeta(type):
+    """The metaclass of modules: a class call is either the record's constructor (its
+    fields, as ``attrs.evolve`` and ``init`` call it) or, when the arguments do not make
+    a record and bind to the class's ``init``, PyTorch's constructor call, which
+    ``init`` serves (``nn.Linear(3, 2)`` is ``nn.Linear.init(3, 2)``)."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        if "_lampy_settled" not in cls.__dict__:
+            _settle(cls)  # type: ignore[arg-type]
+        if (args or kwargs) and not getattr(cls, "_dynamic", False):
+            problem = _record_problem(cls, args, kwargs)
+            if problem is not None:
+                init = getattr(cls, "init", None)
+                if init is not None and _binds(init, args, kwargs):
+                    try:
+                        return init(*args, **kwargs)  # its records join the window
+                    except NoScopeError:
+                        call = f"{cls.__name__}({_call_text(args, kwargs)})"
+                        raise NoScopeError(
+                            f"{call} makes parameters, and no lampy.Scope is active: every "
+                            "parameter belongs to the scope that releases it. Build the "
+                            f"model inside one:\n\n    with lampy.Scope():\n        "
+                            f"model = ...\n"
+                        ) from None
+                raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
+        made = super().__call__(*args, **kwargs)
+        window = _CONSTRUCTION.get()
+        if window is not None:
+            window[id(made)] = made
+        return made
+
+
+def _binds(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> bool:
+    """Whether ``fn(*args, **kwargs)`` binds to ``fn``'s signature."""
+    try:
+        inspect.signature(fn).bind(*args, **kwargs)
+    except TypeError:
+        return False
+    return True
+
+
 @attrs.frozen(eq=False, repr=False)
-class Module:
+class Module(metaclass=_ModuleMeta):
     """Base class of neural-network modules: immutable records of parameters.
 
     Subclasses are ``attrs`` frozen records, declared with
@@ -224,7 +268,9 @@ class Module:
     PyTorch's constructor arguments, and define ``forward``. Calling a module calls
     ``forward``. Calling the class itself builds the record from its fields (``init``
     does, and so does ``attrs.evolve``); given PyTorch's constructor arguments instead
-    (``nn.Linear(3, 2)``), it raises at once and shows the ``init`` call.
+    (``nn.Linear(3, 2)``), it calls ``init`` with them (inside a ``lampy.Scope``, which
+    owns the parameters; random initialisations draw from lampy's default generator
+    unless ``rng=`` is given). Arguments that fit neither raise at once.
 
     Parameters are param Variables owned by the scope that was current when the module
     was made; forward passes run in child scopes, so a step's graph is released when its
@@ -267,13 +313,9 @@ class Module:
     _dynamic: ClassVar[bool] = False
 
     def __new__(cls, *args: Any, **kwargs: Any) -> Any:
-        # Copying and unpickling call __new__ alone, without arguments: nothing to check.
+        # Copying and unpickling call __new__ alone (the class call checks arguments).
         if "_lampy_settled" not in cls.__dict__:
             _settle(cls)
-        if (args or kwargs) and not cls._dynamic:
-            problem = _record_problem(cls, args, kwargs)
-            if problem is not None:
-                raise LampyTypeError(_construction_message(cls, args, kwargs, problem))
         return super().__new__(cls)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -781,17 +823,31 @@ def _construction_message(
     init = getattr(cls, "init", None)
     if init is None:
         return f"{called}: calling a module class builds the record from its fields, and {problem}."
-    extra = dict(kwargs)
-    if "rng" in inspect.signature(init).parameters and "rng" not in extra:
-        extra["rng"] = _Code("np.random.default_rng(0)")
-    right = f"{name}.init({_call_text(args, extra)})"
+    try:
+        init(*args, **kwargs)  # only to read the binding error: the call does not bind
+    except TypeError as e:
+        init_problem = str(e)
+    else:  # pragma: no cover - _binds said it does not bind
+        init_problem = "they do not bind"
     return (
-        f"{called}: calling a module class builds the record from its fields (the "
-        f"parameters as Variables, the settings), and {problem}. To make a new module "
-        "from PyTorch's constructor arguments, call its init factory inside a "
-        f"lampy.Scope(), which owns the new parameters:\n\n    with lampy.Scope():\n"
-        f"        module = {right}\n"
+        f"{called}: a module class takes either PyTorch's constructor arguments, those of "
+        f"{name}.init{_plain_signature(init)}, or the record's fields (the parameters as "
+        f"Variables, the settings). As init's arguments: {init_problem}; as the "
+        f"record's fields: {problem}."
     )
+
+
+def _plain_signature(fn: Callable[..., Any]) -> str:
+    """``fn``'s signature without annotations, types shown by name: ``(a, b=True, *,
+    dtype=float32)``."""
+    sig = inspect.signature(fn)
+    params = []
+    for p in sig.parameters.values():
+        default = p.default
+        if default is not p.empty and isinstance(default, type):
+            default = _Code(default.__name__)
+        params.append(p.replace(annotation=inspect.Parameter.empty, default=default))
+    return str(sig.replace(parameters=params, return_annotation=inspect.Signature.empty))
 
 
 class _Code(str):
@@ -823,7 +879,9 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
     if type(module)._dynamic:
         return (
             f"{what}{why}A {cls} takes its attributes in its __init__ (as PyTorch's "
-            "modules do) and is frozen when __init__ returns. To change a parameter's "
+            "modules do) and is frozen when __init__ returns (the submodules an "
+            "__init__ makes stay open until the outermost one returns: tie weights "
+            "there, as PyTorch code does). To change a parameter's "
             "values, write them in place (`model.load_state_dict({...})`, "
             "lampy.nn.init.normal_(p, ...), optimizers); for another submodule, build "
             "the module again."
@@ -835,7 +893,10 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
             "or declare it as a field of your own Module subclass (see lampy/nn/README.md)."
         )
     return (
-        f"{what}{why}To change a parameter's values, write them in place with "
+        f"{what}{why}To tie weights, assign inside the __init__ of a PyTorch-style module "
+        "that made this one (`self.lm_head.weight = self.wte.weight`), or build the "
+        "module from the shared param (`nn.Linear(wte.weight, None)`). "
+        "To change a parameter's values, write them in place with "
         "`model.load_state_dict({...})` (optimizers step in place too); for a module with "
         f"another {name!r}, make a new record: `attrs.evolve(model, {name}=new_value)` "
         "(a new parameter is made with lampy.param inside a lampy.Scope)."
@@ -844,6 +905,53 @@ def _immutable_message(module: Module, name: str, deleting: bool = False) -> str
 
 _OWN = "_lampy_"
 _BUILDING = "_lampy_building"
+
+# The construction window: while the outermost PyTorch-style __init__ of this context
+# runs, every module made (by it or anything it calls) is listed here, and its fields
+# may still be assigned, as PyTorch code does to tie weights
+# (``self.transformer.wte.weight = self.lm_head.weight``). When that __init__ returns,
+# the window closes and they are all frozen, as a module made alone is at once.
+_CONSTRUCTION: ContextVar[dict[int, Module] | None] = ContextVar(
+    "lampy.nn.construction", default=None
+)
+
+
+def _under_construction(module: Module) -> bool:
+    window = _CONSTRUCTION.get()
+    return window is not None and window.get(id(module)) is module
+
+
+def _assign_field(module: Module, name: str, value: Any) -> None:
+    """Assign a record's field inside the construction window, with the checks the
+    record's constructor makes (the field's type, ``_invalid_record``) and, for a
+    Variable replacing a Variable, the same shape and dtype (the module's settings were
+    derived from the old one)."""
+    cls = type(module)
+    field = next((f for f in attrs.fields(cls) if name in (f.name, f.alias) and f.init), None)
+    if field is None or field.name == "_training":
+        raise ImmutableModuleError(_immutable_message(module, name))
+    key = field.alias or field.name
+    what = f"{cls.__name__}.{name} = ..."
+    check = _record_spec(cls)[1].get(key)
+    if check is not None and not check.accepts(value):
+        raise LampyTypeError(f"{what}: {name} must be {check.describe()}, got {_short(value)}.")
+    old = getattr(module, field.name)
+    if (
+        isinstance(old, Variable)
+        and isinstance(value, Variable)
+        and (old.shape != value.shape or old.dtype != value.dtype)
+    ):
+        raise ShapeError(
+            f"{what}: the new {name} is {value.dtype} of shape {value.shape}, the old "
+            f"one {old.dtype} of shape {old.shape}; the module's settings were made "
+            "for the old one. Build the module again with the new sizes."
+        )
+    fields = {f.alias or f.name: getattr(module, f.name) for f in attrs.fields(cls) if f.init}
+    fields[key] = value
+    invalid = cls._invalid_record(fields)
+    if invalid is not None:
+        raise LampyValueError(f"{what}: {invalid}.")
+    object.__setattr__(module, field.name, value)
 
 
 def _settle(cls: type[Module]) -> None:
@@ -871,9 +979,13 @@ def _building(init: Callable[..., None]) -> Callable[..., None]:
         if depth == 0:
             object.__setattr__(self, "_training", True)  # even without super().__init__()
         state[_BUILDING] = depth + 1
+        window = _CONSTRUCTION.get()
+        token = _CONSTRUCTION.set({}) if window is None else None
         try:
             init(self, *args, **kwargs)
         finally:
+            if token is not None:
+                _CONSTRUCTION.reset(token)
             if depth:
                 state[_BUILDING] = depth
             else:
@@ -883,7 +995,7 @@ def _building(init: Callable[..., None]) -> Callable[..., None]:
 
 
 def _building_setattr(self: Module, name: str, value: Any) -> None:
-    if name == "_training" or not self.__dict__.get(_BUILDING):
+    if name == "_training" or not (self.__dict__.get(_BUILDING) or _under_construction(self)):
         raise ImmutableModuleError(_immutable_message(self, name))
     if name.startswith(_OWN) or name == "training":
         raise LampyTypeError(
@@ -893,12 +1005,15 @@ def _building_setattr(self: Module, name: str, value: Any) -> None:
 
 
 def _building_delattr(self: Module, name: str) -> None:
-    if not self.__dict__.get(_BUILDING):
+    if not (self.__dict__.get(_BUILDING) or _under_construction(self)):
         raise ImmutableModuleError(_immutable_message(self, name, deleting=True))
     object.__delattr__(self, name)
 
 
-def _immutable_setattr(self: Module, name: str, value: Any) -> NoReturn:
+def _immutable_setattr(self: Module, name: str, value: Any) -> None:
+    if name != "_training" and _under_construction(self):
+        _assign_field(self, name, value)
+        return
     raise ImmutableModuleError(_immutable_message(self, name))
 
 

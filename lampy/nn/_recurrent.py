@@ -21,7 +21,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._module import Module, inline
 from lampy.nn.functional._dropout import dropout as _dropout
 from lampy.nn.functional._linear import linear
@@ -139,13 +139,13 @@ class RNNBase(Module):
             )
         if np.dtype(dtype).kind != "f":
             raise DTypeError(f"{name}: dtype must be a floating dtype, got {np.dtype(dtype)}.")
-        r = require_rng(name, rng)
+        r = rng_or_default(name, rng)
         weights = _init_weights(
             _GATES[mode], n_in, hidden, layers, bool(bias), bool(bidirectional), proj, r, dtype
         )
         return cls(
             mode, n_in, hidden, layers, bool(bias), bool(batch_first), p, bool(bidirectional),
-            proj, weights, r,
+            proj, weights, rng,
         )  # fmt: skip
 
     # ----------------------------------------------------------------- info
@@ -339,11 +339,12 @@ class RNN(RNNBase):
             dropout: Dropout probability on each layer's output but the last, in training.
             bidirectional: Whether each layer also runs backwards in time.
             dtype: The parameters' dtype.
-            rng: The generator for the initial weights and dropout masks (required).
+            rng: The generator for the initial weights and dropout masks (None: lampy's
+                default generator).
 
         Raises:
-            LampyValueError: for non-positive sizes, an unknown nonlinearity, dropout
-                outside [0, 1] or a missing rng.
+            LampyValueError: for non-positive sizes, an unknown nonlinearity, or dropout
+                outside [0, 1].
         """
         if nonlinearity not in ("tanh", "relu"):
             raise LampyValueError(

@@ -19,7 +19,7 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
-from lampy.nn._helpers import check_dtype, check_size, require_rng, shape_of
+from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional._linear import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
@@ -38,7 +38,7 @@ def _weights(
         raise LampyTypeError(f"{owner}: bias must be a bool, got {bias!r}.")
     if np.dtype(dtype).kind != "f":
         raise DTypeError(f"{owner}: dtype must be a floating dtype, got {np.dtype(dtype)}.")
-    r = require_rng(owner, rng)
+    r = rng_or_default(owner, rng)
     k = 1 / math.sqrt(hidden)
 
     def draw(*shape: int) -> Variable:
@@ -163,7 +163,7 @@ class RNNCell(RNNCellBase):
             bias: Whether the cell has ``bias_ih`` and ``bias_hh``.
             nonlinearity: ``"tanh"`` or ``"relu"``.
             dtype: The parameters' dtype.
-            rng: The generator drawing the initial weights (required).
+            rng: The generator drawing the initial weights (None: lampy's default generator).
         """
         if nonlinearity not in ("tanh", "relu"):
             raise LampyValueError(

@@ -20,7 +20,7 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._variable import Variable, const, param
 from lampy.nn._attention import MultiheadAttention
 from lampy.nn._dropout import Dropout
-from lampy.nn._helpers import check_size, require_rng, shape_of
+from lampy.nn._helpers import check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn._normalization import LayerNorm
@@ -83,16 +83,18 @@ def _check_src(owner: str, what: str, x: Any, d_model: int, batch_first: bool) -
 
 def _layer_settings(
     owner: str, rng: Any, dropout: float, dim_feedforward: int, activation: Any
-) -> tuple[np.random.Generator, float, int, Activation]:
-    """The checked generator, dropout, feed-forward size and activation of a layer."""
-    r = require_rng(owner, rng)
+) -> tuple[np.random.Generator | None, float, int, Activation]:
+    """The checked generator (None: the default one), dropout, feed-forward size and
+    activation of a layer."""
+    if rng is not None:
+        rng_or_default(owner, rng)  # the type check; None: the default generator
     p = _check_dropout(owner, dropout)
     ff = check_size(owner, "dim_feedforward", dim_feedforward)
-    return r, p, ff, _activation(owner, activation)
+    return rng, p, ff, _activation(owner, activation)
 
 
 def _feed_forward_parts(
-    e: int, ff: int, p: float, bias: bool, dtype: Any, rng: np.random.Generator
+    e: int, ff: int, p: float, bias: bool, dtype: Any, rng: np.random.Generator | None
 ) -> tuple[Linear, Dropout, Linear]:
     """``linear1``, ``dropout`` and ``linear2`` of a layer's feed-forward block."""
     linear1 = Linear.init(e, ff, bias=bias, dtype=dtype, rng=rng)
@@ -212,7 +214,8 @@ class TransformerEncoderLayer(Module):
             norm_first: Pre-norm (layer norm before each block) when True.
             bias: Whether the linear layers and layer norms have biases.
             dtype: The parameters' dtype.
-            rng: The generator drawing the initial weights and dropout masks (required).
+            rng: The generator drawing the initial weights and dropout masks (None:
+                lampy's default generator).
         """
         r, p, ff, act = _layer_settings(
             "TransformerEncoderLayer.init", rng, dropout, dim_feedforward, activation

@@ -1,7 +1,8 @@
 """Parameter initialisations with PyTorch's formulas (``torch.nn.init``), as pure functions.
 
 Each returns a new numpy array of ``shape`` and ``dtype`` (float32 by default, as in
-PyTorch) drawn from an explicit ``numpy.random.Generator``; wrap it with
+PyTorch) drawn from the ``numpy.random.Generator`` given as ``rng=`` (lampy's default
+generator, ``lampy.manual_seed``, when None); wrap it with
 ``lampy.param`` to make a parameter. PyTorch's in-place versions, ending in an
 underscore (``normal_(m.weight, 0.0, 0.02, generator=rng)``), write into a param
 through ``lampy.in_place`` (its version goes up), for ``model.apply(fn)``. The
@@ -20,6 +21,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._inplace import in_place
 from lampy.autograd._variable import Variable
+from lampy.random import resolve_rng
 
 __all__ = [
     "constant_",
@@ -130,11 +132,11 @@ def uniform(
     a: float = 0.0,
     b: float = 1.0,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     dtype: Any = np.float32,
 ) -> np.ndarray:
     """Values drawn uniformly from ``[a, b)``."""
-    return rng.uniform(a, b, _shape(shape)).astype(dtype)
+    return resolve_rng("nn.init.uniform", rng).uniform(a, b, _shape(shape)).astype(dtype)
 
 
 def normal(
@@ -142,11 +144,11 @@ def normal(
     mean: float = 0.0,
     std: float = 1.0,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     dtype: Any = np.float32,
 ) -> np.ndarray:
     """Values drawn from ``N(mean, std**2)``."""
-    return rng.normal(mean, std, _shape(shape)).astype(dtype)
+    return resolve_rng("nn.init.normal", rng).normal(mean, std, _shape(shape)).astype(dtype)
 
 
 def trunc_normal(
@@ -156,10 +158,11 @@ def trunc_normal(
     a: float = -2.0,
     b: float = 2.0,
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     dtype: Any = np.float32,
 ) -> np.ndarray:
     """``N(mean, std**2)`` truncated to ``[a, b]`` (by redrawing values outside it)."""
+    rng = resolve_rng("nn.init.trunc_normal", rng)
     out = rng.normal(mean, std, _shape(shape))
     bad = (out < a) | (out > b)
     while bad.any():
@@ -184,7 +187,11 @@ def ones(shape: Shape, *, dtype: Any = np.float32) -> np.ndarray:
 
 
 def xavier_uniform(
-    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator, dtype: Any = np.float32
+    shape: Shape,
+    gain: float = 1.0,
+    *,
+    rng: np.random.Generator | None = None,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
     """Glorot uniform: ``U(-bound, bound)``, ``bound = gain * sqrt(6 / (fan_in + fan_out))``.
 
@@ -197,7 +204,11 @@ def xavier_uniform(
 
 
 def xavier_normal(
-    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator, dtype: Any = np.float32
+    shape: Shape,
+    gain: float = 1.0,
+    *,
+    rng: np.random.Generator | None = None,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
     """Glorot normal: ``N(0, std**2)``, ``std = gain * sqrt(2 / (fan_in + fan_out))``."""
     fan_in, fan_out = fan_in_and_fan_out(shape)
@@ -220,7 +231,7 @@ def kaiming_uniform(
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     dtype: Any = np.float32,
 ) -> np.ndarray:
     """He uniform: ``U(-bound, bound)``, ``bound = gain * sqrt(3 / fan)``.
@@ -238,7 +249,7 @@ def kaiming_normal(
     mode: str = "fan_in",
     nonlinearity: str = "leaky_relu",
     *,
-    rng: np.random.Generator,
+    rng: np.random.Generator | None = None,
     dtype: Any = np.float32,
 ) -> np.ndarray:
     """He normal: ``N(0, std**2)``, ``std = gain / sqrt(fan)``."""
@@ -246,7 +257,11 @@ def kaiming_normal(
 
 
 def orthogonal(
-    shape: Shape, gain: float = 1.0, *, rng: np.random.Generator, dtype: Any = np.float32
+    shape: Shape,
+    gain: float = 1.0,
+    *,
+    rng: np.random.Generator | None = None,
+    dtype: Any = np.float32,
 ) -> np.ndarray:
     """A (semi-)orthogonal matrix, flattened over the trailing dimensions, times ``gain``.
 
@@ -257,7 +272,7 @@ def orthogonal(
     if len(s) < 2:
         raise LampyValueError(f"orthogonal: needs at least 2 dimensions, got shape {s}.")
     rows, cols = s[0], math.prod(s[1:])
-    flat = rng.normal(0.0, 1.0, (rows, cols))
+    flat = resolve_rng("nn.init.orthogonal", rng).normal(0.0, 1.0, (rows, cols))
     if rows < cols:
         flat = flat.T
     q, r = np.linalg.qr(flat)
@@ -271,8 +286,8 @@ def orthogonal(
 # PyTorch's in-place initialisers, for ``model.apply(fn)`` written as PyTorch's: they
 # write into a param's memory through ``lampy.in_place`` (so its version goes up and a
 # graph built before is stale) and return it. The random ones take PyTorch's
-# ``generator=`` (or ``rng=``): a ``numpy.random.Generator``, required, since lampy has no
-# global random state.
+# ``generator=`` (or ``rng=``): a ``numpy.random.Generator``, or None for lampy's default
+# generator, as PyTorch's draw from its global one.
 Target = Variable | np.ndarray
 
 
@@ -293,14 +308,7 @@ def _fill(name: str, tensor: Target, make: Callable[[tuple[int, ...], Any], np.n
 
 
 def _generator(name: str, generator: Any, rng: Any) -> np.random.Generator:
-    g = generator if generator is not None else rng
-    if not isinstance(g, np.random.Generator):
-        raise LampyTypeError(
-            f"nn.init.{name}: pass generator=np.random.default_rng(seed) (or rng=): lampy has "
-            "no global random state, so every random draw takes an explicit "
-            f"numpy.random.Generator; got {type(g).__name__}."
-        )
-    return g
+    return resolve_rng(f"nn.init.{name}", generator if generator is not None else rng)
 
 
 def uniform_(

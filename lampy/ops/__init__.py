@@ -39,8 +39,10 @@ from lampy.ops._comparison import signbit as signbit
 from lampy.ops._convolve import convolve as convolve
 from lampy.ops._convolve import correlate as correlate
 from lampy.ops._creation import arange as arange
+from lampy.ops._creation import from_numpy as from_numpy
 from lampy.ops._creation import full as full
 from lampy.ops._creation import linspace as linspace
+from lampy.ops._creation import tensor as tensor
 from lampy.ops._cumulative import cumprod as cumprod
 from lampy.ops._cumulative import cumsum as cumsum
 from lampy.ops._diagonal import diag as diag
@@ -152,6 +154,10 @@ from lampy.ops._rounding import round as round
 from lampy.ops._rounding import sign as sign
 from lampy.ops._rounding import trunc as trunc
 from lampy.ops._sampling import multinomial as multinomial
+from lampy.ops._sampling import rand as rand
+from lampy.ops._sampling import randint as randint
+from lampy.ops._sampling import randn as randn
+from lampy.ops._sampling import randperm as randperm
 from lampy.ops._scatter import gather as gather
 from lampy.ops._scatter import index_add as index_add
 from lampy.ops._scatter import index_select as index_select

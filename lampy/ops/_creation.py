@@ -1,6 +1,7 @@
-"""Making arrays from values: linspace and full, with numpy's names and signatures.
+"""Making arrays from values: linspace, full and arange with numpy's names and
+signatures, and PyTorch's ``tensor`` and ``from_numpy``.
 
-Both are differentiable in the values they are made from (``start`` and ``stop``, the
+linspace and full are differentiable in the values they are made from (``start`` and ``stop``, the
 fill value), which may be Variables; the shape arguments are plain integers.
 """
 
@@ -11,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyValueError, ShapeError, drops_gradient
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError, drops_gradient
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._variable import Variable, op
+from lampy.autograd._variable import Variable, const, op, param
 from lampy.ops._operands import contrib_of, needs_grad, real_result, value_of
 
 _matmul = np.matmul
@@ -166,10 +167,7 @@ def arange(
     Raises:
         LampyValueError: for a device other than the CPU, or a step of 0.
     """
-    if device is not None and str(device).split(":")[0] != "cpu":
-        raise LampyValueError(
-            f"arange: lampy runs on numpy, on the CPU; there is no device {device!r}."
-        )
+    _cpu("arange", device)
     if step == 0:
         raise LampyValueError("arange: step must not be 0.")
     if stop is None:
@@ -178,4 +176,55 @@ def arange(
     return op("arange", value)
 
 
-__all__ = ["arange", "full", "linspace"]
+def _cpu(name: str, device: Any) -> None:
+    if device is not None and str(device).split(":")[0] != "cpu":
+        raise LampyValueError(
+            f"{name}: lampy runs on numpy, on the CPU; there is no device {device!r}."
+        )
+
+
+def tensor(
+    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+) -> Variable:
+    """A new leaf Variable holding a copy of ``data``, as ``torch.tensor``: a constant,
+    or with ``requires_grad=True`` a param (``lampy.param``), in the current scope.
+
+    Args:
+        data: An array, array-like or scalar (a Variable's value is copied).
+        dtype: The dtype to cast to (None: numpy's, as ``numpy.asarray`` reads it).
+        device: PyTorch's argument, accepted for ``"cpu"`` only.
+        requires_grad: Whether the result needs a gradient (a floating dtype then).
+
+    Raises:
+        LampyValueError: for a device other than the CPU.
+        NoScopeError: if no scope is active.
+
+    Examples:
+        >>> import lampy
+        >>> with lampy.Scope():
+        ...     t = lampy.tensor([[1, 2], [3, 4]], dtype=lampy.long)
+        ...     print(t.size(), t.dtype, t.requires_grad)
+        (2, 2) int64 False
+    """
+    _cpu("tensor", device)
+    return param(data, dtype) if requires_grad else const(data, dtype)
+
+
+def from_numpy(ndarray: np.ndarray) -> Variable:
+    """A constant Variable holding ``ndarray``, as ``torch.from_numpy``. PyTorch's
+    shares the array's memory, and so does this one (read-only, without a copy): do not
+    change the array while the Variable lives.
+
+    Raises:
+        LampyTypeError: if ``ndarray`` is not a numpy array.
+        NoScopeError: if no scope is active.
+    """
+    if not isinstance(ndarray, np.ndarray):
+        raise LampyTypeError(
+            f"from_numpy: expected a numpy.ndarray, got {type(ndarray).__name__}; "
+            "lampy.tensor(data) copies any array-like."
+        )
+    return const(ndarray, copy=False)
+
+
+__all__ = ["arange", "from_numpy", "full", "linspace", "tensor"]

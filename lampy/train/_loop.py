@@ -22,7 +22,7 @@ from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable
 from lampy.nn._module import Module
-from lampy.optim._clip import NonFiniteNormError, clip_grad_norm_
+from lampy.nn.utils import NonFiniteNormError, clip_grad_norm_
 from lampy.train._anomaly import NonFiniteError, find_nonfinite
 from lampy.train._callbacks import Callback
 from lampy.train._evaluate import batch_size, scalar

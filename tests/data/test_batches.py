@@ -61,15 +61,16 @@ def test_shuffle_differs_between_epochs_and_repeats_with_the_seed() -> None:
 
 
 def test_batches_errors() -> None:
-    """Mismatched lengths, bad batch sizes and shuffle without rng are clear errors."""
+    """Mismatched lengths, bad batch sizes and shuffled shards without rng are clear
+    errors."""
     with pytest.raises(ShapeError, match=r"different lengths \[3, 4\]"):
         Batches(np.zeros(3), np.zeros(4), batch_size=2)
     with pytest.raises(LampyValueError, match="batch_size must be at least 1, got 0"):
         Batches(np.zeros(3), batch_size=0)
     with pytest.raises(LampyTypeError, match="batch_size must be an int"):
         Batches(np.zeros(3), batch_size=2.0)  # type: ignore[arg-type]
-    with pytest.raises(LampyValueError, match="shuffle=True needs rng"):
-        Batches(np.zeros(3), batch_size=2, shuffle=True)
+    with pytest.raises(LampyValueError, match="shuffle=True with shard= needs rng"):
+        Batches(np.zeros(4), batch_size=2, shuffle=True, shard=(0, 2))
     with pytest.raises(ShapeError, match="0-d"):
         Batches(np.float64(1.0), batch_size=1)
     with pytest.raises(LampyValueError, match="at least one array"):

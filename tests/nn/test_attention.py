@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import lampy
-from lampy._errors import DTypeError, LampyValueError, ShapeError
+from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.nn.functional._attention import scaled_dot_product_attention as sdpa
 from lampy.testing import check_grad
 
@@ -207,9 +207,9 @@ def test_attention_zero_sizes() -> None:
         (((2, 3), (4, 3), (4, 2)), {"dropout_p": 1.5}, LampyValueError, "between 0 and 1"),
         (
             ((2, 3), (4, 3), (4, 2)),
-            {"dropout_p": 0.5},
-            LampyValueError,
-            "rng is required because dropout_p=0.5",
+            {"dropout_p": 0.5, "rng": 0},
+            LampyTypeError,
+            "numpy.random.Generator",
         ),
     ],
 )

@@ -170,15 +170,21 @@ def test_module_dict_attribute_access() -> None:
             _ = d.c
 
 
-def test_init_in_place_needs_a_generator() -> None:
-    """nn.init.normal_ without generator= says how to pass one; zeros_ needs none."""
+def test_init_in_place_draws_from_the_default_generator() -> None:
+    """nn.init.normal_ without generator= draws from lampy's default generator (as
+    PyTorch's from its global one); a generator that is not one is named; zeros_,
+    ones_ and constant_ draw nothing."""
     with lampy.Scope():
         w = lampy.param(np.ones(3, np.float32))
-        with pytest.raises(lampy.LampyTypeError, match=r"generator=np\.random\.default_rng"):
-            nn.init.normal_(w, 0.0, 0.02)
+        lampy.manual_seed(0)
+        nn.init.normal_(w, 0.0, 0.02)
+        want = np.random.default_rng(0).normal(0.0, 0.02, 3).astype(np.float32)
+        np.testing.assert_array_equal(w.value, want)
+        with pytest.raises(lampy.LampyTypeError, match=r"nn\.init\.normal_: rng must be"):
+            nn.init.normal_(w, 0.0, 0.02, generator=0)
         assert nn.init.ones_(nn.init.zeros_(w)) is w and w.value.tolist() == [1, 1, 1]
         nn.init.constant_(w, 0.5)
-        assert w.value.tolist() == [0.5] * 3 and w.version == 3
+        assert w.value.tolist() == [0.5] * 3 and w.version == 4
 
 
 def test_in_place_init_marks_old_graphs_stale() -> None:
@@ -207,3 +213,50 @@ def test_initialiser_numbers_follow_pytorch() -> None:
         bound = 1 / 50**0.5
         assert abs(w.value).max() <= bound and abs(t.numpy()).max() <= bound
         assert abs(w.value).max() > 0.9 * bound
+
+
+class _Tied(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.blocks = nn.ModuleDict(dict(wte=nn.Embedding(5, 3)))
+        self.head = nn.Linear(3, 5, bias=False)
+        self.blocks.wte.weight = self.head.weight  # PyTorch's weight tying
+
+    def forward(self, idx: Any) -> Any:
+        return self.head(self.blocks.wte(idx))
+
+
+def test_weight_tying_by_assignment_inside_init() -> None:
+    """``self.a.sub.weight = self.b.weight`` inside a PyTorch-style __init__ ties the
+    weight: listed once in parameters(), under both keys in state_dict, kept tied by
+    deepcopy; after __init__ returns the submodules are frozen again."""
+    with lampy.Scope():
+        m = _Tied()
+        assert m.blocks.wte.weight is m.head.weight
+        assert len(m.parameters()) == 1
+        assert list(m.state_dict()) == ["blocks.wte.weight", "head.weight"]
+        c = copy.deepcopy(m)
+        assert c.blocks.wte.weight is c.head.weight and c.head.weight is not m.head.weight
+        with pytest.raises(lampy.ImmutableModuleError, match="To tie weights"):
+            m.blocks.wte.weight = m.head.weight
+        with pytest.raises(lampy.ImmutableModuleError):
+            m.head = nn.Linear(3, 5)
+
+
+def test_assignment_inside_init_is_checked_as_the_record_is() -> None:
+    """A field assigned in the construction window takes what the record takes: a
+    Variable of the same shape and dtype for a weight, a known field name."""
+
+    class Bad(nn.Module):
+        def __init__(self, value: Any, name: str = "weight") -> None:
+            super().__init__()
+            self.lin = nn.Linear(3, 2)
+            setattr(self.lin, name, value)
+
+    with lampy.Scope():
+        with pytest.raises(lampy.ShapeError, match=r"shape \(3, 3\).*\(2, 3\)"):
+            Bad(lampy.param(np.zeros((3, 3), np.float32)))
+        with pytest.raises(lampy.LampyTypeError, match="weight must be a Variable"):
+            Bad(np.zeros((2, 3), np.float32))
+        with pytest.raises(lampy.ImmutableModuleError, match="no field 'scale'"):
+            Bad(1.0, "scale")

@@ -37,15 +37,15 @@ def test_multinomial_draws_indices_of_positive_weights(
 
 def test_multinomial_rows_frequencies_and_errors() -> None:
     """2-d weights give one row of draws per row; frequencies follow the weights; a
-    missing generator, negative weights and 3-d input are named errors."""
+    generator that is not one, negative weights and 3-d input are named errors."""
     rng = np.random.default_rng(0)
     with lampy.Scope():
         probs = F.softmax(lampy.param(np.log(np.array([[1.0, 3.0], [3.0, 1.0]]))), dim=-1)
         out = lampy.multinomial(probs, 4000, replacement=True, rng=rng)
     assert out.shape == (2, 4000)
     np.testing.assert_allclose(out.mean(axis=1), [0.75, 0.25], atol=0.03)
-    with pytest.raises(lampy.LampyTypeError, match=r"rng=np\.random\.default_rng"):
-        lampy.multinomial(np.ones(3), 1)
+    with pytest.raises(lampy.LampyTypeError, match=r"multinomial: rng must be"):
+        lampy.multinomial(np.ones(3), 1, generator=0)  # type: ignore[arg-type]
     with pytest.raises(lampy.LampyValueError):
         lampy.multinomial(np.array([1.0, -1.0]), 1, rng=rng)
     with pytest.raises(lampy.ShapeError):
@@ -79,3 +79,51 @@ def test_arange_is_a_constant_with_torch_values() -> None:
         torch = pytest.importorskip("torch")
         for args in ((5,), (2, 9, 3), (0.5, 2.0, 0.5), (-3, 3)):
             np.testing.assert_array_equal(lampy.arange(*args).value, torch.arange(*args).numpy())
+
+
+def test_tensor_from_numpy_and_dtype_names_are_pytorchs() -> None:
+    """lampy.tensor copies into a constant (a param with requires_grad=True),
+    lampy.from_numpy wraps an array without a copy, and lampy.long is int64, so a
+    PyTorch driver's `torch.tensor(x)`, `torch.from_numpy(a)` and `dtype=torch.long`
+    port with the import changed."""
+    a = np.arange(6).reshape(2, 3)
+    with lampy.Scope():
+        t = lampy.tensor(a, dtype=lampy.long)
+        assert t.dtype == np.int64 and not t.requires_grad and t.size() == (2, 3)
+        w = lampy.tensor([1.0, 2.0], dtype=lampy.float32, requires_grad=True)
+        assert w.requires_grad and w.dtype == np.float32
+        f = lampy.from_numpy(a)
+        assert np.shares_memory(f.value, a) and f.view(-1).tolist() == list(range(6))
+        with pytest.raises(lampy.LampyTypeError, match=r"from_numpy: expected a numpy\.ndarray"):
+            lampy.from_numpy([1, 2])  # type: ignore[arg-type]
+        with pytest.raises(lampy.LampyValueError, match="no device 'cuda'"):
+            lampy.tensor(a, device="cuda")
+    assert lampy.long is np.int64 and lampy.float64 is np.float64
+
+
+def test_rand_randn_randint_randperm_follow_pytorchs_signatures() -> None:
+    """PyTorch's draws, as numpy arrays: ``*size`` as ints or a tuple, float32 and int64
+    by default, ``randint(high, size)`` and ``randint(low, high, size)``, drawn from
+    the default generator (``manual_seed``) unless ``rng=``/``generator=`` is given."""
+    lampy.manual_seed(0)
+    a = lampy.rand(2, 3)
+    lampy.manual_seed(0)
+    np.testing.assert_array_equal(lampy.rand((2, 3)), a)
+    assert a.dtype == np.float32 and lampy.randn(4, dtype=np.float64).dtype == np.float64
+    g = np.random.default_rng(1)
+    np.testing.assert_array_equal(
+        lampy.randn(5, generator=g), np.random.default_rng(1).standard_normal(5, np.float32)
+    )
+    ix = lampy.randint(10, (100,))
+    assert ix.dtype == np.int64 and ix.min() >= 0 and ix.max() < 10
+    jx = lampy.randint(5, 8, (100,))
+    assert jx.min() >= 5 and jx.max() < 8 and lampy.randint(3, size=(2,)).shape == (2,)
+    assert sorted(lampy.randperm(6).tolist()) == list(range(6))
+    with pytest.raises(lampy.LampyTypeError, match="pass a size"):
+        lampy.randint(10)
+    with pytest.raises(lampy.LampyValueError, match="greater than low"):
+        lampy.randint(5, 5, (1,))
+    with pytest.raises(lampy.LampyTypeError, match="float32 or float64"):
+        lampy.rand(2, dtype=np.int64)
+    with pytest.raises(lampy.LampyTypeError, match="size must be ints"):
+        lampy.randn(2.5)

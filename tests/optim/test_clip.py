@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import lampy
 from lampy._errors import LampyTypeError
-from lampy.optim._clip import NonFiniteNormError, clip_grad_norm_, clip_grad_value_
+from lampy.optim import NonFiniteNormError, clip_grad_norm_, clip_grad_value_
 
 
 def _params_with_grads(grads: list[np.ndarray]) -> list[lampy.Variable]:
@@ -105,3 +105,11 @@ def test_min_norm_ignores_empty_gradients() -> None:
         np.testing.assert_allclose(ps[2].grad, [3.0 / (2.0 + 1e-6)])
         (empty,) = _params_with_grads([np.zeros(0)])
         assert clip_grad_norm_([empty], 1.0, math.inf) == 0.0  # max over nothing: 0
+
+
+def test_clipping_is_under_pytorchs_nn_utils_too() -> None:
+    """``torch.nn.utils.clip_grad_norm_`` ports as ``lampy.nn.utils.clip_grad_norm_``:
+    the same functions as ``lampy.optim``'s."""
+    assert lampy.nn.utils.clip_grad_norm_ is clip_grad_norm_
+    assert lampy.nn.utils.clip_grad_value_ is clip_grad_value_
+    assert lampy.nn.utils.NonFiniteNormError is NonFiniteNormError

@@ -21,7 +21,7 @@ from lampy._errors import DTypeError, LampyValueError, ShapeError
 from lampy.autograd._remat import replayable
 from lampy.autograd._unbroadcast import unbroadcast
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import SharedInBackward, compiled, require_rng
+from lampy.nn.functional._shared import SharedInBackward, compiled, rng_or_default
 from lampy.ops._operands import contrib_of, needs_grad, value_of
 
 __all__ = ["scaled_dot_product_attention"]
@@ -203,7 +203,8 @@ def scaled_dot_product_attention(
         scale: The score scale; ``1 / sqrt(E)`` by default.
         enable_gqa: Grouped-query attention: key and value may have fewer heads (axis
             -3) than the query, each serving ``Hq / Hk`` consecutive query heads.
-        rng: The random generator, required when ``0 < dropout_p < 1``.
+        rng: The generator drawing the dropout mask (``0 < dropout_p < 1``); lampy's
+            default generator (``lampy.manual_seed``) when None.
 
     Returns:
         The attention output.
@@ -211,7 +212,7 @@ def scaled_dot_product_attention(
     Raises:
         ShapeError: if the shapes do not fit (named in the message).
         DTypeError: if the mask is neither boolean nor floating.
-        LampyValueError: for ``dropout_p`` outside [0, 1], a missing ``rng``, or both
+        LampyValueError: for ``dropout_p`` outside [0, 1], or both
             ``attn_mask`` and ``is_causal``.
 
     A row whose keys are all masked gives zeros (and zero gradients), not NaN, as
@@ -248,10 +249,8 @@ def scaled_dot_product_attention(
     n_l, n_e, n_s = q.shape[-2], q.shape[-1], k.shape[-2]
     scores_shape = (*batch, n_l, n_s)
     blocked, bias = _mask_of(attn_mask, is_causal, scores_shape, dtype)
-    keep = None
     if 0 < dropout_p < 1:
-        why = f"dropout_p={dropout_p} draws random masks"
-        require_rng(_NAME, rng, why, "dropout_p=0.0 for evaluation")
+        rng = rng_or_default(_NAME, rng)
     s = float(1.0 / math.sqrt(n_e) if scale is None else scale)
     sc = dtype.type(s)
 

@@ -1,11 +1,12 @@
 """Dropout of ``lampy.nn.functional``: ``dropout``, ``dropout1d``, ``dropout2d``,
 ``dropout3d`` and ``alpha_dropout``, with PyTorch's names, arguments and defaults.
 
-Randomness is explicit: every function takes a ``numpy.random.Generator`` through the
-keyword ``rng``, required whenever elements may be dropped (``training`` and
-``0 < p < 1``), so the same seed gives the same mask. Each call is one op that keeps
-its scaled mask for the backward pass. float32 stays float32 (the uniform draws are
-float32 too).
+Every function takes a ``numpy.random.Generator`` through the keyword ``rng``; without
+one, masks are drawn from lampy's default generator (``lampy.manual_seed``), as
+PyTorch's are from its global one. The same seed gives the same mask, and inside
+``lampy.remat`` the recomputation draws the same masks again (``replayable``). Each
+call is one op that keeps its scaled mask for the backward pass. float32 stays float32
+(the uniform draws are float32 too).
 
 ``inplace=True`` is accepted for compatibility and has no effect: lampy's values are
 immutable, so the result is always a new Variable and the input is left unchanged. Code
@@ -23,7 +24,7 @@ from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd import _ledger
 from lampy.autograd._remat import replayable
 from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import require_rng
+from lampy.nn.functional._shared import rng_or_default
 from lampy.ops._operands import contrib_of, value_of
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d"]
@@ -57,11 +58,6 @@ def _float_or_trivial(
     return a, None
 
 
-def _rng(name: str, rng: Any, p: float) -> np.random.Generator:
-    why = f"training with p={p} draws random masks"
-    return require_rng(name, rng, why, "training=False for evaluation")
-
-
 def _keep(rng: np.random.Generator, shape: tuple[int, ...], p: float, dtype: Any) -> np.ndarray:
     """A boolean mask that is True with probability ``1 - p``, drawn from ``rng``."""
     draw_dtype = np.float32 if dtype == np.float32 else np.float64
@@ -81,7 +77,9 @@ def _masked(
         return trivial
     if _ledger.open_budgets:  # the output has the input's shape: checked first
         _ledger.reserve(name, a.shape, a.dtype)
-    keep = _keep(_rng(name, rng, p), a.shape if mask_shape is None else mask_shape, p, a.dtype)
+    keep = _keep(
+        rng_or_default(name, rng), a.shape if mask_shape is None else mask_shape, p, a.dtype
+    )
     mask = np.multiply(keep, a.dtype.type(1.0 / (1.0 - p)), dtype=a.dtype)  # 0 or 1/(1-p)
     value = a * mask
     return op(name, value, contrib_of(input, lambda g: g * mask))
@@ -107,11 +105,12 @@ def dropout(
         p: The probability of zeroing an element, in [0, 1].
         training: Apply dropout (True) or return the input (False).
         inplace: Accepted for PyTorch compatibility; no effect (see the module notes).
-        rng: The random generator, required when ``training`` and ``0 < p < 1``.
+        rng: The generator drawing the mask (when ``training`` and ``0 < p < 1``);
+            lampy's default generator (``lampy.manual_seed``) when None.
 
     Raises:
-        LampyValueError: if ``p`` is outside [0, 1], or ``rng`` is missing when needed.
-        LampyTypeError: if ``rng`` is not a ``numpy.random.Generator``.
+        LampyValueError: if ``p`` is outside [0, 1].
+        LampyTypeError: if ``rng`` is neither None nor a ``numpy.random.Generator``.
 
     Gradient:
         ``dx = g * mask / (1 - p)`` with the forward pass's mask (0 for ``p = 1``).
@@ -226,7 +225,7 @@ def alpha_dropout(
     a_in, trivial = _float_or_trivial(name, input, p, training)
     if trivial is not None:
         return trivial
-    keep = _keep(_rng(name, rng, p), a_in.shape, p, a_in.dtype)
+    keep = _keep(rng_or_default(name, rng), a_in.shape, p, a_in.dtype)
     al = _SELU_ALPHA_PRIME
     a = 1.0 / np.sqrt((al * al * p + 1) * (1 - p))
     t = a_in.dtype.type

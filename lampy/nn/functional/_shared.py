@@ -12,8 +12,8 @@
   or per feature), faster than numpy's broadcasting loop.
 - ``exp_`` and ``shifted_exp``: exp in place, and the shifted exp with its sums that
   softmax, log-softmax and cross-entropy start from.
-- ``require_rng``: the check that a random generator was given, for the ops and modules
-  that draw random numbers (lampy has no global random state).
+- ``rng_or_default``: the generator given, or lampy's default one, for the ops and modules
+  that draw random numbers.
 - ``numba_kernels``, ``compiled`` and ``kernel_input``: the compiled kernels of
   ``layer_norm``, ``gelu``, ``softmax`` and ``log_softmax`` (``_numba_kernels``, with
   Numba installed), whether an array can take them, and an array in the one layout they
@@ -28,9 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError
 from lampy._memory import set_writeable
 from lampy.autograd._shared import SharedInBackward
+from lampy.random import resolve_rng
 
 __all__ = [
     "SharedInBackward",
@@ -41,7 +41,7 @@ __all__ = [
     "frozen",
     "kernel_input",
     "numba_kernels",
-    "require_rng",
+    "rng_or_default",
     "shifted_exp",
     "spread",
     "sum_along",
@@ -212,33 +212,15 @@ def kernel_input(a: np.ndarray) -> np.ndarray:
     return v
 
 
-def require_rng(
-    owner: str,
-    rng: Any,
-    why: str = "its parameters are initialised randomly",
-    instead: str = "",
-) -> np.random.Generator:
-    """``rng`` itself if it is a ``numpy.random.Generator``, else a clear error.
+def rng_or_default(owner: str, rng: Any) -> np.random.Generator:
+    """``rng`` itself if given, else lampy's default generator
+    (``lampy.default_generator()``, seeded by ``lampy.manual_seed``).
 
     Args:
         owner: The op or factory, named first in the message (``"Linear.init"``).
-        rng: What the caller passed.
-        why: Why a generator is needed, completing "rng is required because ...".
-        instead: An alternative to passing one, completing "..., or ..." (optional).
+        rng: What the caller passed (None for the default generator).
 
     Raises:
-        LampyValueError: if ``rng`` is None.
-        LampyTypeError: if ``rng`` is not a Generator.
+        LampyTypeError: if ``rng`` is neither None nor a Generator.
     """
-    if rng is None:
-        alternative = f", or {instead}" if instead else ""
-        raise LampyValueError(
-            f"{owner}: rng is required because {why}; pass rng=np.random.default_rng(seed) "
-            f"(lampy has no global random state){alternative}."
-        )
-    if not isinstance(rng, np.random.Generator):
-        raise LampyTypeError(
-            f"{owner}: rng must be a numpy.random.Generator (np.random.default_rng(seed)), "
-            f"got {type(rng).__name__}."
-        )
-    return rng
+    return resolve_rng(owner, rng)

@@ -377,8 +377,6 @@ def test_init_errors() -> None:
     with lampy.Scope():
         with pytest.raises(LampyValueError, match="divisible by num_heads"):
             MultiheadAttention.init(10, 3, rng=rng)
-        with pytest.raises(LampyValueError, match="rng is required"):
-            MultiheadAttention.init(8, 2)
         with pytest.raises(LampyValueError, match="add_bias_kv"):
             MultiheadAttention.init(8, 2, add_bias_kv=True, rng=rng)
         with pytest.raises(LampyValueError, match="add_zero_attn"):

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import lampy
-from lampy._errors import LampyValueError, ShapeError
+from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.nn._conv import Conv1d, Conv2d, ConvTranspose1d, ConvTranspose2d
 from lampy.nn._pooling import AdaptiveAvgPool2d, AvgPool1d, AvgPool2d, MaxPool1d, MaxPool2d
 from lampy.testing import check_grad
@@ -222,8 +222,8 @@ def test_conv_errors() -> None:
             ConvTranspose1d.init(1, 1, 3, padding_mode="reflect", rng=_rng())
         with pytest.raises(LampyValueError, match="output_padding"):
             ConvTranspose2d.init(1, 1, 3, stride=2, output_padding=2, rng=_rng())
-        with pytest.raises(LampyValueError, match="rng is required"):
-            Conv1d.init(1, 1, 3)
+        with pytest.raises(LampyTypeError, match="Generator"):
+            Conv1d.init(1, 1, 3, rng=0)  # type: ignore[arg-type]
 
 
 def test_conv_round_trip() -> None:

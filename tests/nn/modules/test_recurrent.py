@@ -549,7 +549,7 @@ def test_cell_errors() -> None:
 @pytest.mark.parametrize(
     ("make", "error", "match"),
     [
-        (lambda: LSTM.init(3, 4), LampyValueError, "rng is required"),
+        (lambda: LSTM.init(3, 4, rng=0), LampyTypeError, "Generator"),
         (lambda: LSTM.init(3, 4, proj_size=4, rng=_rng()), LampyValueError, "smaller"),
         (lambda: RNN.init(3, 4, nonlinearity="gelu", rng=_rng()), LampyValueError, "gelu"),
         (lambda: GRU.init(3, 0, rng=_rng()), LampyValueError, "hidden_size"),

@@ -407,8 +407,6 @@ def test_errors() -> None:
             TransformerDecoderLayer.init(8, 2, activation=3, rng=rng)  # type: ignore[arg-type]
         with pytest.raises(LampyValueError, match="divisible by num_heads"):
             TransformerEncoderLayer.init(8, 3, rng=rng)
-        with pytest.raises(LampyValueError, match="rng is required"):
-            TransformerEncoderLayer.init(8, 2)
         layer = TransformerEncoderLayer.init(8, 2, 16, batch_first=True, rng=rng)
         with pytest.raises(
             ShapeError,
