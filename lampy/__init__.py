@@ -10,6 +10,8 @@ from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
+from lampy import special as special  # scipy is imported on first use, not here
+from lampy import stats as stats
 from lampy import train as train
 from lampy._errors import AmbiguousMethodError as AmbiguousMethodError
 from lampy._errors import BackwardError as BackwardError
