@@ -10,7 +10,7 @@ import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of
-from lampy.special._common import binary, like, refuse_gradient, sp, unary
+from lampy.special._common import like, ordered, refuse_gradient, sp, unary
 
 _ORDER = "the derivative of a Bessel function in its order has no closed form"
 
@@ -31,11 +31,13 @@ def i1(x: Operand) -> Variable:
     (``scipy.special.i1``).
 
     Gradient:
-        ``dx = g * (i0(x) + iv(2, x)) / 2``.
+        ``dx = g * (i0(x) + iv(2, x)) / 2``, computed as ``(i0e(x) + ive(2, x)) / 2 *
+        exp(|x|)`` (scipy's ``iv(2, x)`` is nan for ``x`` near the smallest normal float).
     """
     a, value = unary("i1", x)
     s = sp("i1")
-    return op("i1", value, contrib_of(x, lambda g: g * ((s.i0(a) + s.iv(2, a)) * 0.5)))
+    d = lambda g: g * ((s.i0e(a) + s.ive(2, a)) * 0.5 * np.exp(np.abs(a)))
+    return op("i1", value, contrib_of(x, d))
 
 
 def iv(v: Any, x: Operand) -> Variable:
@@ -46,12 +48,20 @@ def iv(v: Any, x: Operand) -> Variable:
         LampyValueError: if ``v`` needs a gradient.
 
     Gradient:
-        ``dx = g * (iv(v - 1, x) + iv(v + 1, x)) / 2``; none in ``v``.
+        ``dx = g * (iv(v - 1, x) + iv(v + 1, x)) / 2``, computed as ``(ive(v - 1, x) +
+        ive(v + 1, x)) / 2 * exp(|x|)`` (scipy's ``iv`` is nan for ``x`` near the
+        smallest normal float); none in ``v``.
     """
     refuse_gradient("iv", "v", v, _ORDER)
-    n, a, value = binary("iv", v, x)
+    n, a, value = ordered("iv", v, x)
     s = sp("iv")
-    return op("iv", value, contrib_of(x, lambda g: g * ((s.iv(n - 1, a) + s.iv(n + 1, a)) * 0.5)))
+    return op(
+        "iv",
+        value,
+        contrib_of(
+            x, lambda g: g * like((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 * np.exp(np.abs(a)), a)
+        ),
+    )
 
 
 def ive(v: Any, x: Operand) -> Variable:
@@ -64,9 +74,9 @@ def ive(v: Any, x: Operand) -> Variable:
         ``dx = g * ((ive(v - 1, x) + ive(v + 1, x)) / 2 - sign(x) ive(v, x))``; none in ``v``.
     """
     refuse_gradient("ive", "v", v, _ORDER)
-    n, a, value = binary("ive", v, x)
+    n, a, value = ordered("ive", v, x)
     s = sp("ive")
-    d = lambda g: g * ((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 - np.sign(a) * value)
+    d = lambda g: g * like((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 - np.sign(a) * value, a)
     return op("ive", value, contrib_of(x, d))
 
 
@@ -102,9 +112,11 @@ def jn(n: Any, x: Operand) -> Variable:
         ``dx = g * (jv(n - 1, x) - jv(n + 1, x)) / 2``; none in ``n``.
     """
     refuse_gradient("jn", "n", n, _ORDER)
-    k, a, value = binary("jn", n, x)
+    k, a, value = ordered("jn", n, x)
     s = sp("jn")
-    return op("jn", value, contrib_of(x, lambda g: g * ((s.jv(k - 1, a) - s.jv(k + 1, a)) * 0.5)))
+    return op(
+        "jn", value, contrib_of(x, lambda g: g * like((s.jv(k - 1, a) - s.jv(k + 1, a)) * 0.5, a))
+    )
 
 
 def y0(x: Operand) -> Variable:
@@ -141,8 +153,7 @@ def yn(n: Any, x: Operand) -> Variable:
         ``dx = g * (yv(n - 1, x) - yv(n + 1, x)) / 2``; none in ``n``.
     """
     refuse_gradient("yn", "n", n, _ORDER)
-    k, a, value = binary("yn", n, x)
-    value = like(value, a)
+    k, a, value = ordered("yn", n, x)
     s = sp("yn")
     d = lambda g: g * like((s.yv(k - 1, a) - s.yv(k + 1, a)) * 0.5, a)
     return op("yn", value, contrib_of(x, d))

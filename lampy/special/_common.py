@@ -37,12 +37,25 @@ def binary(name: str, x1: Any, x2: Any, fn: Callable[..., Any] | None = None) ->
     return a, b, value
 
 
+def ordered(name: str, order: Any, x: Any) -> tuple[Any, Any, Any]:
+    """The values of an order or shape argument (``n``, ``v``, ``a``: no gradient) and of
+    ``x``, and ``scipy.special.<name>(order, x)`` in ``x``'s float dtype: an integer
+    order next to a float32 ``x`` keeps it float32. A broadcasting failure is a
+    ShapeError."""
+    k, a = value_of(order), value_of(x)
+    try:
+        value = getattr(sp(name), name)(k, a)
+    except ValueError:
+        raise broadcast_error(name, k, a) from None
+    return k, a, like(value, a)
+
+
 def like(value: Any, *values: Any) -> Any:
     """``value`` in the dtype numpy's promotion gives ``values``, where scipy computes in
     float64 what a float32 input asked (``polygamma``, ``yn``, ``multigammaln``): float32
     stays float32."""
     dtype = np.result_type(*values)
-    if dtype.kind == "f" and np.result_type(value) != dtype:
+    if dtype.kind == "f" and np.result_type(value) != dtype:  # float64 from an order
         return np.asarray(value, dtype=dtype)[()]
     return value
 

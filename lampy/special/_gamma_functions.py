@@ -10,7 +10,7 @@ import numpy as np
 
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
-from lampy.special._common import binary, like, refuse_gradient, sp, unary
+from lampy.special._common import binary, like, ordered, refuse_gradient, sp, unary
 
 
 def gamma(x: Operand) -> Variable:
@@ -69,8 +69,7 @@ def polygamma(n: Any, x: Operand) -> Variable:
         ``dx = g * polygamma(n + 1, x)``; none in ``n``.
     """
     refuse_gradient("polygamma", "n", n, "it is an integer order")
-    k, a, value = binary("polygamma", n, x)
-    value = like(value, a)
+    k, a, value = ordered("polygamma", n, x)
     return op(
         "polygamma",
         value,
@@ -149,8 +148,8 @@ def gammainc(a: Any, x: Operand) -> Variable:
         ``dx = g * x**(a-1) exp(-x) / gamma(a)``; none in ``a``.
     """
     refuse_gradient("gammainc", "a", a, "its derivative in a has no closed form")
-    s, y, value = binary("gammainc", a, x)
-    return op("gammainc", value, contrib_of(x, lambda g: g * _incomplete_density(s, y)))
+    s, y, value = ordered("gammainc", a, x)
+    return op("gammainc", value, contrib_of(x, lambda g: g * like(_incomplete_density(s, y), y)))
 
 
 def gammaincc(a: Any, x: Operand) -> Variable:
@@ -164,8 +163,8 @@ def gammaincc(a: Any, x: Operand) -> Variable:
         ``dx = -g * x**(a-1) exp(-x) / gamma(a)``; none in ``a``.
     """
     refuse_gradient("gammaincc", "a", a, "its derivative in a has no closed form")
-    s, y, value = binary("gammaincc", a, x)
-    return op("gammaincc", value, contrib_of(x, lambda g: -g * _incomplete_density(s, y)))
+    s, y, value = ordered("gammaincc", a, x)
+    return op("gammaincc", value, contrib_of(x, lambda g: -g * like(_incomplete_density(s, y), y)))
 
 
 __all__ = [

@@ -18,6 +18,7 @@ from . import (
     table_reductions,
     table_shape,
     table_signal,
+    table_special,
     table_unary,
 )
 from .spec import OpSpec
@@ -36,6 +37,7 @@ OPS: list[OpSpec] = [
     *table_differences.OPS,
     *table_signal.OPS,
     *table_creation.OPS,
+    *table_special.OPS,
 ]
 
 BINARY_ELEMENTWISE: list[OpSpec] = [
