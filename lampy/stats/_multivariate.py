@@ -50,7 +50,7 @@ def dirichlet_logpdf(x: Operand, alpha: Operand) -> Variable:
 
     ``x`` holds the components along its first axis (``K`` of them, or ``K - 1``, the
     last then ``1 - sum``), ``alpha`` is 1-d of length ``K``; the result has ``x``'s
-    other axes.
+    other axes, squeezed as scipy's is.
 
     Raises:
         LampyValueError: if ``alpha`` is not positive or a point is off the simplex.
@@ -64,7 +64,7 @@ def dirichlet_logpdf(x: Operand, alpha: Operand) -> Variable:
     x = _simplex(x, alpha)
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
     log_b = lsum(gammaln(alpha)) - gammaln(lsum(alpha))
-    return lsum(xlogy(a - 1, x), axis=0) - log_b
+    return squeeze(lsum(xlogy(a - 1, x), axis=0) - log_b)
 
 
 def dirichlet_pdf(x: Operand, alpha: Operand) -> Variable:

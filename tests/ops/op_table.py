@@ -19,6 +19,7 @@ from . import (
     table_shape,
     table_signal,
     table_special,
+    table_stats,
     table_unary,
 )
 from .spec import OpSpec
@@ -38,6 +39,7 @@ OPS: list[OpSpec] = [
     *table_signal.OPS,
     *table_creation.OPS,
     *table_special.OPS,
+    *table_stats.OPS,
 ]
 
 BINARY_ELEMENTWISE: list[OpSpec] = [
