@@ -8,6 +8,7 @@ from typing import Any
 
 import numpy as np
 
+from lampy._errors import LampyValueError
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 from lampy.special._common import binary, like, ordered, refuse_gradient, sp, unary
@@ -83,12 +84,21 @@ def multigammaln(a: Operand, d: int) -> Variable:
     (``scipy.special.multigammaln``, which needs ``a > (d - 1) / 2``). A float32 ``a``
     gives float32.
 
+    Raises:
+        LampyValueError: if ``d < 1`` or an ``a`` is not above ``(d - 1) / 2``.
+
     Gradient:
         ``da = g * sum_j digamma(a - j/2)``, ``j = 0 .. d-1``.
     """
     dim = operator.index(d)
     s = sp("multigammaln")
     x = value_of(a)
+    if dim < 1 or np.any(np.asarray(x) <= 0.5 * (dim - 1)):
+        raise LampyValueError(
+            f"lampy.special.multigammaln: needs d >= 1 and every a > (d - 1) / 2 = "
+            f"{0.5 * (dim - 1)} (scipy's domain), got d = {dim} and min(a) = "
+            f"{np.min(x) if np.size(x) else None}. Keep a above (d - 1) / 2."
+        )
     value = like(s.multigammaln(x, dim), x)
 
     def d_a(g: Any) -> Any:

@@ -92,14 +92,12 @@ def logsumexp(
     """
     x = value_of(a)
     w = None if b is None else value_of(b)
-    ndim = np.ndim(x) if w is None else len(np.broadcast_shapes(np.shape(x), np.shape(w)))
-    axes = normalize_axis("logsumexp", axis, ndim) if axis is not None else None
     try:
-        value, sign = sp("logsumexp").logsumexp(
-            x, axis=axes, b=w, keepdims=keepdims, return_sign=True
-        )
+        ndim = np.ndim(x) if w is None else len(np.broadcast_shapes(np.shape(x), np.shape(w)))
     except ValueError:
         raise broadcast_error("logsumexp", x, w) from None
+    axes = normalize_axis("logsumexp", axis, ndim) if axis is not None else None
+    value, sign = sp("logsumexp").logsumexp(x, axis=axes, b=w, keepdims=keepdims, return_sign=True)
     if not return_sign:
         value = np.where(sign < 0, np.nan, value)[()]
     reduced = tuple(range(ndim)) if axes is None else axes

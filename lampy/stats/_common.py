@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError
+from lampy._scipy import scipy_module
 from lampy.autograd._variable import Operand, Variable, const
 from lampy.ops import log, where
 from lampy.ops._operands import needs_grad
@@ -17,10 +18,16 @@ _NEG_INF = -float("inf")
 _NAN = float("nan")
 
 
-def floats(*args: Operand) -> list[Variable]:
-    """The arguments as Variables, constants in the float dtype numpy's promotion gives
-    them all (Python numbers weak, so float32 points stay float32; integers become
-    float64). Variables are returned as they are."""
+def floats(name: str, *args: Operand) -> list[Variable]:
+    """The arguments of ``lampy.stats.<name>`` as Variables, constants in the float dtype
+    numpy's promotion gives them all (Python numbers weak, so float32 points stay
+    float32; integers become float64). Variables are returned as they are.
+
+    Raises:
+        MissingExtraError: scipy is not installed (lampy.stats is the ``lampy[scipy]``
+            extra's, even where a formula needs no scipy function).
+    """
+    scipy_module("scipy.special", f"lampy.stats.{name}")
     kinds = [a.dtype if isinstance(a, (Variable, np.ndarray, np.generic)) else a for a in args]
     dtype = np.result_type(*kinds)  # Python numbers are weak: float32 stays float32
     if dtype.kind != "f":

@@ -32,7 +32,7 @@ def norm_logpdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
         With ``z = (x - loc) / scale``: ``dx = -g z / scale``, ``dloc = g z / scale``,
         ``dscale = g (z**2 - 1) / scale`` (through lampy's ops).
     """
-    x, loc, scale = floats(x, loc, scale)
+    x, loc, scale = floats("norm.logpdf", x, loc, scale)
     z, s = _standard(x, loc, scale)
     return finish(-0.5 * square(z) - log(s) - _HALF_LOG_2PI, positive(scale))
 
@@ -52,7 +52,7 @@ def norm_cdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
     Gradient:
         ``dz = g * pdf(z)`` with ``z = (x - loc) / scale``, through ``lampy.special.ndtr``.
     """
-    x, loc, scale = floats(x, loc, scale)
+    x, loc, scale = floats("norm.cdf", x, loc, scale)
     z, _ = _standard(x, loc, scale)
     return finish(ndtr(z), positive(scale))
 
@@ -63,7 +63,7 @@ def norm_logcdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
     Gradient:
         ``dz = g * pdf(z) / cdf(z)``, through ``lampy.special.log_ndtr``.
     """
-    x, loc, scale = floats(x, loc, scale)
+    x, loc, scale = floats("norm.logcdf", x, loc, scale)
     z, _ = _standard(x, loc, scale)
     return finish(log_ndtr(z), positive(scale))
 
@@ -74,7 +74,7 @@ def norm_sf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
     Gradient:
         ``dz = -g * pdf(z)``.
     """
-    x, loc, scale = floats(x, loc, scale)
+    x, loc, scale = floats("norm.sf", x, loc, scale)
     z, _ = _standard(x, loc, scale)
     return finish(ndtr(-z), positive(scale))
 
@@ -85,7 +85,7 @@ def norm_logsf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
     Gradient:
         ``dz = -g * pdf(z) / sf(z)``.
     """
-    x, loc, scale = floats(x, loc, scale)
+    x, loc, scale = floats("norm.logsf", x, loc, scale)
     z, _ = _standard(x, loc, scale)
     return finish(log_ndtr(-z), positive(scale))
 
@@ -99,7 +99,7 @@ def t_logpdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -> V
         In ``x``, ``df``, ``loc`` and ``scale``, through lampy's ops and
         ``lampy.special.gammaln`` (whose derivative is digamma).
     """
-    x, df, loc, scale = floats(x, df, loc, scale)
+    x, df, loc, scale = floats("t.logpdf", x, df, loc, scale)
     z, s = _standard(x, loc, scale)
     n = kept(positive(df), df, 1.0)
     half = (n + 1) * 0.5
@@ -127,7 +127,7 @@ def beta_logpdf(
         In ``x``, ``a``, ``b``, ``loc`` and ``scale``, through ``lampy.special``'s
         ``xlogy``, ``xlog1py`` and ``betaln``; 0 outside the support.
     """
-    x, a, b, loc, scale = floats(x, a, b, loc, scale)
+    x, a, b, loc, scale = floats("beta.logpdf", x, a, b, loc, scale)
     z, s = _standard(x, loc, scale)
     outside = (plain(z) < 0) | (plain(z) > 1)
     z = kept(~outside, z, 0.5)
@@ -154,7 +154,7 @@ def gamma_logpdf(x: Operand, a: Operand, loc: Operand = 0, scale: Operand = 1) -
         In ``x``, ``a``, ``loc`` and ``scale``, through lampy's ops and ``lampy.special``;
         0 outside the support.
     """
-    x, a, loc, scale = floats(x, a, loc, scale)
+    x, a, loc, scale = floats("gamma.logpdf", x, a, loc, scale)
     z, s = _standard(x, loc, scale)
     outside = plain(z) < 0
     z = kept(~outside, z, 1.0)
@@ -184,7 +184,7 @@ def gamma_cdf(x: Operand, a: Operand, loc: Operand = 0, scale: Operand = 1) -> V
         ``lampy.special.gammainc``); none in ``a``.
     """
     refuse("gamma.cdf", "a", a, _NO_SHAPE_GRADIENT)
-    x, a, loc, scale = floats(x, a, loc, scale)
+    x, a, loc, scale = floats("gamma.cdf", x, a, loc, scale)
     z, _ = _standard(x, loc, scale)
     outside = plain(z) < 0
     valid = positive(a, scale)
@@ -212,7 +212,7 @@ def chi2_logpdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -
     Gradient:
         In ``x``, ``df``, ``loc`` and ``scale``; 0 outside the support.
     """
-    x, df, loc, scale = floats(x, df, loc, scale)
+    x, df, loc, scale = floats("chi2.logpdf", x, df, loc, scale)
     z, s = _standard(x, loc, scale)
     outside = plain(z) < 0
     z = kept(~outside, z, 1.0)
@@ -242,7 +242,7 @@ def chi2_cdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -> V
         In ``x``, ``loc`` and ``scale``; none in ``df``.
     """
     refuse("chi2.cdf", "df", df, _NO_SHAPE_GRADIENT)
-    x, df, loc, scale = floats(x, df, loc, scale)
+    x, df, loc, scale = floats("chi2.cdf", x, df, loc, scale)
     z, _ = _standard(x, loc, scale)
     outside = plain(z) < 0
     valid = positive(df, scale)

@@ -12,11 +12,13 @@ from lampy.special import gammaincc, gammaln, xlogy
 from lampy.stats._common import count, finish, floats, kept, log_probability, plain
 
 
-def _counts(k: Operand, mu: Operand, loc: Operand) -> tuple[np.ndarray, Variable, np.ndarray]:
+def _counts(
+    name: str, k: Operand, mu: Operand, loc: Operand
+) -> tuple[np.ndarray, Variable, np.ndarray]:
     """``k - loc`` as a constant array in ``mu``'s float dtype, ``mu``, and where ``mu``
     is valid (``mu >= 0``, scipy's check)."""
-    (m,) = floats(mu)
-    kk = count("poisson", "k", k) - count("poisson", "loc", loc)
+    (m,) = floats(f"poisson.{name}", mu)
+    kk = count(f"poisson.{name}", "k", k) - count(f"poisson.{name}", "loc", loc)
     return np.asarray(kk, dtype=m.dtype), m, plain(m) >= 0
 
 
@@ -32,7 +34,7 @@ def poisson_logpmf(k: Operand, mu: Operand, loc: Operand = 0) -> Variable:
         ``dmu = g * (k / mu - 1)`` (``-g`` at ``k = 0``, also for ``mu = 0``); none in
         ``k`` or ``loc``.
     """
-    kk, mu, valid = _counts(k, mu, loc)
+    kk, mu, valid = _counts("logpmf", k, mu, loc)
     outside = ~((kk >= 0) & (kk == np.floor(kk)))
     kk = np.where(outside, 0, kk)
     m = kept(valid, mu, 1.0)
@@ -61,7 +63,7 @@ def poisson_cdf(k: Operand, mu: Operand, loc: Operand = 0) -> Variable:
     Gradient:
         ``dmu = -g * pmf(floor(k - loc), mu)`` (through ``lampy.special.gammaincc``).
     """
-    kk, mu, valid = _counts(k, mu, loc)
+    kk, mu, valid = _counts("cdf", k, mu, loc)
     kk = np.floor(kk)
     outside = kk < 0
     cdf = gammaincc(np.where(outside, 0, kk) + 1, kept(valid, mu, 1.0))

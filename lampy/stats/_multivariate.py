@@ -24,13 +24,13 @@ def _simplex(x: Variable, alpha: Variable) -> Variable:
     a, xv = plain(alpha), plain(x)
     if a.ndim != 1 or a.shape[0] < 2 or np.any(a <= 0):
         raise LampyValueError(
-            f"dirichlet: alpha must be a 1-d array of at least 2 positive values, got shape "
-            f"{a.shape}."
+            "lampy.stats.dirichlet: alpha must be a 1-d array of at least 2 positive "
+            f"values, got shape {a.shape} (min {a.min() if a.size else None})."
         )
     if xv.ndim == 0 or xv.shape[0] not in (a.shape[0], a.shape[0] - 1):
         raise ShapeError(
-            f"dirichlet: x of shape {xv.shape} must hold {a.shape[0]} (or {a.shape[0] - 1}) "
-            "components along its first axis, as alpha has."
+            f"lampy.stats.dirichlet: x of shape {xv.shape} must hold {a.shape[0]} (or "
+            f"{a.shape[0] - 1}) components along its first axis, as alpha has."
         )
     if xv.shape[0] == a.shape[0] - 1:
         x = concatenate([x, expand_dims(1 - lsum(x, axis=0), 0)], axis=0)
@@ -38,8 +38,9 @@ def _simplex(x: Variable, alpha: Variable) -> Variable:
     tol = 10 * math.sqrt(np.finfo(xv.dtype).eps) if xv.dtype.kind == "f" else 1e-9
     if np.any(xv < 0) or np.any(xv > 1) or np.any(np.abs(xv.sum(0) - 1) > tol):
         raise LampyValueError(
-            "dirichlet: each point x must lie on the simplex: components in [0, 1] that sum "
-            "to 1 along the first axis."
+            "lampy.stats.dirichlet: each point x must lie on the simplex: components in "
+            "[0, 1] that sum to 1 along the first axis (normalise x, or give K - 1 "
+            "components and let the last be 1 - sum)."
         )
     return x
 
@@ -60,7 +61,7 @@ def dirichlet_logpdf(x: Operand, alpha: Operand) -> Variable:
         ``dx_k = g (alpha_k - 1) / x_k``; ``dalpha_k = g (log x_k - digamma(alpha_k) +
         digamma(sum alpha))``, through ``lampy.special``.
     """
-    x, alpha = floats(x, alpha)
+    x, alpha = floats("dirichlet.logpdf", x, alpha)
     x = _simplex(x, alpha)
     a = reshape(alpha, (-1,) + (1,) * (x.ndim - 1))
     log_b = lsum(gammaln(alpha)) - gammaln(lsum(alpha))
@@ -89,14 +90,15 @@ def _covariance(mean: Variable | None, cov: Variable) -> tuple[Variable, Variabl
         cov = diag(cov)
     if np.shape(plain(cov)) != (dim, dim):
         raise ShapeError(
-            f"multivariate_normal: cov of shape {cv.shape} does not fit a mean of dimension "
-            f"{dim}: give a scalar, a diagonal of length {dim} or a ({dim}, {dim}) matrix."
+            f"lampy.stats.multivariate_normal: cov of shape {cv.shape} does not fit a mean "
+            f"of dimension {dim}: give a scalar, a diagonal of length {dim} or a ({dim}, "
+            f"{dim}) matrix."
         )
     try:
         np.linalg.cholesky(plain(cov))
     except np.linalg.LinAlgError:
         raise LampyValueError(
-            "multivariate_normal: cov is not symmetric positive definite (allow_singular "
+            "lampy.stats.multivariate_normal: cov is not positive definite (allow_singular "
             "is not supported): check it, or add a small multiple of the identity."
         ) from None
     if mean is None:
@@ -125,10 +127,11 @@ def multivariate_normal_logpdf(
     """
     if allow_singular:
         raise LampyValueError(
-            "multivariate_normal: allow_singular=True is not supported (its pseudo-inverse "
-            "has no stable gradient); regularise cov instead."
+            "lampy.stats.multivariate_normal: allow_singular=True is not supported (its "
+            "pseudo-inverse has no stable gradient); add a small multiple of the identity "
+            "to cov instead."
         )
-    x, cov, *rest = floats(x, cov, *(() if mean is None else (mean,)))
+    x, cov, *rest = floats("multivariate_normal.logpdf", x, cov, *(() if mean is None else (mean,)))
     m, cov, dim = _covariance(rest[0] if rest else None, cov)
     xv = plain(x)
     if xv.ndim == 0 or (xv.ndim == 1 and dim == 1):
@@ -138,8 +141,8 @@ def multivariate_normal_logpdf(
     shape = np.shape(plain(x))[:-1]
     if np.shape(plain(x))[-1] != dim:
         raise ShapeError(
-            f"multivariate_normal: points of shape {xv.shape} do not have the dimension "
-            f"{dim} of the mean and cov along their last axis."
+            f"lampy.stats.multivariate_normal: points of shape {xv.shape} do not have the "
+            f"dimension {dim} of the mean and cov along their last axis."
         )
     r = transpose(reshape(x - m, (-1, dim)))
     maha = lsum(r * solve(cov, r), axis=0)
