@@ -28,11 +28,15 @@ def floats(name: str, *args: Operand) -> list[Variable]:
             extra's, even where a formula needs no scipy function).
     """
     scipy_module("scipy.special", f"lampy.stats.{name}")
-    kinds = [a.dtype if isinstance(a, (Variable, np.ndarray, np.generic)) else a for a in args]
+    kinds = [a if type(a) in (int, float, bool) else _dtype(a) for a in args]
     dtype = np.result_type(*kinds)  # Python numbers are weak: float32 stays float32
     if dtype.kind != "f":
         dtype = np.dtype(np.float64)
     return [a if type(a) is Variable else const(a, dtype) for a in args]
+
+
+def _dtype(a: Operand) -> np.dtype[Any]:
+    return a.dtype if isinstance(a, (Variable, np.ndarray, np.generic)) else np.asarray(a).dtype
 
 
 def plain(v: Variable) -> np.ndarray:
