@@ -4,7 +4,7 @@ extra: scipy computes the values, lampy adds the gradients).
 Every function takes Variables, arrays or numbers, broadcasts as scipy's ufuncs do and
 keeps float32 as float32. Gradients are in the arguments whose derivative has a closed
 form; asking for one in an integer or Bessel order, or in ``a`` of ``gammainc``, raises
-``lampy.LampyValueError``. Without scipy installed, calling any of them raises
+``LampyValueError``. Without scipy installed, calling any of them raises
 ``lampy.MissingExtraError`` naming ``pip install "lampy[scipy]"``.
 """
 
