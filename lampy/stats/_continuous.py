@@ -8,8 +8,11 @@ from __future__ import annotations
 
 import math
 
-from lampy.autograd._variable import Operand, Variable
+import numpy as np
+
+from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops import exp, log, log1p, square
+from lampy.ops._operands import contrib_of, value_of
 from lampy.special import betaln, gammainc, gammaln, log_ndtr, ndtr, xlog1py, xlogy
 from lampy.stats._common import finish, floats, kept, log_probability, plain, positive, refuse
 
@@ -26,15 +29,27 @@ def _standard(x: Variable, loc: Variable, scale: Variable) -> tuple[Variable, Va
 
 
 def norm_logpdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
-    """Log-density of the normal distribution (``scipy.stats.norm.logpdf``).
+    """Log-density of the normal distribution (``scipy.stats.norm.logpdf``):
+    ``-z**2 / 2 - log(scale) - log(2 pi) / 2`` with ``z = (x - loc) / scale``. One op
+    (the workhorse of Gaussian likelihoods), not a chain of them.
 
     Gradient:
-        With ``z = (x - loc) / scale``: ``dx = -g z / scale``, ``dloc = g z / scale``,
-        ``dscale = g (z**2 - 1) / scale`` (through lampy's ops).
+        ``dx = -g z / scale``, ``dloc = g z / scale``, ``dscale = g (z**2 - 1) / scale``.
     """
     x, loc, scale = floats("norm.logpdf", x, loc, scale)
-    z, s = _standard(x, loc, scale)
-    return finish(-0.5 * square(z) - log(s) - _HALF_LOG_2PI, positive(scale))
+    valid = positive(scale)
+    s = kept(valid, scale, 1.0)
+    xv, mv, sv = value_of(x), value_of(loc), value_of(s)
+    z = (xv - mv) / sv
+    value = -0.5 * (z * z) - np.log(sv) - _HALF_LOG_2PI
+    logp = op(
+        "norm.logpdf",
+        value,
+        contrib_of(x, lambda g: g * (z / sv) * -1.0),
+        contrib_of(loc, lambda g: g * (z / sv)),
+        contrib_of(s, lambda g: g * ((z * z - 1.0) / sv)),
+    )
+    return finish(logp, valid)
 
 
 def norm_pdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
