@@ -245,7 +245,8 @@ import numpy as np
 import lampy
 assert "scipy" not in sys.modules or sys.modules["scipy"] is None
 for call in (lambda: lampy.special.erf(np.ones(2)),
-             lambda: lampy.stats.norm.logpdf(np.ones(2))):
+             lambda: lampy.stats.norm.logpdf(np.ones(2)),
+             lambda: lampy.linalg.sqrtm(np.eye(2))):
     with lampy.Scope():
         try:
             call()
@@ -257,8 +258,9 @@ for call in (lambda: lampy.special.erf(np.ones(2)),
 
 
 def test_without_scipy_import_works_and_use_names_the_extra() -> None:
-    """Without scipy, ``import lampy`` works, and calling lampy.special or lampy.stats
-    raises MissingExtraError naming the function and ``pip install "lampy[scipy]"``."""
+    """Without scipy, ``import lampy`` works, and calling lampy.special, lampy.stats or
+    scipy's functions in lampy.linalg raises MissingExtraError naming the function and
+    ``pip install "lampy[scipy]"``."""
     run = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(_WITHOUT_SCIPY)],
         capture_output=True,
@@ -267,8 +269,10 @@ def test_without_scipy_import_works_and_use_names_the_extra() -> None:
     )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
-    assert len(lines) == 2
+    assert len(lines) == 3
     assert "lampy.special.erf" in lines[0]
+    assert "lampy.stats.norm.logpdf" in lines[1]
+    assert "lampy.linalg.sqrtm" in lines[2]
     assert all('pip install "lampy[scipy]"' in line for line in lines)
 
 
