@@ -10,6 +10,7 @@ from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
+from lampy import signal as signal
 from lampy import special as special  # scipy is imported on first use, not here
 from lampy import stats as stats
 from lampy import train as train

@@ -1,12 +1,9 @@
 """lampy.special beyond the op table: scipy's values at the edges of each domain,
-refused gradients, bad input, 0-d and empty arrays, logsumexp's signs, and the error
-without scipy. (Values and gradients inside the domains: tests/ops/table_special.py.)"""
+refused gradients, bad input, 0-d and empty arrays, and logsumexp's signs. (Values and
+gradients inside the domains: tests/ops/table_special.py.)"""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import textwrap
 from collections.abc import Callable
 from typing import Any
 
@@ -234,51 +231,3 @@ def test_logsumexp_matches_lampy_logsumexp_without_weights() -> None:
         np.testing.assert_array_equal(
             special.logsumexp(a, axis=1).value, lampy.logsumexp(a, axis=1).value
         )
-
-
-# ------------------------------------------------------------------ without scipy
-
-_WITHOUT_SCIPY = """
-import sys
-sys.modules["scipy"] = None  # import scipy now raises ImportError
-import numpy as np
-import lampy
-assert "scipy" not in sys.modules or sys.modules["scipy"] is None
-for call in (lambda: lampy.special.erf(np.ones(2)),
-             lambda: lampy.stats.norm.logpdf(np.ones(2)),
-             lambda: lampy.linalg.sqrtm(np.eye(2))):
-    with lampy.Scope():
-        try:
-            call()
-        except lampy.MissingExtraError as e:
-            print(e)
-        else:
-            raise SystemExit("no error")
-"""
-
-
-def test_without_scipy_import_works_and_use_names_the_extra() -> None:
-    """Without scipy, ``import lampy`` works, and calling lampy.special, lampy.stats or
-    scipy's functions in lampy.linalg raises MissingExtraError naming the function and
-    ``pip install "lampy[scipy]"``."""
-    run = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_WITHOUT_SCIPY)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr
-    lines = run.stdout.splitlines()
-    assert len(lines) == 3
-    assert "lampy.special.erf" in lines[0]
-    assert "lampy.stats.norm.logpdf" in lines[1]
-    assert "lampy.linalg.sqrtm" in lines[2]
-    assert all('pip install "lampy[scipy]"' in line for line in lines)
-
-
-def test_import_lampy_does_not_import_scipy() -> None:
-    """``import lampy`` (lampy.special and lampy.stats included) does not import scipy:
-    it is imported on first use."""
-    code = "import sys, lampy, lampy.special, lampy.stats; print('scipy' in sys.modules)"
-    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert run.stdout.strip() == "False"
