@@ -25,6 +25,7 @@ from lampy.special._error_functions import erfinv as erfinv
 from lampy.special._error_functions import log_ndtr as log_ndtr
 from lampy.special._error_functions import ndtr as ndtr
 from lampy.special._gamma_functions import beta as beta
+from lampy.special._gamma_functions import betainc as betainc
 from lampy.special._gamma_functions import betaln as betaln
 from lampy.special._gamma_functions import digamma as digamma
 from lampy.special._gamma_functions import gamma as gamma
@@ -35,6 +36,7 @@ from lampy.special._gamma_functions import multigammaln as multigammaln
 from lampy.special._gamma_functions import polygamma as polygamma
 from lampy.special._gamma_functions import psi as psi
 from lampy.special._gamma_functions import rgamma as rgamma
+from lampy.special._gamma_functions import stdtr as stdtr
 from lampy.special._logistic import expit as expit
 from lampy.special._logistic import logit as logit
 from lampy.special._logistic import logsumexp as logsumexp

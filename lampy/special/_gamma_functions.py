@@ -1,5 +1,6 @@
 """The gamma function family: gamma, gammaln, rgamma, digamma (psi), polygamma,
-multigammaln, beta, betaln, gammainc, gammaincc (values by ``scipy.special``)."""
+multigammaln, beta, betaln, gammainc, gammaincc, and the CDFs built on them, betainc
+and stdtr (values by ``scipy.special``)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyValueError
+from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops._operands import contrib_of, value_of
 from lampy.special._common import binary, like, ordered, refuse_gradient, sp, unary
@@ -177,8 +178,62 @@ def gammaincc(a: Any, x: Operand) -> Variable:
     return op("gammaincc", value, contrib_of(x, lambda g: -g * like(_incomplete_density(s, y), y)))
 
 
+def betainc(a: Any, b: Any, x: Operand) -> Variable:
+    """Elementwise regularized incomplete beta function
+    ``I_x(a, b) = 1/beta(a, b) * integral_0^x t**(a-1) (1-t)**(b-1) dt``
+    (``scipy.special.betainc``); the result has ``x``'s float dtype.
+
+    Raises:
+        LampyValueError: if ``a`` or ``b`` needs a gradient (no closed form).
+
+    Gradient:
+        ``dx = g * x**(a-1) (1-x)**(b-1) / beta(a, b)`` (the beta density); none in ``a``
+        or ``b``.
+    """
+    refuse_gradient("betainc", "a", a, "its derivative in a has no closed form")
+    refuse_gradient("betainc", "b", b, "its derivative in b has no closed form")
+    s = sp("betainc")
+    p, q, y = value_of(a), value_of(b), value_of(x)
+    try:
+        value = like(s.betainc(p, q, y), y)
+    except ValueError:
+        shapes = ", ".join(str(np.shape(v)) for v in (p, q, y))
+        raise ShapeError(
+            f"lampy.special.betainc: the shapes of a, b and x ({shapes}) do not broadcast together."
+        ) from None
+
+    def d_x(g: Any) -> Any:
+        log_density = s.xlogy(p - 1, y) + s.xlog1py(q - 1, -y) - s.betaln(p, q)
+        return g * like(np.exp(log_density), y)
+
+    return op("betainc", value, contrib_of(x, d_x))
+
+
+def stdtr(df: Any, t: Operand) -> Variable:
+    """Elementwise CDF of Student's t distribution with ``df`` degrees of freedom
+    (``scipy.special.stdtr``); the result has ``t``'s float dtype.
+
+    Raises:
+        LampyValueError: if ``df`` needs a gradient (no closed form).
+
+    Gradient:
+        ``dt = g * (1 + t**2/df)**(-(df+1)/2) / (sqrt(df) beta(df/2, 1/2))`` (the t
+        density); none in ``df``.
+    """
+    refuse_gradient("stdtr", "df", df, "its derivative in df has no closed form")
+    n, z, value = ordered("stdtr", df, t)
+    s = sp("stdtr")
+
+    def d_t(g: Any) -> Any:
+        log_pdf = -0.5 * (n + 1) * np.log1p(z * z / n) - 0.5 * np.log(n) - s.betaln(0.5 * n, 0.5)
+        return g * like(np.exp(log_pdf), z)
+
+    return op("stdtr", value, contrib_of(t, d_t))
+
+
 __all__ = [
     "beta",
+    "betainc",
     "betaln",
     "digamma",
     "gamma",
@@ -189,4 +244,5 @@ __all__ = [
     "polygamma",
     "psi",
     "rgamma",
+    "stdtr",
 ]

@@ -13,7 +13,7 @@ import numpy as np
 from lampy.autograd._variable import Operand, Variable, op
 from lampy.ops import exp, log, log1p, square
 from lampy.ops._operands import contrib_of, value_of
-from lampy.special import betaln, gammainc, gammaln, log_ndtr, ndtr, xlog1py, xlogy
+from lampy.special import betainc, betaln, gammainc, gammaln, log_ndtr, ndtr, stdtr, xlog1py, xlogy
 from lampy.stats._common import finish, floats, kept, log_probability, plain, positive, refuse
 
 _HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
@@ -131,6 +131,36 @@ def t_pdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -> Vari
     return exp(t_logpdf(x, df, loc, scale))
 
 
+def t_cdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
+    """CDF of Student's t distribution, ``stdtr(df, z)`` (``scipy.stats.t.cdf``).
+
+    Raises:
+        LampyValueError: if ``df`` needs a gradient (no closed form).
+
+    Gradient:
+        In ``x``, ``loc`` and ``scale`` (``dz = g * pdf(z)``, through
+        ``lampy.special.stdtr``); none in ``df``.
+    """
+    refuse("t.cdf", "df", df, _NO_SHAPE_GRADIENT)
+    x, df, loc, scale = floats("t.cdf", x, df, loc, scale)
+    z, _ = _standard(x, loc, scale)
+    valid = positive(df, scale)
+    return finish(stdtr(plain(kept(valid, df, 1.0)), z), valid)
+
+
+def t_logcdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
+    """Log of the t CDF (``scipy.stats.t.logcdf``, which is also ``log(cdf)``).
+
+    Raises:
+        LampyValueError: if ``df`` needs a gradient (no closed form).
+
+    Gradient:
+        ``g * pdf / cdf`` in ``x``, ``loc`` and ``scale``; none in ``df``.
+    """
+    refuse("t.logcdf", "df", df, _NO_SHAPE_GRADIENT)
+    return log_probability(t_cdf(x, df, loc, scale))
+
+
 def beta_logpdf(
     x: Operand, a: Operand, b: Operand, loc: Operand = 0, scale: Operand = 1
 ) -> Variable:
@@ -159,6 +189,44 @@ def beta_pdf(x: Operand, a: Operand, b: Operand, loc: Operand = 0, scale: Operan
         ``pdf * d logpdf``.
     """
     return exp(beta_logpdf(x, a, b, loc, scale))
+
+
+def beta_cdf(x: Operand, a: Operand, b: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
+    """CDF of the beta distribution, ``betainc(a, b, z)`` (``scipy.stats.beta.cdf``); 0
+    below the support, 1 above it.
+
+    Raises:
+        LampyValueError: if ``a`` or ``b`` needs a gradient (no closed form).
+
+    Gradient:
+        In ``x``, ``loc`` and ``scale`` (``dz = g * pdf(z)``, through
+        ``lampy.special.betainc``); none in ``a`` or ``b``; 0 outside the support.
+    """
+    refuse("beta.cdf", "a", a, _NO_SHAPE_GRADIENT)
+    refuse("beta.cdf", "b", b, _NO_SHAPE_GRADIENT)
+    x, a, b, loc, scale = floats("beta.cdf", x, a, b, loc, scale)
+    z, _ = _standard(x, loc, scale)
+    below, above = plain(z) < 0, plain(z) > 1
+    valid = positive(a, b, scale)
+    shapes = plain(kept(valid, a, 1.0)), plain(kept(valid, b, 1.0))
+    cdf = betainc(*shapes, kept(~(below | above), z, 0.5))
+    return finish(finish(cdf, np.asarray(True), above, 1.0), valid, below, 0.0)
+
+
+def beta_logcdf(
+    x: Operand, a: Operand, b: Operand, loc: Operand = 0, scale: Operand = 1
+) -> Variable:
+    """Log of the beta CDF (``scipy.stats.beta.logcdf``); ``-inf`` for ``z <= 0``.
+
+    Raises:
+        LampyValueError: if ``a`` or ``b`` needs a gradient (no closed form).
+
+    Gradient:
+        ``g * pdf / cdf`` in ``x``, ``loc`` and ``scale``; none in ``a`` or ``b``.
+    """
+    refuse("beta.logcdf", "a", a, _NO_SHAPE_GRADIENT)
+    refuse("beta.logcdf", "b", b, _NO_SHAPE_GRADIENT)
+    return log_probability(beta_cdf(x, a, b, loc, scale))
 
 
 def gamma_logpdf(x: Operand, a: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
@@ -279,6 +347,8 @@ def chi2_logcdf(x: Operand, df: Operand, loc: Operand = 0, scale: Operand = 1) -
 
 
 __all__ = [
+    "beta_cdf",
+    "beta_logcdf",
     "beta_logpdf",
     "beta_pdf",
     "chi2_cdf",
@@ -295,6 +365,8 @@ __all__ = [
     "norm_logsf",
     "norm_pdf",
     "norm_sf",
+    "t_cdf",
+    "t_logcdf",
     "t_logpdf",
     "t_pdf",
 ]

@@ -49,6 +49,21 @@ def with_order(
     return draw
 
 
+def betainc_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """``x`` in [0.05, 0.95] and constant shapes ``a``, ``b`` in [0.5, 5], broadcastable."""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        s1, s2, s3 = d(ls.broadcastable_shapes(3, max_dims=3, max_side=3))
+        x = d(ls.arrays(s1, dtype, min_value=0.05, max_value=0.95))
+        shapes = st.floats(0.5, 5)
+        a = d(hnp.arrays(np.float64, s2, elements=shapes))
+        b = d(hnp.arrays(np.float64, s3, elements=shapes))
+        return [x], {"a": a, "b": b}
+
+    return build()
+
+
 def multigammaln_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     """A dimension ``d`` of 1 to 4 and ``a > (d - 1) / 2`` (scipy's domain)."""
 
@@ -137,6 +152,18 @@ OPS: list[OpSpec] = [
         lambda x, order: special.gammaincc(order, x),
         lambda x, order: _as(x, sc.gammaincc(order, x)),
         with_order(0.05, 10, st.floats(0.3, 5)),
+    ),
+    OpSpec(
+        "special.betainc",
+        lambda x, a, b: special.betainc(a, b, x),
+        lambda x, a, b: _as(x, sc.betainc(a, b, x)),
+        betainc_inputs,
+    ),
+    OpSpec(
+        "special.stdtr",
+        lambda x, order: special.stdtr(order, x),
+        lambda x, order: _as(x, sc.stdtr(order, x)),
+        with_order(-6, 6, st.floats(0.5, 30)),
     ),
     OpSpec("special.logit", special.logit, sc.logit, unary(0.05, 0.95)),
     OpSpec("special.expit", special.expit, sc.expit, unary(-8, 8)),

@@ -77,6 +77,15 @@ def located(*bounds: Bounds, z: Bounds = (0.05, 0.95)) -> Any:
     return draw
 
 
+def _beta_cdf_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """``x = loc + z * scale`` inside the support, ``loc``, ``scale`` params; the shapes
+    ``a``, ``b`` constants (no gradient in a CDF)."""
+    located_inputs = located((0.5, 5), (0.5, 5))(dtype)
+    return located_inputs.map(
+        lambda inp: ([inp[0][0], *inp[0][3:]], {"a": inp[0][1], "b": inp[0][2]})
+    )
+
+
 def poisson_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     """``mu`` a param in [0.1, 10]; counts ``k`` (0 to 12) a constant of a broadcastable
     shape (counts outside the support, where the log is ``-inf``, are in
@@ -182,6 +191,26 @@ OPS: list[OpSpec] = [
             forward_rtol=_RTOL32,
         )
         for f in ("logpdf", "pdf")
+    ],
+    *[
+        OpSpec(
+            f"stats.t.{f}",
+            lambda x, loc, scale, df, f=f: getattr(stats.t, f)(x, df, loc, scale),
+            lambda x, loc, scale, df, f=f: _as(x, getattr(ss.t, f)(x, df, loc, scale)),
+            params(_X, _LOC, _SCALE, consts={"df": (0.5, 30)}),
+            forward_rtol=_RTOL32,
+        )
+        for f in ("cdf", "logcdf")
+    ],
+    *[
+        OpSpec(
+            f"stats.beta.{f}",
+            lambda x, loc, scale, a, b, f=f: getattr(stats.beta, f)(x, a, b, loc, scale),
+            lambda x, loc, scale, a, b, f=f: _as(x, getattr(ss.beta, f)(x, a, b, loc, scale)),
+            _beta_cdf_inputs,
+            forward_rtol=_RTOL32,
+        )
+        for f in ("cdf", "logcdf")
     ],
     *[
         OpSpec(

@@ -112,10 +112,15 @@ ORDERED: list[tuple[str, str, Callable[..., Any], float]] = [
     ("yn", "n", special.yn, 2.0),
     ("gammainc", "a", special.gammainc, 1.5),
     ("gammaincc", "a", special.gammaincc, 1.5),
+    ("stdtr", "df", special.stdtr, 3.0),
+    ("betainc", "a", lambda a, x: special.betainc(a, 2.0, x * 0.3), 1.5),
+    ("betainc", "b", lambda b, x: special.betainc(2.0, b, x * 0.3), 1.5),
 ]
 
 
-@pytest.mark.parametrize(("name", "arg", "fn", "order"), ORDERED, ids=[o[0] for o in ORDERED])
+@pytest.mark.parametrize(
+    ("name", "arg", "fn", "order"), ORDERED, ids=[f"{o[0]}-{o[1]}" for o in ORDERED]
+)
 def test_gradient_in_an_order_is_refused(
     name: str, arg: str, fn: Callable[..., Any], order: float
 ) -> None:

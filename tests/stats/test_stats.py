@@ -31,6 +31,10 @@ EDGES: list[tuple[str, tuple[Any, ...]]] = [
     ("norm.logsf", ([50.0, 0.0], 0.0, [1.0, 0.0])),
     ("t.logpdf", ([-1.0, 0.0, 1.0], [1.0, 0.0, -2.0])),
     ("t.pdf", ([-1.0, 0.0, 1.0], [1.0, np.nan, 3.0], 0.0, [1.0, 1.0, 0.0])),
+    ("t.cdf", ([-np.inf, np.inf, 0.0, 1.0], [3.0, 3.0, -1.0, 2.0])),
+    ("t.logcdf", ([-np.inf, 0.0, 1.0], [3.0, 3.0, 0.0])),
+    ("beta.cdf", ([-0.5, 0.0, 1.0, 1.5, 0.5], [2.0, 2.0, 2.0, 2.0, -1.0], 3.0)),
+    ("beta.logcdf", ([-0.5, 0.0, 1.0, 1.5, 0.5], [2.0, 2.0, 2.0, 2.0, -1.0], 3.0)),
     ("beta.logpdf", ([-0.5, 0.0, 1.0, 1.5, 0.5, 0.5], [0.5, 0.5, 2.0, 2.0, 0.0, 2.0], 2.0)),
     ("beta.pdf", ([0.0, 1.0, 0.5], [1.0, 2.0, 2.0], [2.0, 1.0, -1.0])),
     ("gamma.logpdf", ([-1.0, 0.0, 0.0, 0.0, 1.0], [2.0, 0.5, 1.0, 2.0, 0.0])),
@@ -59,8 +63,10 @@ def test_edges_match_scipy(name: str, args: tuple[Any, ...]) -> None:
     arrays = [np.asarray(a, dtype=np.float64) for a in args]
     expected = _scipy(_fn(ss, name), *arrays)
     no_grad = {0} if name.startswith("poisson") else set()  # the count
-    if name in ("gamma.cdf", "gamma.logcdf", "chi2.cdf", "chi2.logcdf"):
+    if name in ("gamma.cdf", "gamma.logcdf", "chi2.cdf", "chi2.logcdf", "t.cdf", "t.logcdf"):
         no_grad = {1}  # the shape, in a CDF
+    if name in ("beta.cdf", "beta.logcdf"):
+        no_grad = {1, 2}
     with lampy.Scope():
         variables = [lampy.const(a) if i in no_grad else lampy.param(a)
                      for i, a in enumerate(arrays)]  # fmt: skip
@@ -103,6 +109,11 @@ def test_gradient_is_zero_outside_the_support_and_for_invalid_parameters() -> No
         (lambda p: stats.gamma.cdf(1.0, p), r"gamma\.cdf: no gradient in a"),
         (lambda p: stats.gamma.logcdf(1.0, p), r"gamma\.logcdf: no gradient in a"),
         (lambda p: stats.chi2.cdf(1.0, p), r"chi2\.cdf: no gradient in df"),
+        (lambda p: stats.t.cdf(1.0, p), r"t\.cdf: no gradient in df"),
+        (lambda p: stats.t.logcdf(1.0, p), r"t\.logcdf: no gradient in df"),
+        (lambda p: stats.beta.cdf(0.5, p, 2.0), r"beta\.cdf: no gradient in a"),
+        (lambda p: stats.beta.cdf(0.5, 2.0, p), r"beta\.cdf: no gradient in b"),
+        (lambda p: stats.beta.logcdf(0.5, 2.0, p), r"beta\.logcdf: no gradient in b"),
         (lambda p: stats.chi2.logcdf(1.0, p), r"chi2\.logcdf: no gradient in df"),
     ],
 )
