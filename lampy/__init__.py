@@ -11,6 +11,9 @@ from lampy import linalg as linalg
 from lampy import nn as nn
 from lampy import optim as optim
 from lampy import random as random
+from lampy import signal as signal
+from lampy import special as special  # scipy is imported on first use, not here
+from lampy import stats as stats
 from lampy import train as train
 from lampy._dtypes import float16 as float16
 from lampy._dtypes import float32 as float32

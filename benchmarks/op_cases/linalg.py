@@ -220,6 +220,46 @@ def _norm_nuc_baseline(inputs: Arrays, g: np.ndarray) -> Arrays:
 
 
 B = 1000  # matrices in a stack
+
+
+def _sylvester(n: int) -> Callable[[np.random.Generator], Arrays]:
+    """``a``, ``b`` with spectra in the right half-plane (shifted by ``2 sqrt(n)``), so
+    ``a x + x b = q`` is well conditioned, and ``q``."""
+
+    def make(rng: np.random.Generator) -> Arrays:
+        shift = 2 * np.sqrt(n) * np.eye(n)
+        a, b, q = (rng.standard_normal((n, n)) for _ in range(3))
+        return [a + shift, b + shift, q]
+
+    return make
+
+
+def _solve_triangular_baseline(inputs: Arrays, g: np.ndarray) -> Arrays:
+    import scipy.linalg as sl
+
+    a, b = inputs  # upper triangle read: x = U^-1 b, db = U^-T g, da = triu(-db x^T)
+    x = sl.solve_triangular(a, b)
+    gb = sl.solve_triangular(a, g, trans=1)
+    return [np.triu(-(gb @ _t(x))), gb]
+
+
+def _sqrtm_baseline(inputs: Arrays, g: np.ndarray) -> Arrays:
+    import scipy.linalg as sl
+
+    (a,) = inputs  # X^T L + L X^T = g
+    x = sl.sqrtm(a)
+    return [sl.solve_sylvester(_t(x), _t(x), g)]
+
+
+def _solve_sylvester_baseline(inputs: Arrays, g: np.ndarray) -> Arrays:
+    import scipy.linalg as sl
+
+    a, b, q = inputs  # a^T L + L b^T = g: dq = L, da = -L x^T, db = -x^T L
+    x = sl.solve_sylvester(a, b, q)
+    lam = sl.solve_sylvester(_t(a), _t(b), g)
+    return [-(lam @ _t(x)), -(_t(x) @ lam), lam]
+
+
 CASES: list[Case] = [
     Case(
         name="linalg.inv (1000, 10, 10)",
@@ -392,5 +432,29 @@ CASES: list[Case] = [
         lampy_fn=lambda x: la.norm(x, "nuc", axis=(1, 2)),
         numpy_fwd_bwd=_norm_nuc_baseline,
         torch_fn=_torch(lambda torch, x: torch.linalg.matrix_norm(x, "nuc")),
+    ),
+    Case(
+        name="linalg.solve_triangular (1000, 10, 10) (1000, 10, 4)",
+        family="linalg",
+        make_inputs=_well_conditioned(B, 10, 10, extra=((B, 10, 4),)),
+        lampy_fn=la.solve_triangular,
+        numpy_fwd_bwd=_solve_triangular_baseline,
+        torch_fn=_torch(
+            lambda torch, a, b: torch.linalg.solve_triangular(torch.triu(a), b, upper=True)
+        ),
+    ),
+    Case(
+        name="linalg.sqrtm (320, 320)",
+        family="linalg",
+        make_inputs=_spd(320, 320),
+        lampy_fn=la.sqrtm,
+        numpy_fwd_bwd=_sqrtm_baseline,
+    ),
+    Case(
+        name="linalg.solve_sylvester (320, 320)",
+        family="linalg",
+        make_inputs=_sylvester(320),
+        lampy_fn=la.solve_sylvester,
+        numpy_fwd_bwd=_solve_sylvester_baseline,
     ),
 ]

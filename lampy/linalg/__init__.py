@@ -4,6 +4,9 @@ Every function takes Variables, arrays or nested lists, is batched over leading 
 where numpy's is, keeps float32 as float32, and returns Variables (constant numpy
 values where numpy's result has no gradient: ``slogdet``'s sign, ``lstsq``'s residuals,
 rank and singular values, ``matrix_rank``).
+
+Three functions of ``scipy.linalg`` (the ``lampy[scipy]`` extra), with scipy's names and
+signatures: ``solve_triangular``, ``sqrtm``, ``solve_sylvester``.
 """
 
 from numpy.linalg import LinAlgError as LinAlgError
@@ -29,4 +32,7 @@ from lampy.linalg._inverse import pinv as pinv
 from lampy.linalg._inverse import solve as solve
 from lampy.linalg._norms import matrix_rank as matrix_rank
 from lampy.linalg._norms import norm as norm
+from lampy.linalg._scipy_linalg import solve_sylvester as solve_sylvester
+from lampy.linalg._scipy_linalg import solve_triangular as solve_triangular
+from lampy.linalg._scipy_linalg import sqrtm as sqrtm
 from lampy.linalg._svd import svd as svd

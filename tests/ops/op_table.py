@@ -18,6 +18,8 @@ from . import (
     table_reductions,
     table_shape,
     table_signal,
+    table_special,
+    table_stats,
     table_unary,
 )
 from .spec import OpSpec
@@ -36,6 +38,8 @@ OPS: list[OpSpec] = [
     *table_differences.OPS,
     *table_signal.OPS,
     *table_creation.OPS,
+    *table_special.OPS,
+    *table_stats.OPS,
 ]
 
 BINARY_ELEMENTWISE: list[OpSpec] = [

@@ -1,5 +1,6 @@
 """Op table of lampy.linalg: inv, pinv, det, slogdet, solve, lstsq, matrix_power,
-multi_dot, cholesky, qr, eig, eigvals, eigh, eigvalsh, svd and norm.
+multi_dot, cholesky, qr, eig, eigvals, eigh, eigvalsh, svd and norm, and scipy's
+solve_triangular, sqrtm and solve_sylvester (against scipy.linalg).
 
 Inputs are built to be well conditioned (singular values and eigenvalues bounded away
 from 0 and from each other), and the decompositions are checked through functions that
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.linalg
 from hypothesis import assume
 from hypothesis import strategies as st
 
@@ -349,6 +351,98 @@ def _eigvalsh(lib: Any) -> Any:
 np_la = np.linalg
 UPLO = st.sampled_from(["L", "U"])
 
+
+# ------------------------------------------------------ scipy.linalg's functions
+def triangular_inputs(vector: bool) -> Any:
+    """A full matrix whose triangles both hold values (only one is read) with a
+    diagonal of magnitude 1 to 2 and small off-diagonal entries (well conditioned
+    whichever triangle is read, unit diagonal or not), a right-hand side, and scipy's
+    options."""
+
+    def draw(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+        @st.composite
+        def go(d: st.DrawFn) -> Inputs:
+            n = d(st.integers(1, 3))
+            ba, bb = d(ls.broadcastable_shapes(2, max_dims=1, max_side=2))
+            a = d(ls.arrays((*ba, n, n), np.float64, min_value=-0.4, max_value=0.4))
+            diag = d(ls.arrays((*ba, n), np.float64, min_value=1, max_value=2))
+            signs = d(ls.arrays((*ba, n), np.float64, min_value=-1, max_value=1))
+            idx = np.arange(n)
+            a[..., idx, idx] = np.where(signs < 0, -diag, diag)
+            b_shape = (n,) if vector else (*bb, n, d(st.integers(1, 2)))
+            b = d(ls.arrays(b_shape, np.float64, min_value=-2, max_value=2))
+            options = {
+                "lower": d(st.booleans()),
+                "trans": d(st.sampled_from([0, 1, 2, "N", "T", "C"])),
+                "unit_diagonal": d(st.booleans()),
+            }
+            return _cast(dtype, a, b), options
+
+        return go()
+
+    return draw
+
+
+def positive_spectrum(d: st.DrawFn, batch: tuple[int, ...], n: int) -> np.ndarray:
+    """``S diag(w) S^{-1}``: not symmetric, real eigenvalues >= 0.5 and 0.3 apart (a
+    real principal square root, and Sylvester equations far from singular)."""
+    w = _separated(d, batch, n, 0.5)
+    s = conditioned(d, batch, n, n)
+    return (s * w[..., None, :]) @ np.linalg.inv(s)
+
+
+def sylvester_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """``a`` and ``b`` with positive spectra (so ``a x + x b = q`` has one solution, well
+    conditioned), ``q``; batch axes broadcast."""
+
+    @st.composite
+    def go(d: st.DrawFn) -> Inputs:
+        m, n = d(st.integers(1, 3)), d(st.integers(1, 3))
+        b1, b2, b3 = d(ls.broadcastable_shapes(3, max_dims=1, max_side=2))
+        a, b = positive_spectrum(d, b1, m), positive_spectrum(d, b2, n)
+        q = d(ls.arrays((*b3, m, n), np.float64, min_value=-2, max_value=2))
+        return _cast(dtype, a, b, q), {}
+
+    return go()
+
+
+SCIPY_OPS: list[OpSpec] = [
+    OpSpec(
+        "linalg.solve_triangular_vector",
+        la.solve_triangular,
+        scipy.linalg.solve_triangular,
+        triangular_inputs(vector=True),
+    ),
+    OpSpec(
+        "linalg.solve_triangular_matrix",
+        la.solve_triangular,
+        scipy.linalg.solve_triangular,
+        triangular_inputs(vector=False),
+    ),
+    OpSpec(
+        "linalg.sqrtm_symmetric",
+        la.sqrtm,
+        scipy.linalg.sqrtm,
+        matrices(lambda d, b, n: symmetric(d, b, n, signs=False)),
+        forward_rtol=1e-4,
+    ),
+    OpSpec(
+        "linalg.sqrtm",
+        la.sqrtm,
+        scipy.linalg.sqrtm,
+        matrices(positive_spectrum),
+        forward_rtol=1e-4,
+    ),
+    OpSpec(
+        "linalg.solve_sylvester",
+        la.solve_sylvester,
+        scipy.linalg.solve_sylvester,
+        sylvester_inputs,
+        forward_rtol=1e-4,
+    ),
+]
+
+
 OPS: list[OpSpec] = [
     OpSpec("linalg.inv", la.inv, np_la.inv, matrices(lambda d, b, n: conditioned(d, b, n, n))),
     OpSpec("linalg.pinv", la.pinv, np_la.pinv, matrices(conditioned, square=False)),
@@ -422,4 +516,5 @@ OPS: list[OpSpec] = [
     OpSpec("linalg.norm_vector", la.norm, np_la.norm, vector_norm_inputs),
     OpSpec("linalg.norm_matrix", la.norm, np_la.norm, matrix_norm_inputs),
     OpSpec("linalg.norm_default", la.norm, np_la.norm, default_norm_inputs),
+    *SCIPY_OPS,
 ]

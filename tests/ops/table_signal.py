@@ -1,4 +1,7 @@
-"""Op table of the 1-d signal ops and polynomials: interp, convolve, correlate, polyval.
+"""Op table of the 1-d signal ops and polynomials: interp, convolve, correlate, polyval;
+and scipy's N-d ``lampy.signal.convolve`` (1 to 3 dimensions, sides 1 to 4, every mode
+and method; for ``"valid"`` one operand at least as large as the other on every axis,
+as scipy needs).
 
 convolve and correlate are bilinear (central differences are exact up to rounding); the
 draws cover every pair of lengths from 1 to 6 (either operand the longer, where
@@ -17,8 +20,10 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import scipy.signal
 from hypothesis import strategies as st
 
+import lampy.signal
 from lampy.ops._convolve import convolve, correlate
 from lampy.ops._interp import interp
 from lampy.ops._polynomials import polyval
@@ -76,10 +81,30 @@ def polyval_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     return build()
 
 
+def pair_nd(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
+    """Two operands of 1 to 3 dimensions (the same number), a mode and a method."""
+
+    @st.composite
+    def build(d: st.DrawFn) -> Inputs:
+        ndim = d(st.integers(1, 3))
+        mode = d(st.sampled_from(["full", "same", "valid"]))
+        s1 = d(st.tuples(*[st.integers(1, 4)] * ndim))
+        s2 = d(st.tuples(*[st.integers(1, 4)] * ndim))
+        if mode == "valid":  # one operand at least as large along every axis
+            big = tuple(max(p, q) for p, q in zip(s1, s2, strict=True))
+            s1, s2 = (big, s2) if d(st.booleans()) else (s1, big)
+        a = d(ls.arrays(s1, dtype, min_value=-3, max_value=3))
+        v = d(ls.arrays(s2, dtype, min_value=-3, max_value=3))
+        return [a, v], {"mode": mode, "method": d(st.sampled_from(["auto", "direct", "fft"]))}
+
+    return build()
+
+
 OPS: list[OpSpec] = [
     OpSpec("interp", interp, np.interp, interp_inputs(bounds=False)),
     OpSpec("interp_left_right", interp, np.interp, interp_inputs(bounds=True)),
     OpSpec("convolve", convolve, np.convolve, pair_1d),
     OpSpec("correlate", correlate, np.correlate, pair_1d),
     OpSpec("polyval", polyval, np.polyval, polyval_inputs),
+    OpSpec("signal.convolve", lampy.signal.convolve, scipy.signal.convolve, pair_nd),
 ]

@@ -1,0 +1,163 @@
+"""Functions of ``scipy.linalg`` (the ``lampy[scipy]`` extra): solve_triangular, sqrtm,
+solve_sylvester. scipy computes the values, batched over leading axes as scipy 1.15+
+does; the gradients are closed forms that call the same scipy functions."""
+
+from __future__ import annotations
+
+from types import ModuleType
+from typing import Any
+
+import numpy as np
+
+from lampy._errors import LampyValueError, ShapeError
+from lampy._scipy import scipy_module
+from lampy.autograd._shared import SharedInBackward
+from lampy.autograd._unbroadcast import unbroadcast
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.linalg._common import matrix_value, mT
+from lampy.ops._operands import contrib_of, needs_grad, real_result, value_of
+
+_TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}  # real matrices: "C" is "T"
+
+
+def _scipy(name: str) -> ModuleType:
+    return scipy_module("scipy.linalg", f"lampy.linalg.{name}")
+
+
+def _shape_error(name: str, err: ValueError, *arrays: np.ndarray) -> ShapeError:
+    shapes = ", ".join(str(a.shape) for a in arrays)
+    return ShapeError(f"lampy.linalg.{name}: shapes {shapes} do not fit together: {err}")
+
+
+def solve_triangular(
+    a: Operand,
+    b: Operand,
+    trans: int | str = 0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+) -> Variable:
+    """Solve ``op(a) @ x = b`` for a triangular ``a`` (``scipy.linalg.solve_triangular``),
+    reading only the triangle ``lower`` selects (and not the diagonal with
+    ``unit_diagonal``); ``op(a)`` is ``a`` for ``trans`` 0 / ``"N"``, ``a^T`` for 1 /
+    ``"T"`` / ``"C"``. ``b`` is a vector when 1-d, else a stack ``(..., M, K)`` whose
+    batch axes broadcast with ``a``'s. ``overwrite_b`` is accepted and ignored (lampy
+    never writes into an operand).
+
+    Raises:
+        ShapeError: if the shapes do not fit.
+        LampyValueError: for an unknown ``trans``.
+        numpy.linalg.LinAlgError: for a singular ``a`` (scipy's error).
+
+    Gradient:
+        With ``y = solve_triangular(a, g, trans=1 - trans)`` (``op(a)^T y = g``):
+        ``db = y``; ``da = -y x^T`` (``-x y^T`` for ``trans=1``), kept on the triangle
+        that was read: the entries the value does not depend on get 0.
+    """
+    if trans not in _TRANS:
+        raise LampyValueError(
+            f"lampy.linalg.solve_triangular: trans must be 0, 1, 2, 'N', 'T' or 'C', got {trans!r}."
+        )
+    t = _TRANS[trans]
+    arr = matrix_value("solve_triangular", a, square=True)
+    rhs = np.asarray(value_of(b))
+    sl = _scipy("solve_triangular")
+
+    def solve(m: np.ndarray, r: np.ndarray, tt: int) -> Any:
+        return sl.solve_triangular(
+            m, r, trans=tt, lower=lower, unit_diagonal=unit_diagonal, check_finite=check_finite
+        )
+
+    try:
+        x = solve(arr, rhs, t)
+    except ValueError as err:
+        if rhs.ndim == 0 or "shape" in str(err):
+            raise _shape_error("solve_triangular", err, arr, rhs) from None
+        raise
+    real_result("solve_triangular", x, a, b)
+    vector, m = rhs.ndim == 1, arr.shape[-1]
+    offset = (1 if unit_diagonal else 0) * (-1 if lower else 1)
+    read = (
+        np.tril(np.ones((m, m), bool), offset) if lower else np.triu(np.ones((m, m), bool), offset)
+    )
+
+    def solve_t(g: Any) -> Any:  # op(a)^T y = g; a vector g of a batch is one column each
+        return solve(arr, g[..., None], 1 - t)[..., 0] if vector else solve(arr, g, 1 - t)
+
+    shared = SharedInBackward(solve_t, needs_grad(a) + needs_grad(b))
+
+    def d_a(g: Any) -> Any:
+        y = shared(g)
+        yx = y[..., :, None] * x[..., None, :] if vector else y @ mT(x)
+        return unbroadcast(np.where(read, -(mT(yx) if t else yx), 0.0), arr.shape)
+
+    def d_b(g: Any) -> Any:
+        return unbroadcast(shared(g), rhs.shape)
+
+    return op("solve_triangular", x, contrib_of(a, d_a), contrib_of(b, d_b, fresh=False))
+
+
+def sqrtm(a: Operand) -> Variable:
+    """Principal square root ``X`` of a square matrix, ``X @ X = a``
+    (``scipy.linalg.sqrtm``), batched over leading axes; float32 stays float32.
+
+    Raises:
+        DTypeError: if the root is complex (a negative real eigenvalue) while ``a``
+            needs a gradient: lampy's gradients are real.
+
+    Gradient:
+        ``da = L`` solving the Sylvester equation ``X^T L + L X^T = g``
+        (``scipy.linalg.solve_sylvester``), from ``dX X + X dX = da``.
+    """
+    arr = matrix_value("sqrtm", a, square=True)
+    sl = _scipy("sqrtm")
+    x = sl.sqrtm(arr)
+    real_result("sqrtm", x, a)
+
+    def d_a(g: Any) -> Any:
+        xt = mT(x)
+        return sl.solve_sylvester(xt, xt, g).astype(x.dtype, copy=False)
+
+    return op("sqrtm", x, contrib_of(a, d_a))
+
+
+def solve_sylvester(a: Operand, b: Operand, q: Operand) -> Variable:
+    """Solve the Sylvester equation ``a @ x + x @ b = q`` (``scipy.linalg.solve_sylvester``),
+    ``a`` of shape ``(..., M, M)``, ``b`` ``(..., N, N)``, ``q`` ``(..., M, N)``, batch axes
+    broadcast.
+
+    Raises:
+        ShapeError: if the shapes do not fit.
+
+    Gradient:
+        With ``L`` solving ``a^T L + L b^T = g``: ``dq = L``, ``da = -L x^T``,
+        ``db = -x^T L`` (each summed over broadcast batch axes).
+    """
+    av = matrix_value("solve_sylvester", a, square=True)
+    bv = matrix_value("solve_sylvester", b, square=True)
+    qv = matrix_value("solve_sylvester", q)
+    if qv.shape[-2:] != (av.shape[-1], bv.shape[-1]):
+        raise ShapeError(
+            f"lampy.linalg.solve_sylvester: q of shape {qv.shape} must be (..., "
+            f"{av.shape[-1]}, {bv.shape[-1]}) for a of shape {av.shape} and b of shape "
+            f"{bv.shape}."
+        )
+    sl = _scipy("solve_sylvester")
+    try:
+        x = sl.solve_sylvester(av, bv, qv)
+    except ValueError as err:
+        raise _shape_error("solve_sylvester", err, av, bv, qv) from None
+    real_result("solve_sylvester", x, a, b, q)
+    users = needs_grad(a) + needs_grad(b) + needs_grad(q)
+    shared = SharedInBackward(lambda g: sl.solve_sylvester(mT(av), mT(bv), g), users)
+    return op(
+        "solve_sylvester",
+        x,
+        contrib_of(a, lambda g: unbroadcast(-(shared(g) @ mT(x)), av.shape)),
+        contrib_of(b, lambda g: unbroadcast(-(mT(x) @ shared(g)), bv.shape)),
+        contrib_of(q, lambda g: unbroadcast(shared(g), qv.shape), fresh=False),
+    )
+
+
+__all__ = ["solve_sylvester", "solve_triangular", "sqrtm"]

@@ -1,0 +1,162 @@
+"""Bessel functions: i0, i1, iv, ive (modified, first kind), j0, j1, jn (first kind),
+y0, y1, yn (second kind), values by ``scipy.special``. Gradients are in the argument
+``x``; the order ``v``/``n`` takes no gradient (no closed form)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._variable import Operand, Variable, op
+from lampy.ops._operands import contrib_of
+from lampy.special._common import like, ordered, refuse_gradient, sp, unary
+
+_ORDER = "the derivative of a Bessel function in its order has no closed form"
+
+
+def i0(x: Operand) -> Variable:
+    """Elementwise modified Bessel function of the first kind of order 0
+    (``scipy.special.i0``).
+
+    Gradient:
+        ``dx = g * i1(x)``.
+    """
+    a, value = unary("i0", x)
+    return op("i0", value, contrib_of(x, lambda g: g * sp("i0").i1(a)))
+
+
+def i1(x: Operand) -> Variable:
+    """Elementwise modified Bessel function of the first kind of order 1
+    (``scipy.special.i1``).
+
+    Gradient:
+        ``dx = g * (i0(x) + iv(2, x)) / 2``, computed as ``(i0e(x) + ive(2, x)) / 2 *
+        exp(|x|)`` (scipy's ``iv(2, x)`` is nan for ``x`` near the smallest normal float).
+    """
+    a, value = unary("i1", x)
+    s = sp("i1")
+    d = lambda g: g * ((s.i0e(a) + s.ive(2, a)) * 0.5 * np.exp(np.abs(a)))
+    return op("i1", value, contrib_of(x, d))
+
+
+def iv(v: Any, x: Operand) -> Variable:
+    """Elementwise modified Bessel function of the first kind of real order ``v``
+    (``scipy.special.iv``), ``v`` and ``x`` broadcast together.
+
+    Raises:
+        LampyValueError: if ``v`` needs a gradient.
+
+    Gradient:
+        ``dx = g * (iv(v - 1, x) + iv(v + 1, x)) / 2``, computed as ``(ive(v - 1, x) +
+        ive(v + 1, x)) / 2 * exp(|x|)`` (scipy's ``iv`` is nan for ``x`` near the
+        smallest normal float); none in ``v``.
+    """
+    refuse_gradient("iv", "v", v, _ORDER)
+    n, a, value = ordered("iv", v, x)
+    s = sp("iv")
+    return op(
+        "iv",
+        value,
+        contrib_of(
+            x, lambda g: g * like((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 * np.exp(np.abs(a)), a)
+        ),
+    )
+
+
+def ive(v: Any, x: Operand) -> Variable:
+    """Elementwise exponentially scaled ``iv(v, x) * exp(-|x|)`` (``scipy.special.ive``).
+
+    Raises:
+        LampyValueError: if ``v`` needs a gradient.
+
+    Gradient:
+        ``dx = g * ((ive(v - 1, x) + ive(v + 1, x)) / 2 - sign(x) ive(v, x))``; none in ``v``.
+    """
+    refuse_gradient("ive", "v", v, _ORDER)
+    n, a, value = ordered("ive", v, x)
+    s = sp("ive")
+    d = lambda g: g * like((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 - np.sign(a) * value, a)
+    return op("ive", value, contrib_of(x, d))
+
+
+def j0(x: Operand) -> Variable:
+    """Elementwise Bessel function of the first kind of order 0 (``scipy.special.j0``).
+
+    Gradient:
+        ``dx = -g * j1(x)``.
+    """
+    a, value = unary("j0", x)
+    return op("j0", value, contrib_of(x, lambda g: -g * sp("j0").j1(a)))
+
+
+def j1(x: Operand) -> Variable:
+    """Elementwise Bessel function of the first kind of order 1 (``scipy.special.j1``).
+
+    Gradient:
+        ``dx = g * (j0(x) - jv(2, x)) / 2``.
+    """
+    a, value = unary("j1", x)
+    s = sp("j1")
+    return op("j1", value, contrib_of(x, lambda g: g * ((s.j0(a) - s.jv(2, a)) * 0.5)))
+
+
+def jn(n: Any, x: Operand) -> Variable:
+    """Elementwise Bessel function of the first kind of order ``n`` (``scipy.special.jn``,
+    real orders accepted as by scipy's ``jv``).
+
+    Raises:
+        LampyValueError: if ``n`` needs a gradient.
+
+    Gradient:
+        ``dx = g * (jv(n - 1, x) - jv(n + 1, x)) / 2``; none in ``n``.
+    """
+    refuse_gradient("jn", "n", n, _ORDER)
+    k, a, value = ordered("jn", n, x)
+    s = sp("jn")
+    return op(
+        "jn", value, contrib_of(x, lambda g: g * like((s.jv(k - 1, a) - s.jv(k + 1, a)) * 0.5, a))
+    )
+
+
+def y0(x: Operand) -> Variable:
+    """Elementwise Bessel function of the second kind of order 0 (``scipy.special.y0``;
+    ``-inf`` at 0, nan for ``x < 0``).
+
+    Gradient:
+        ``dx = -g * y1(x)``.
+    """
+    a, value = unary("y0", x)
+    return op("y0", value, contrib_of(x, lambda g: -g * sp("y0").y1(a)))
+
+
+def y1(x: Operand) -> Variable:
+    """Elementwise Bessel function of the second kind of order 1 (``scipy.special.y1``).
+
+    Gradient:
+        ``dx = g * (y0(x) - yv(2, x)) / 2``.
+    """
+    a, value = unary("y1", x)
+    s = sp("y1")
+    return op("y1", value, contrib_of(x, lambda g: g * ((s.y0(a) - s.yv(2, a)) * 0.5)))
+
+
+def yn(n: Any, x: Operand) -> Variable:
+    """Elementwise Bessel function of the second kind of integer order ``n``
+    (``scipy.special.yn``). A float32 ``x`` gives float32 (scipy's integer loop gives
+    float64).
+
+    Raises:
+        LampyValueError: if ``n`` needs a gradient.
+
+    Gradient:
+        ``dx = g * (yv(n - 1, x) - yv(n + 1, x)) / 2``; none in ``n``.
+    """
+    refuse_gradient("yn", "n", n, _ORDER)
+    k, a, value = ordered("yn", n, x)
+    s = sp("yn")
+    d = lambda g: g * like((s.yv(k - 1, a) - s.yv(k + 1, a)) * 0.5, a)
+    return op("yn", value, contrib_of(x, d))
+
+
+__all__ = ["i0", "i1", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn"]

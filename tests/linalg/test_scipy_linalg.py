@@ -1,0 +1,87 @@
+"""scipy.linalg's solve_triangular, sqrtm and solve_sylvester beyond the op table: the
+unread triangle gets no gradient, options and shapes are checked, a complex square
+root refuses a gradient. (Values and gradients: tests/ops/table_linalg.py.)"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.linalg
+
+import lampy
+from lampy import linalg as la
+
+A = np.array([[2.0, 0.5, -0.3], [0.7, -1.5, 0.2], [0.1, 0.4, 1.2]])
+B = np.array([[1.0, 2.0], [0.5, -1.0], [0.3, 0.2]])
+
+
+@pytest.mark.parametrize("lower", [False, True])
+@pytest.mark.parametrize("unit_diagonal", [False, True])
+@pytest.mark.parametrize("trans", [0, 1])
+def test_solve_triangular_gradient_is_zero_off_the_read_triangle(
+    lower: bool, unit_diagonal: bool, trans: int
+) -> None:
+    """The value reads one triangle of a (without its diagonal if unit_diagonal): the
+    entries it does not read get exactly 0, and the value is scipy's."""
+    with lampy.Scope():
+        a = lampy.param(A)
+        x = la.solve_triangular(a, B, trans=trans, lower=lower, unit_diagonal=unit_diagonal)
+        expected = scipy.linalg.solve_triangular(
+            A, B, trans=trans, lower=lower, unit_diagonal=unit_diagonal
+        )
+        np.testing.assert_allclose(x.value, expected, rtol=1e-12)
+        x.sum().backward()
+        unread = (np.triu(np.ones((3, 3)), 1) if lower else np.tril(np.ones((3, 3)), -1)) > 0
+        if unit_diagonal:
+            unread |= np.eye(3, dtype=bool)
+        assert np.all(a.grad[unread] == 0)
+        assert np.all(a.grad[~unread] != 0)
+
+
+def test_solve_triangular_errors() -> None:
+    """A bad trans is a LampyValueError, shapes that do not fit a ShapeError naming the
+    function, a singular triangle scipy's (numpy's) LinAlgError."""
+    with lampy.Scope():
+        a = lampy.param(A)
+        with pytest.raises(lampy.LampyValueError, match="trans must be"):
+            la.solve_triangular(a, B, trans="X")
+        with pytest.raises(lampy.ShapeError, match=r"solve_triangular.*\(3, 3\).*\(2, 2\)"):
+            la.solve_triangular(a, np.ones((2, 2)))
+        with pytest.raises(lampy.ShapeError, match="square"):
+            la.solve_triangular(np.ones((2, 3)), np.ones(2))
+        with pytest.raises(np.linalg.LinAlgError):
+            la.solve_triangular(np.triu(np.ones((2, 2))) - np.eye(2), np.ones(2))
+
+
+def test_sqrtm_of_a_matrix_with_a_negative_eigenvalue() -> None:
+    """A matrix with a negative eigenvalue has a complex principal root: scipy's value
+    as a constant when no gradient is needed, a DTypeError naming sqrtm otherwise."""
+    m = np.diag([-1.0, 4.0])
+    with lampy.Scope():
+        out = la.sqrtm(m)
+        np.testing.assert_allclose(out.value, scipy.linalg.sqrtm(m))
+        with pytest.raises(lampy.DTypeError, match="sqrtm"):
+            la.sqrtm(lampy.param(m))
+
+
+def test_sqrtm_squares_back_and_keeps_float32() -> None:
+    """sqrtm(a) @ sqrtm(a) is a, and a float32 input gives a float32 value and gradient."""
+    s = A @ A.T
+    with lampy.Scope():
+        a = lampy.param(s.astype(np.float32))
+        x = la.sqrtm(a)
+        assert x.dtype == np.float32
+        np.testing.assert_allclose(x.value @ x.value, s, rtol=1e-4)
+        x.sum().backward()
+        assert a.grad.dtype == np.float32
+
+
+def test_solve_sylvester_shapes() -> None:
+    """q must be (M, N) for a (M, M) and b (N, N): a ShapeError naming all three."""
+    with lampy.Scope():
+        with pytest.raises(lampy.ShapeError, match=r"q of shape \(3, 3\)"):
+            la.solve_sylvester(A, np.eye(2), np.ones((3, 3)))
+        x = la.solve_sylvester(A, np.eye(2), B)
+        np.testing.assert_allclose(
+            x.value, scipy.linalg.solve_sylvester(A, np.eye(2), B), rtol=1e-12
+        )
