@@ -153,6 +153,27 @@ def _collect_parameters(value: Any, out: list[Variable], seen: set[int]) -> None
 # ----------------------------------------------------------------- evaluation mode
 _EVAL_MODE: ContextVar[frozenset[int]] = ContextVar("lampy.nn.eval_mode", default=frozenset())
 
+# Modules switched to evaluation mode by ``model.eval()`` (PyTorch's switch), by id, until
+# ``model.train()`` or their end: the mode lives beside the immutable record, as the
+# context's does for ``eval_mode``. Each entry's weak reference drops it when the module
+# goes, before its id can be reused.
+_SWITCHED_OFF: dict[int, weakref.ref[Any]] = {}
+
+
+def _switch(modules: Iterator[Module], evaluating: bool) -> None:
+    """``model.eval()`` (``evaluating``) and ``model.train()`` of each of ``modules``."""
+    for m in modules:
+        key = id(m)
+        if not evaluating:
+            _SWITCHED_OFF.pop(key, None)
+        elif key not in _SWITCHED_OFF:
+            _SWITCHED_OFF[key] = weakref.ref(m, functools.partial(_gone, key))
+
+
+def _gone(key: int, _: object) -> None:
+    """A switched module's end: its id may be reused from now on."""
+    _SWITCHED_OFF.pop(key, None)
+
 
 @contextmanager
 def eval_mode(*modules: Module) -> Iterator[None]:
@@ -198,21 +219,11 @@ def eval_mode(*modules: Module) -> Iterator[None]:
         _EVAL_MODE.reset(token)
 
 
-_MODE_HABIT = (
-    "{name}.{method}(): lampy modules are immutable records, so {method}() cannot switch "
-    "this module {what} in place as PyTorch's does; a statement `model.{method}()` would "
-    "change nothing, silently. {fix}"
-)
 _EVAL_FIX = (
-    "Evaluate inside `with lampy.nn.eval_mode(model):` (dropout off and batch norm on "
-    "its running statistics for the calls in the block), or keep an evaluation copy "
-    "that shares the parameters: `model_eval = model.with_training(False)`."
-)
-_TRAIN_FIX = (
-    "A module is in training mode unless it was made with `with_training(False)` or is "
-    "called inside `with lampy.nn.eval_mode(...)`, so after such a block there is "
-    "nothing to switch back; for a training copy of an evaluation copy, use "
-    "`model.with_training(True)`."
+    "Switch modes with `model.eval()` and `model.train()` (as PyTorch's), evaluate inside "
+    "`with lampy.nn.eval_mode(model):` (dropout off and batch norm on its running "
+    "statistics for the calls in the block), or keep an evaluation copy that shares the "
+    "parameters: `model_eval = model.with_training(False)`."
 )
 
 
@@ -343,7 +354,7 @@ class Module(metaclass=_ModuleMeta):
     @property
     def training(self) -> bool:
         """Whether the module runs in training mode now (see the class's attributes)."""
-        if not self._training:
+        if not self._training or id(self) in _SWITCHED_OFF:
             return False
         ids = _EVAL_MODE.get()
         return not ids or id(self) not in ids
@@ -591,33 +602,46 @@ class Module(metaclass=_ModuleMeta):
                 changes[name] = new
         return self._rebuilt(changes, training)
 
-    def eval(self) -> NoReturn:
-        """Raises: PyTorch's in-place switch cannot exist on an immutable module.
+    def eval(self: M) -> M:
+        """Switch this module and every submodule to evaluation mode, as PyTorch's
+        ``model.eval()``: dropout off, batch norm on its running statistics, until
+        ``model.train()``. Returns the module itself.
 
-        Use ``with lampy.nn.eval_mode(model):`` or ``model.with_training(False)``.
+        The switch lives beside the immutable record (the module's fields do not change):
+        it covers the module objects themselves and their copies (``copy.copy``,
+        ``copy.deepcopy``, as PyTorch's flag), not ``with_training``'s, whose mode is
+        their record's field. For evaluation
+        confined to a block, ``with lampy.nn.eval_mode(model):`` switches nothing; for an
+        evaluation copy that shares the parameters, ``model.with_training(False)``.
+
+        Examples:
+            >>> from lampy import nn
+            >>> with lampy.Scope():
+            ...     drop = nn.Dropout.init(0.5, rng=np.random.default_rng(0))
+            ...     print(drop.eval() is drop, drop.training, drop.train().training)
+            True False True
+        """
+        _switch(self.modules(), True)
+        return self
+
+    def train(self: M, mode: bool = True) -> M:
+        """Switch this module and every submodule to training mode (``mode`` True) or
+        evaluation mode (False, ``eval()``), as PyTorch's ``model.train(mode)``. Returns
+        the module itself.
+
+        A module made by ``with_training(False)`` stays in evaluation mode: its mode is
+        a field of its record; ``with_training(True)`` makes a training copy of it.
 
         Raises:
-            ImmutableModuleError: always, with both fixes in the message.
+            LampyTypeError: if ``mode`` is not a bool.
         """
-        raise ImmutableModuleError(
-            _MODE_HABIT.format(
-                name=type(self).__name__, method="eval", what="to evaluation mode", fix=_EVAL_FIX
+        if not isinstance(mode, bool):
+            raise LampyTypeError(
+                f"{type(self).__name__}.train(mode): mode must be a bool (True to train, "
+                f"False to evaluate), got {type(mode).__name__}."
             )
-        )
-
-    def train(self, mode: bool = True) -> NoReturn:
-        """Raises: PyTorch's in-place switch cannot exist on an immutable module.
-
-        Use ``lampy.nn.eval_mode`` for evaluation, ``model.with_training(mode)`` for a copy.
-
-        Raises:
-            ImmutableModuleError: always, with the fixes in the message.
-        """
-        fix = _TRAIN_FIX if mode else _EVAL_FIX
-        what = "to training mode" if mode else "to evaluation mode"
-        raise ImmutableModuleError(
-            _MODE_HABIT.format(name=type(self).__name__, method="train", what=what, fix=fix)
-        )
+        _switch(self.modules(), not mode)
+        return self
 
     def apply(self: M, fn: Callable[[Module], Module | None]) -> M:
         """``fn`` applied to every submodule (bottom up), then to this module.
@@ -668,13 +692,20 @@ class Module(metaclass=_ModuleMeta):
 
     # ----------------------------------------------------------------- copies
     def __copy__(self: M) -> M:
-        """A shallow copy: a new record holding the same parameters and buffers."""
-        return self._rebuilt({})
+        """A shallow copy: a new record holding the same parameters and buffers (and in
+        evaluation mode if this module was switched by ``eval()``, as PyTorch's copy)."""
+        new = self._rebuilt({})
+        if id(self) in _SWITCHED_OFF:
+            _switch(iter((new,)), True)
+        return new
 
     def __deepcopy__(self: M, memo: dict[int, Any]) -> M:
         """A copy with new parameters (same values, owned by the current scope), new
-        buffers and deep copies of the settings; shared entries stay shared."""
+        buffers and deep copies of the settings; shared entries stay shared. Modules
+        switched by ``eval()`` are switched in the copy too, as PyTorch's flag is."""
         new: M = _copy_state(self, memo)
+        if id(self) in _SWITCHED_OFF:
+            _switch(iter((new,)), True)
         return new
 
     def __reduce__(self) -> tuple[Any, ...]:

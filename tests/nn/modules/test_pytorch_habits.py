@@ -125,18 +125,68 @@ def test_constructor_check_keeps_records_and_subclasses_working() -> None:
 
 
 # ----------------------------------------------------------------- model.eval()
-@pytest.mark.parametrize("entry", ENTRIES, ids=IDS)
-def test_eval_and_train_statements_raise_with_the_lampy_way(entry: Entry) -> None:
-    """``model.eval()`` and ``model.train()`` cannot be silent no-ops: they raise, naming
-    eval_mode and with_training."""
+@pytest.mark.parametrize(
+    "entry", [e for e in ENTRIES if e.inputs is not None], ids=lambda e: e.name
+)
+def test_eval_and_train_switch_as_pytorchs(entry: Entry) -> None:
+    """``model.eval()`` switches the module and every submodule to evaluation mode (it
+    then computes what its ``with_training(False)`` copy computes) and returns it;
+    ``model.train()`` switches back; ``train(False)`` is ``eval()``."""
     with lampy.Scope():
         m = entry.make(_rng(), np.float32)
-        with pytest.raises(ImmutableModuleError, match=r"lampy\.nn\.eval_mode\(model\)"):
-            m.eval()
-        with pytest.raises(ImmutableModuleError, match=r"with_training\(False\)"):
-            m.train(False)
-        with pytest.raises(ImmutableModuleError, match=r"with_training\(True\)"):
-            m.train()
+        x = entry.inputs(_rng(), np.float32)  # type: ignore[misc]
+        evaluation = m.with_training(False)
+        assert m.eval() is m
+        assert not any(sub.training for sub in m.modules())
+        _assert_same(_value(m(*x)), _value(evaluation(*x)))
+        assert m.train() is m and all(sub.training for sub in m.modules())
+        assert not m.train(False).training and m.train(True).training
+        with pytest.raises(LampyTypeError, match="mode must be a bool"):
+            m.train("eval")  # type: ignore[arg-type]
+
+
+def test_eval_covers_the_module_objects_not_later_copies() -> None:
+    """The switch belongs to the module objects and their copies (as PyTorch's flag),
+    not to ``with_training``'s, whose mode is their field; a submodule switched on its
+    own stays switched inside a training parent; ``eval_mode`` still works beside it; a
+    switched module that goes leaves nothing behind."""
+    from lampy.nn import _module
+
+    with lampy.Scope():
+        model = nn.Sequential.init(nn.Linear.init(3, 3, rng=_rng()), nn.Dropout.init(0.5))
+        model[1].eval()
+        assert model.training and not model[1].training
+        model.train()
+        assert model[1].training
+        model.eval()
+        assert not copy.deepcopy(model).training and not copy.copy(model)[1].training
+        assert model.with_training(True).training
+        model.train()
+        with nn.eval_mode(model):
+            assert not model[1].training
+        assert model[1].training
+        before = len(_module._SWITCHED_OFF)
+        gone = nn.Dropout.init(0.5).eval()
+        assert len(_module._SWITCHED_OFF) == before + 1
+        del gone
+        assert len(_module._SWITCHED_OFF) == before
+
+
+def test_eval_turns_dropout_and_batch_norm_off_until_train() -> None:
+    """After ``model.eval()`` dropout passes values through and batch norm uses (and
+    keeps) its running statistics, in every later call, until ``model.train()``."""
+    rng = _rng()
+    x = rng.normal(2.0, 1.0, size=(16, 3)).astype(np.float32)
+    with lampy.Scope():
+        model = nn.Sequential.init(nn.BatchNorm1d.init(3), nn.Dropout.init(0.5, rng=rng))
+        bn = model[0]
+        model.eval()
+        with lampy.no_grad():
+            for _ in range(2):
+                np.testing.assert_allclose(model(x).value, x / np.sqrt(1 + 1e-5), rtol=1e-6)
+        assert int(bn.num_batches_tracked) == 0  # type: ignore[attr-defined, arg-type]
+        model.train()
+        assert (model(x).value == 0).any() and int(bn.num_batches_tracked) == 1  # type: ignore[attr-defined, arg-type]
 
 
 @pytest.mark.parametrize(
