@@ -237,9 +237,9 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
             added = count = 0  # bytes and number of the new buffers of fresh contributions
             g_free = not (keep and _kept(node, g, keep, done)) and node is not borrowed
             staged = g.nbytes if g_free and type(g) is _ndarray else 0  # refunded below
-            if len(params) > 1 and type(g) is not _ndarray:  # a 0-d node's numpy scalar
-                g = closure_g(g, params)
             i = len(params)
+            if i > 1 and type(g) is not _ndarray:  # a 0-d node's numpy scalar
+                g = closure_g(g, params)
             try:
                 while i:
                     i -= 1

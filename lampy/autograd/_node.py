@@ -261,9 +261,10 @@ class Node:
             they saved (``kept``), and the value if only the op's own param held it
             (its Variable is gone). The engine refunds them (``lampy.autograd._ledger.refund``).
         """
-        self.params = SPENT
-        self.versions = None
-        freed, self.kept = self.kept, 0
+        self.params = SPENT  # (versions stay: small, and never read again)
+        freed = self.kept
+        if freed:
+            self.kept = 0
         if self.held == HELD_BY_OP:  # the params that held the value are gone
             self.held = PRIVATE
             if self.value is None:  # and the Variable too: the value is freed

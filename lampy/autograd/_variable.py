@@ -396,9 +396,12 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
         if p is None:
             skipped = True
             continue
-        if type(p) is not tuple or len(p) != 5:
+        if type(p) is not tuple:
             break
-        node, _, kind, _, saved = p
+        try:
+            node, _, kind, _, saved = p
+        except ValueError:  # a tuple of another length (a hand-built pair): _params
+            break
         if type(node) is not Node or not node.needs_grad or node.scope is None:
             break
         if node.params is None:  # a leaf: remember the version the op read
