@@ -126,17 +126,24 @@ class _OpFunctions:
     transpose: Callable[..., Variable]
     var: Callable[..., Variable]
 
-    if not TYPE_CHECKING:  # at run time only, so that mypy still checks the names above
 
-        def __getattr__(self, name: str) -> Callable[..., Any]:
-            if name in _OpFunctions.__annotations__:
-                raise LampyTypeError(
-                    f"Variable: the function {name!r} behind this method was not provided; "
-                    "it is provided when lampy.ops and lampy.nn.functional are imported: "
-                    "`import lampy` first."
-                )
-            raise AttributeError(name)
+def _not_provided(name: str) -> Callable[..., Any]:
+    """The stand-in for an op function until ``provide_operators`` gives it: a class
+    attribute the instance's own shadows (no ``__getattr__``, which would slow every
+    method's lookup of its function)."""
 
+    def missing(*args: Any, **kwargs: Any) -> Any:
+        raise LampyTypeError(
+            f"Variable: the function {name!r} behind this method was not provided; it is "
+            "provided when lampy.ops and lampy.nn.functional are imported: `import lampy` "
+            "first."
+        )
+
+    return staticmethod(missing)
+
+
+for _name in _OpFunctions.__annotations__:
+    setattr(_OpFunctions, _name, _not_provided(_name))
 
 _ops = _OpFunctions()
 

@@ -40,8 +40,8 @@ def add(x1: Operand, x2: Operand) -> Variable:
     return op(
         "add",
         value,
-        contrib_with(x1, _same, None, fresh=False),
-        contrib_with(x2, _same, None, fresh=False),
+        contrib_with(x1, _same, None, False),  # fresh=False (positional: a cheaper call)
+        contrib_with(x2, _same, None, False),
     )
 
 
@@ -55,7 +55,7 @@ def subtract(x1: Operand, x2: Operand) -> Variable:
     return op(
         "subtract",
         value,
-        contrib_with(x1, _same, None, fresh=False),
+        contrib_with(x1, _same, None, False),  # fresh=False (positional: a cheaper call)
         contrib_with(x2, _negated, None),
     )
 
