@@ -467,7 +467,8 @@ def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
             o = c.cell_contents
         except ValueError:  # an empty cell
             continue
-        _found_in(o, found, depth)
+        if type(o) not in _ATOMIC:
+            _found_in(o, found, depth)
 
 
 def _found_in(o: Any, found: list[np.ndarray], depth: int) -> None:
@@ -476,19 +477,30 @@ def _found_in(o: Any, found: list[np.ndarray], depth: int) -> None:
         found.append(o)
     elif t is tuple or t is list:
         for x in o:
-            if type(x) is _ndarray:
+            tx = type(x)
+            if tx is _ndarray:
                 found.append(x)
-            elif depth:
+            elif depth and tx not in _ATOMIC:  # a shape's ints: nothing to look into
                 _found_in(x, found, depth - 1)
     elif not depth:
         return
     elif t is _function:
         if o.__closure__:
             _captured(o.__closure__, found, depth - 1)
-    elif hasattr(t, "captures"):
-        for x in o.captures():
-            _found_in(x, found, depth - 1)
+    else:
+        declares = _DECLARES.get(t)
+        if declares is None:  # once per type: a failed hasattr raises inside, 1 µs
+            declares = _DECLARES[t] = callable(getattr(t, "captures", None))
+        if declares:
+            for x in o.captures():
+                _found_in(x, found, depth - 1)
 
+
+_ATOMIC = frozenset({int, float, bool, str, bytes, complex, type(None)})
+"""Types whose objects hold no array: a closure's cells of these are not looked into."""
+
+_DECLARES: dict[type, bool] = {}
+"""For each type met in a closure, whether it declares what it keeps (``captures()``)."""
 
 _function = type(_captured)
 
