@@ -246,13 +246,13 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
                     inp, fn, kind, fresh, saved = params[i]
                     if inp.params is None and not _due(inp, pending, targets, ready):
                         continue
+                    if added:  # the buffers of earlier inputs, counted before the next call
+                        _stage(ledger, added, count)
+                        added = count = 0
                     buf = get(inp)
                     if not kind:  # a plain closure fn(g, out)
                         _serve_plain(bufs, inp, buf, fn, g, ledger)
                         continue
-                    if added:  # the buffers of earlier inputs, counted before the next call
-                        _stage(ledger, added, count)
-                        added = count = 0
                     d = fn(g) if kind == CONTRIBUTION else fn(g, saved)
                     if buf is not None:
                         _add_into(bufs, inp, buf, d, g, ledger)
