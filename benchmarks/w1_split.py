@@ -108,8 +108,7 @@ def main() -> None:
         book = [a - b for a, b in zip(lam, num, strict=True)]
         for label, row in (("lampy", lam), ("numpy", num), ("extra", book)):
             print(
-                f"{shape!s:>6} {label:>6} {row[0]:8.3f} {row[1]:9.3f} {row[2]:6.3f} "
-                f"{sum(row):7.3f}"
+                f"{shape!s:>6} {label:>6} {row[0]:8.3f} {row[1]:9.3f} {row[2]:6.3f} {sum(row):7.3f}"
             )
     for shape in [(), (16,)]:
         total, top = bytecodes(shape)
