@@ -40,6 +40,7 @@ from lampy._errors import StaleGraphError as StaleGraphError
 from lampy._malloc import tune_malloc as tune_malloc
 from lampy._profile import MemoryProfile as MemoryProfile
 from lampy._profile import memory_profile as memory_profile
+from lampy.autograd import MemoryStats as MemoryStats
 from lampy.autograd import Op as Op
 from lampy.autograd import Scope as Scope
 from lampy.autograd import Variable as Variable
@@ -59,7 +60,6 @@ from lampy.autograd import remat as remat
 from lampy.autograd import set_num_workers as set_num_workers
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad
-from lampy.autograd._ledger import MemoryStats as MemoryStats
 from lampy.linalg import norm as norm
 from lampy.ops import TopK as TopK
 from lampy.ops import abs as abs
@@ -188,7 +188,6 @@ from lampy.ops import nanstd as nanstd
 from lampy.ops import nansum as nansum
 from lampy.ops import nanvar as nanvar
 from lampy.ops import negative as negative
-from lampy.ops import normalize_axis as normalize_axis
 from lampy.ops import not_equal as not_equal
 from lampy.ops import one_hot as one_hot
 from lampy.ops import outer as outer

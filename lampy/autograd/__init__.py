@@ -7,6 +7,7 @@ from lampy.autograd._functional import value_and_grad as value_and_grad
 from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
 from lampy.autograd._inplace import in_place as in_place
+from lampy.autograd._ledger import MemoryStats as MemoryStats
 from lampy.autograd._node import Node as Node
 from lampy.autograd._remat import recomputing as recomputing
 from lampy.autograd._remat import remat as remat
@@ -28,6 +29,7 @@ from lampy.autograd._variable import Variable as Variable
 from lampy.autograd._variable import const as const
 from lampy.autograd._variable import op as op
 from lampy.autograd._variable import param as param
+from lampy.autograd._variable import zero_grads as zero_grads
 from lampy.autograd._workers import get_num_workers as get_num_workers
 from lampy.autograd._workers import parallel_map as parallel_map
 from lampy.autograd._workers import set_num_workers as set_num_workers

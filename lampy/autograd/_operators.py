@@ -39,7 +39,7 @@ from lampy.autograd._shared_names import (
 
 if TYPE_CHECKING:
     from lampy.autograd._variable import Variable
-    from lampy.ops._sorting import TopK
+    from lampy.ops import TopK
 
 
 _V = TypeVar("_V", bound="VariableOperators")

@@ -14,7 +14,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.distributed._world import DistributedError, World, world
-from lampy.nn._module import Module
+from lampy.nn import Module
 from lampy.optim import Optimizer
 
 __all__ = [

@@ -24,7 +24,7 @@ from lampy._errors import LampyTypeError, LampyValueError
 from lampy.autograd import Variable, backward_iter
 from lampy.distributed._broadcast import broadcast_module_state
 from lampy.distributed._world import DistributedError, World, world
-from lampy.nn._module import Module
+from lampy.nn import Module
 
 __all__ = ["DEFAULT_BUCKET_BYTES", "DataParallel"]
 

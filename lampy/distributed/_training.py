@@ -11,7 +11,7 @@ from lampy.data import Batches
 from lampy.distributed._broadcast import broadcast_optimizer_state
 from lampy.distributed._data_parallel import DataParallel
 from lampy.distributed._world import DistributedError, World, reduce_metrics, world
-from lampy.nn._module import Module
+from lampy.nn import Module
 
 __all__ = ["DistributedFit"]
 

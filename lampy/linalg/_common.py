@@ -7,9 +7,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._grad_mode import is_grad_enabled
-from lampy.autograd._variable import Operand, Variable
-from lampy.ops._operands import needs_grad, value_of
+from lampy.opkit import Operand, Variable, is_grad_enabled, needs_grad, value_of
 
 _swapaxes = np.swapaxes
 

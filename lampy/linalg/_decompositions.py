@@ -6,10 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._shared import Lazy
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import QRResult, matrix_value, mT, wants_grad
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Lazy, Operand, Variable, contrib_of, op
 
 _add = np.add
 

@@ -6,9 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import SlogdetResult, matrix_value, mT
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Operand, Variable, contrib_of, op
 
 _add = np.add
 

@@ -8,7 +8,6 @@ from typing import Any, Literal
 import numpy as np
 
 from lampy._errors import DTypeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import (
     EighResult,
     EigResult,
@@ -17,7 +16,7 @@ from lampy.linalg._common import (
     mT,
     wants_grad,
 )
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Operand, Variable, contrib_of, op
 
 _add = np.add
 

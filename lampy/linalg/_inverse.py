@@ -9,13 +9,21 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._shared import Lazy, SharedInBackward
-from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import matrix_value, mT, sym
-from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
-from lampy.ops._products import matmul
-from lampy.ops._shape import reshape
+from lampy.opkit import (
+    Lazy,
+    Operand,
+    SharedInBackward,
+    Variable,
+    contrib_of,
+    needs_grad,
+    op,
+    param_of,
+    real_result,
+    unbroadcast,
+    value_of,
+)
+from lampy.ops import matmul, reshape
 
 _add, _subtract, _matmul = np.add, np.subtract, np.matmul
 _NOVALUE: Any = getattr(np, "_NoValue", object())

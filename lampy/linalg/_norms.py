@@ -7,24 +7,12 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import wants_grad
 from lampy.linalg._svd import values_backward
-from lampy.ops._operands import array_of, contrib_of, param_of, value_of
+from lampy.opkit import Operand, Variable, array_of, contrib_of, one_axis, op, param_of, value_of
 
 _add, _abs, _sign = np.add, np.abs, np.sign
 _inf = np.inf
-
-
-def _axis_index(ax: Any, nd: int) -> int:
-    if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
-        raise TypeError(f"norm: 'axis' must be None, an integer or a tuple of integers, got {ax!r}")
-    if not -nd <= ax < nd:
-        raise ShapeError(
-            f"norm: axis {ax} is out of bounds for an array of {nd} dimensions (valid axes "
-            f"are {-nd} to {nd - 1})."
-        )
-    return int(ax) % nd
 
 
 def _safe_divide(g: np.ndarray, v: np.ndarray) -> Any:
@@ -193,9 +181,9 @@ def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) 
             return _euclidean(x, a, value, None, keepdims)
         axes: tuple[int, ...] = tuple(range(nd))
     elif isinstance(axis, tuple):
-        axes = tuple(_axis_index(ax, nd) for ax in axis)
+        axes = tuple(one_axis("norm", ax, nd) for ax in axis)
     else:
-        axes = (_axis_index(axis, nd),)
+        axes = (one_axis("norm", axis, nd),)
     if len(axes) == 1:
         return _vector(x, a, ord, axes[0], keepdims)
     if len(axes) == 2:

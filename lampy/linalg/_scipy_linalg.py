@@ -11,11 +11,18 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy._scipy import scipy_module
-from lampy.autograd._shared import SharedInBackward
-from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.linalg._common import matrix_value, mT
-from lampy.ops._operands import contrib_of, needs_grad, real_result, value_of
+from lampy.opkit import (
+    Operand,
+    SharedInBackward,
+    Variable,
+    contrib_of,
+    needs_grad,
+    op,
+    real_result,
+    unbroadcast,
+    value_of,
+)
 
 _TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}  # real matrices: "C" is "T"
 

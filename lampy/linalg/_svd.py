@@ -6,10 +6,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._shared import Lazy
-from lampy.autograd._variable import Operand, op
 from lampy.linalg._common import SVDResult, inverse_gaps, matrix_value, mT, sym, wants_grad
-from lampy.ops._operands import contrib_of, param_of
+from lampy.opkit import Lazy, Operand, contrib_of, op, param_of
 
 _add = np.add
 

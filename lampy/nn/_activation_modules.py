@@ -14,11 +14,11 @@ from typing import Any, TypeVar
 
 import attrs
 
+import lampy.nn.functional as F
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.autograd._variable import Variable
 from lampy.nn._module import Module
-from lampy.nn.functional import _activations as F
-from lampy.ops._hyperbolic import tanh
+from lampy.opkit import Variable
+from lampy.ops import tanh
 
 __all__ = [
     "CELU",

@@ -29,20 +29,14 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op, param
 from lampy.nn import init as _init
 from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
-from lampy.nn.functional._activations import softmax
-from lampy.nn.functional._attention import scaled_dot_product_attention
-from lampy.nn.functional._dropout import dropout as _dropout
-from lampy.nn.functional._linear import linear
-from lampy.nn.functional._shared import frozen
-from lampy.ops._operands import param_of, value_of
-from lampy.ops._products import matmul
-from lampy.ops._shape import swapaxes
+from lampy.nn.functional import dropout as _dropout
+from lampy.nn.functional import linear, scaled_dot_product_attention, softmax
+from lampy.opkit import Variable, contribution, frozen, op, param, param_of, value_of
+from lampy.ops import matmul, swapaxes
 
 __all__ = ["MultiheadAttention"]
 

@@ -11,14 +11,14 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable
 from lampy.nn._activation_modules import ReLU
 from lampy.nn._containers import Sequential
 from lampy.nn._dropout import Dropout
 from lampy.nn._helpers import check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
-from lampy.ops._arithmetic import add
+from lampy.opkit import Variable
+from lampy.ops import add
 
 __all__ = ["MLP", "Residual"]
 

@@ -16,13 +16,13 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
 from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of, uniform_bias
 from lampy.nn._module import Module
-from lampy.nn.functional._conv import conv1d, conv2d, conv_transpose1d, conv_transpose2d
+from lampy.nn.functional import conv1d, conv2d, conv_transpose1d, conv_transpose2d
 from lampy.nn.functional._conv_common import as_ints
-from lampy.ops._pad import pad
+from lampy.opkit import Variable, param
+from lampy.ops import pad
 
 __all__ = ["Conv1d", "Conv2d", "ConvTranspose1d", "ConvTranspose2d"]
 

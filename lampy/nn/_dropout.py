@@ -14,7 +14,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.nn._helpers import rng_or_default
 from lampy.nn._module import Module
-from lampy.nn.functional._dropout import dropout
+from lampy.nn.functional import dropout
 
 __all__ = ["Dropout"]
 

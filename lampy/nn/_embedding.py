@@ -11,12 +11,11 @@ import attrs
 import numpy as np
 
 from lampy._errors import DTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, const, param
 from lampy.nn import init as _init
 from lampy.nn._helpers import check_size, rng_or_default
 from lampy.nn._module import Module
-from lampy.nn.functional._embedding import embedding
-from lampy.ops._operands import value_of
+from lampy.nn.functional import embedding
+from lampy.opkit import Variable, const, param, value_of
 
 __all__ = ["Embedding"]
 

@@ -14,9 +14,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable
 from lampy.nn import init as _init
-from lampy.nn.functional._shared import rng_or_default
+from lampy.opkit import Variable
+from lampy.random import resolve_rng as rng_or_default
 
 if TYPE_CHECKING:
     from lampy.nn._module import Module

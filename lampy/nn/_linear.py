@@ -14,12 +14,12 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
 from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of, uniform_bias
 from lampy.nn._module import Module
-from lampy.nn.functional._linear import bilinear, linear
-from lampy.ops._shape import reshape
+from lampy.nn.functional import bilinear, linear
+from lampy.opkit import Variable, param
+from lampy.ops import reshape
 
 __all__ = ["Bilinear", "Flatten", "Identity", "Lambda", "Linear", "Unflatten"]
 

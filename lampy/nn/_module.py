@@ -41,8 +41,8 @@ from lampy._errors import (
 )
 from lampy._memory import sealed_view
 from lampy._narrowing import cast_checked
-from lampy.autograd._inplace import in_place
-from lampy.autograd._variable import Variable, const, param, zero_grads
+from lampy.autograd import in_place, zero_grads
+from lampy.opkit import Variable, const, param
 
 __all__ = ["INLINE", "IncompatibleKeys", "Module", "eval_mode", "inline"]
 

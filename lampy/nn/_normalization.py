@@ -16,11 +16,10 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, param
 from lampy.nn._helpers import check_dtype, check_size, named_errors, shape_of
 from lampy.nn._module import Module
-from lampy.nn.functional._batch_norm import batch_norm
-from lampy.nn.functional._normalization import group_norm, layer_norm, rms_norm
+from lampy.nn.functional import batch_norm, group_norm, layer_norm, rms_norm
+from lampy.opkit import Variable, param
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "RMSNorm"]
 

@@ -13,18 +13,12 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Variable
 from lampy.nn._helpers import named_errors as _named
 from lampy.nn._helpers import shape_of
 from lampy.nn._module import Module
-from lampy.nn.functional._adaptive_pool import adaptive_avg_pool2d
-from lampy.nn.functional._pool import (
-    avg_pool1d,
-    avg_pool2d,
-    int_tuple,
-    max_pool1d,
-    max_pool2d,
-)
+from lampy.nn.functional import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
+from lampy.nn.functional._pool import int_tuple
+from lampy.opkit import Variable
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 

@@ -19,16 +19,14 @@ import attrs
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
 from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._module import Module, inline
-from lampy.nn.functional._dropout import dropout as _dropout
-from lampy.nn.functional._linear import linear
+from lampy.nn.functional import dropout as _dropout
+from lampy.nn.functional import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
-from lampy.ops._join import concatenate, stack
-from lampy.ops._operands import value_of
-from lampy.ops._shape import expand_dims, squeeze, swapaxes
+from lampy.opkit import Variable, param, value_of
+from lampy.ops import concatenate, expand_dims, squeeze, stack, swapaxes
 
 __all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
 

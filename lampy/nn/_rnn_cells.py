@@ -17,14 +17,13 @@ import attrs
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, param
 from lampy.nn import init as _init
 from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._module import Module
-from lampy.nn.functional._linear import linear
+from lampy.nn.functional import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
-from lampy.ops._operands import value_of
-from lampy.ops._shape import reshape
+from lampy.opkit import Variable, param, value_of
+from lampy.ops import reshape
 
 __all__ = ["GRUCell", "LSTMCell", "RNNCell", "RNNCellBase"]
 

@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.autograd._remat import remat
-from lampy.autograd._variable import const
+from lampy.autograd import remat
+from lampy.opkit import const
 
 __all__ = ["remat_sequential"]
 

@@ -17,15 +17,14 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Variable, const, param
 from lampy.nn._attention import MultiheadAttention
 from lampy.nn._dropout import Dropout
 from lampy.nn._helpers import check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn._normalization import LayerNorm
-from lampy.nn.functional._activations import gelu, relu
-from lampy.ops._operands import value_of
+from lampy.nn.functional import gelu, relu
+from lampy.opkit import Variable, const, param, value_of
 
 __all__ = [
     "TransformerDecoder",

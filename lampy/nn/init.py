@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.autograd._inplace import in_place
-from lampy.autograd._variable import Variable
+from lampy.autograd import in_place
+from lampy.opkit import Variable
 from lampy.random import resolve_rng
 
 __all__ = [

@@ -142,7 +142,6 @@ from lampy.ops._products import tensordot as tensordot
 from lampy.ops._products import vdot as vdot
 from lampy.ops._reductions import average as average
 from lampy.ops._reductions import mean as mean
-from lampy.ops._reductions import normalize_axis as normalize_axis
 from lampy.ops._reductions import prod as prod
 from lampy.ops._reductions import std as std
 from lampy.ops._reductions import sum as sum

@@ -8,12 +8,14 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import (
+from lampy.opkit import (
+    Operand,
+    Variable,
     apply_binary,
     apply_unary,
     contrib_of,
     contrib_with,
+    op,
     over,
     times,
     value_of,

@@ -9,9 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import accumulate, unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_binary, param_of
+from lampy.opkit import Operand, Variable, accumulate, apply_binary, op, param_of, unbroadcast
 
 _subtract, _divide = np.subtract, np.divide
 

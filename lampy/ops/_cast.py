@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, real_result, value_of
+from lampy.opkit import Operand, Variable, contrib_of, op, real_result, value_of
 
 
 def astype(x: Operand, dtype: Any, /, *, copy: bool = True) -> Variable:

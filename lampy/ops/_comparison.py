@@ -13,8 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand
-from lampy.ops._operands import broadcast_error, value_of, values_of
+from lampy.opkit import Operand, broadcast_error, value_of, values_of
 
 _asarray = np.asarray
 

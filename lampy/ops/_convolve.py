@@ -19,8 +19,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, real_result, value_of
+from lampy.opkit import Operand, Variable, contrib_of, op, real_result, value_of
 
 _MODES = {"valid": "valid", "same": "same", "full": "full", 0: "valid", 1: "same", 2: "full"}
 

@@ -13,9 +13,17 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError, drops_gradient
-from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._variable import Variable, const, op, param
-from lampy.ops._operands import contrib_of, needs_grad, real_result, value_of
+from lampy.opkit import (
+    GRAD_ENABLED,
+    Variable,
+    const,
+    contrib_of,
+    needs_grad,
+    op,
+    param,
+    real_result,
+    value_of,
+)
 
 _matmul = np.matmul
 

@@ -10,9 +10,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, value_of
-from lampy.ops._reductions import check_float_dtype, single_axis
+from lampy.opkit import Operand, Variable, contrib_of, op, single_axis, value_of
+from lampy.ops._reductions import check_float_dtype
 from lampy.ops._torch_names import axis_or_dim
 
 _add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where

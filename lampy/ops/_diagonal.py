@@ -14,10 +14,17 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lampy._errors import DTypeError, ShapeError
-from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, real_result, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    accumulate,
+    contrib_of,
+    normalize_axis,
+    op,
+    param_of,
+    real_result,
+    value_of,
+)
 
 _add = np.add
 

@@ -14,23 +14,22 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, needs_grad, param_of, real_result, value_of
-from lampy.ops._reductions import normalize_axis
-from lampy.ops._shape import one_axis
+from lampy.opkit import (
+    NO_VALUE,
+    Operand,
+    Variable,
+    contrib_of,
+    contribution,
+    needs_grad,
+    normalize_axis,
+    one_axis,
+    op,
+    param_of,
+    real_result,
+    value_of,
+)
 
 _add, _subtract = np.add, np.subtract
-
-
-class _NoValue:
-    """Marks a keyword argument that was not passed (numpy's ``np._NoValue``)."""
-
-    def __repr__(self) -> str:
-        return "<no value>"
-
-
-_NO_VALUE: Any = _NoValue()
 
 
 def _along(ax: int, ndim: int, s: slice) -> tuple[slice, ...]:
@@ -52,7 +51,7 @@ def _diff_adjoint(h: np.ndarray, ax: int) -> np.ndarray:
 
 
 def diff(
-    a: Operand, n: int = 1, axis: int = -1, prepend: Any = _NO_VALUE, append: Any = _NO_VALUE
+    a: Operand, n: int = 1, axis: int = -1, prepend: Any = NO_VALUE, append: Any = NO_VALUE
 ) -> Variable:
     """The ``n``-th discrete difference along ``axis`` (``out[i] = a[i + 1] - a[i]``, ``n``
     times), as ``numpy.diff``.
@@ -95,7 +94,7 @@ def diff(
     ax = one_axis("diff", axis, x.ndim)
     parts: list[tuple[Any, np.ndarray]] = []
     for what, extra in (("prepend", prepend), (None, a), ("append", append)):
-        if extra is _NO_VALUE:
+        if extra is NO_VALUE:
             continue
         v = x if what is None else np.asarray(value_of(extra))
         if what is not None and v.ndim == 0:

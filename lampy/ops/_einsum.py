@@ -21,9 +21,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Variable, op
-from lampy.ops._operands import param_of, real_result, value_of
+from lampy.opkit import Variable, contribution, op, param_of, real_result, value_of
 
 _add, _einsum = np.add, np.einsum
 

@@ -6,8 +6,17 @@ import math
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, contrib_with, over, times, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    apply_unary,
+    contrib_of,
+    contrib_with,
+    op,
+    over,
+    times,
+    value_of,
+)
 
 _add, _multiply, _divide = np.add, np.multiply, np.divide
 

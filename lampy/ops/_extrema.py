@@ -15,9 +15,17 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import broadcast_error, needs_grad, param_of, real_result, values_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    accumulate,
+    broadcast_error,
+    needs_grad,
+    op,
+    param_of,
+    real_result,
+    values_of,
+)
 
 _isnan, _copyto, _where = np.isnan, np.copyto, np.where
 

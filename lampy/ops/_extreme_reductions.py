@@ -14,9 +14,17 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
-from lampy.ops._reductions import expand_reduced, normalize_axis, single_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    expand_reduced,
+    normalize_axis,
+    op,
+    param_of,
+    single_axis,
+    value_of,
+)
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add, _isnan, _equal = np.add, np.isnan, np.equal

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, contrib_with, value_of
+from lampy.opkit import Operand, Variable, apply_unary, contrib_of, contrib_with, op, value_of
 
 _add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 

@@ -15,12 +15,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import BadIndexError, LampyValueError, ShapeError
 from lampy.autograd import _ledger
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import param_of, reserve_output, value_of
-from lampy.ops._reductions import normalize_axis, single_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contribution,
+    op,
+    param_of,
+    reserve_output,
+    single_axis,
+    value_of,
+)
 
 _add, _add_at, _intp = np.add, np.add.at, np.intp
 
@@ -64,13 +70,6 @@ def in_bounds(name: str, idx: np.ndarray, n: int, axis: int | None, shape: Any) 
     if lo < 0:
         idx = np.where(idx < 0, idx + n, idx)
     return idx
-
-
-def one_axis(name: str, axis: Any, ndim: int) -> int:
-    """A single ``axis`` (an int, negatives allowed) as a non-negative int."""
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise LampyTypeError(f"{name}: axis must be an int, got {axis!r}.")
-    return normalize_axis(name, axis, ndim)[0]
 
 
 def _has_repeats(idx: np.ndarray, n: int) -> bool:

@@ -14,8 +14,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, real_result, value_of
+from lampy.opkit import Operand, Variable, contrib_of, op, param_of, real_result, value_of
 
 
 def _check(x: Any, xp: Any, fp: Any, left: Any, right: Any) -> None:

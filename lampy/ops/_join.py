@@ -20,17 +20,19 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd import _ledger
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import (
+from lampy.opkit import (
+    Operand,
+    Variable,
     array_of,
+    contribution,
     needs_grad,
+    one_axis,
+    op,
     param_of,
     real_result,
     reserve_output,
     value_of,
 )
-from lampy.ops._shape import one_axis
 from lampy.ops._torch_names import axis_or_dim
 
 _add = np.add

@@ -7,21 +7,21 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, shape_mismatch
-from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, param_of, real_result, value_of
+from lampy.opkit import (
+    NO_VALUE,
+    Operand,
+    Variable,
+    accumulate,
+    apply_unary,
+    contrib_of,
+    op,
+    param_of,
+    real_result,
+    sign_or_zero,
+    value_of,
+)
 
 _add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
-
-
-class _NoValue:
-    """Marks a keyword argument that was not passed (numpy's ``np._NoValue``)."""
-
-    def __repr__(self) -> str:
-        return "<no value>"
-
-
-_NO_VALUE: Any = _NoValue()
 
 
 def positive(x: Operand) -> Variable:
@@ -32,17 +32,6 @@ def positive(x: Operand) -> Variable:
     """
     value = apply_unary(np.positive, value_of(x))
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
-
-
-def sign_or_zero(a: Operand) -> Any:
-    """``sign(a)`` with 0 where ``a`` is nan (PyTorch's ``sgn``; numpy's ``sign`` gives
-    nan): a new array (or a scalar for a 0-d ``a``) that nothing else references."""
-    s = _sign(a)
-    if np.ndim(s) == 0:
-        return s if s == s else type(s)(0)
-    if s.dtype.kind in "fc" and _isnan(s.sum()):  # signs are -1, 0, 1: nan iff one is
-        np.copyto(s, 0, where=_isnan(s))
-    return s
 
 
 def _times(s: Any, g: np.ndarray) -> Any:
@@ -102,11 +91,11 @@ def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
 
 def clip(
     a: Operand,
-    a_min: Any = _NO_VALUE,
-    a_max: Any = _NO_VALUE,
+    a_min: Any = NO_VALUE,
+    a_max: Any = NO_VALUE,
     *,
-    min: Any = _NO_VALUE,
-    max: Any = _NO_VALUE,
+    min: Any = NO_VALUE,
+    max: Any = NO_VALUE,
 ) -> Variable:
     """Limit the values of ``a`` to ``[a_min, a_max]``, as :func:`numpy.clip`.
 
@@ -146,16 +135,16 @@ def clip(
         ``a`` or a bound gives that element no gradient at all. An operand that takes
         no gradient at an element gets exactly 0 there, even where ``g`` is inf or nan.
     """
-    if a_min is _NO_VALUE and a_max is _NO_VALUE:
-        a_min = None if min is _NO_VALUE else min
-        a_max = None if max is _NO_VALUE else max
-    elif a_min is _NO_VALUE or a_max is _NO_VALUE:
-        missing = "a_min" if a_min is _NO_VALUE else "a_max"
+    if a_min is NO_VALUE and a_max is NO_VALUE:
+        a_min = None if min is NO_VALUE else min
+        a_max = None if max is NO_VALUE else max
+    elif a_min is NO_VALUE or a_max is NO_VALUE:
+        missing = "a_min" if a_min is NO_VALUE else "a_max"
         raise TypeError(
             f"clip: missing the positional argument '{missing}'. Pass both bounds "
             "positionally (None for no bound), or use the keywords min= and/or max=."
         )
-    elif min is not _NO_VALUE or max is not _NO_VALUE:
+    elif min is not NO_VALUE or max is not NO_VALUE:
         raise ValueError(
             "clip: min= or max= was given along with the positional bounds a_min and "
             "a_max. Pass each bound once, either positionally or as a keyword."

@@ -8,9 +8,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, value_of
+from lampy.opkit import Operand, Variable, contrib_of, contribution, op, param_of, value_of
 
 _add, _where = np.add, np.where
 

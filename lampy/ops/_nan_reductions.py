@@ -19,17 +19,20 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._cumulative import cumprod_grad, reverse_cumsum
-from lampy.ops._extreme_reductions import reduce_error
-from lampy.ops._operands import array_of, contrib_of, value_of
-from lampy.ops._reductions import (
-    check_float_dtype,
+from lampy.opkit import (
+    Operand,
+    Variable,
+    array_of,
+    contrib_of,
     expand_reduced,
     normalize_axis,
-    prod_grad,
+    op,
     single_axis,
+    value_of,
 )
+from lampy.ops._cumulative import cumprod_grad, reverse_cumsum
+from lampy.ops._extreme_reductions import reduce_error
+from lampy.ops._reductions import check_float_dtype, prod_grad
 
 _isnan, _where = np.isnan, np.where
 

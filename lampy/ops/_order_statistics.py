@@ -31,9 +31,16 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import array_of, contrib_of, needs_grad, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    array_of,
+    contrib_of,
+    needs_grad,
+    normalize_axis,
+    op,
+    value_of,
+)
 
 _METHODS = (
     "inverted_cdf",

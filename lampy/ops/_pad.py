@@ -14,10 +14,16 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import needs_grad, param_of, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contribution,
+    needs_grad,
+    normalize_axis,
+    op,
+    param_of,
+    value_of,
+)
 
 _add = np.add
 _FEW = 16

@@ -7,8 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import array_of, contrib_of, real_result, value_of
+from lampy.opkit import Operand, Variable, array_of, contrib_of, op, real_result, value_of
 
 
 def polyval(p: Operand, x: Operand) -> Variable:

@@ -6,8 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, param_of, value_of
+from lampy.opkit import Operand, Variable, apply_unary, contrib_of, op, param_of, value_of
 
 _add, _subtract, _divide = np.add, np.subtract, np.divide
 

@@ -16,10 +16,19 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError, shape_mismatch
 from lampy.autograd import _ledger
-from lampy.autograd._unbroadcast import contribution, unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, param_of, real_result, reserve_output, values_of
-from lampy.ops._shape import one_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    contribution,
+    one_axis,
+    op,
+    param_of,
+    real_result,
+    reserve_output,
+    unbroadcast,
+    values_of,
+)
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
 

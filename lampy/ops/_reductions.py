@@ -18,18 +18,23 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import DTypeError, LampyTypeError, ShapeError, not_real
+from lampy._errors import DTypeError, ShapeError, not_real
 from lampy.autograd import _ledger
-from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._unbroadcast import accumulate, unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import (
+from lampy.opkit import (
+    GRAD_ENABLED,
+    Operand,
+    Variable,
+    accumulate,
     array_of,
     contrib_of,
+    expand_reduced,
     needs_grad,
+    normalize_axis,
+    op,
     param_of,
     real_result,
     reserve_output,
+    unbroadcast,
     value_of,
 )
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
@@ -42,53 +47,6 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     if keepdims:
         return tuple(1 if i in axes else n for i, n in enumerate(shape))
     return tuple(n for i, n in enumerate(shape) if i not in axes)
-
-
-def normalize_axis(name: str, axis: Any, ndim: int) -> tuple[int, ...]:
-    """``axis`` (None, an int or a tuple, negatives allowed) as a sorted tuple of axes."""
-    if axis is None:
-        return tuple(range(ndim))
-    bad = LampyTypeError(f"{name}: axis must be None, an int or a tuple of ints, got {axis!r}")
-    if isinstance(axis, (int, np.integer)):
-        axes: tuple[Any, ...] = (axis,)
-    elif isinstance(axis, (tuple, list)):
-        axes = tuple(axis)
-    else:
-        raise bad
-    result = []
-    for ax in axes:
-        if not isinstance(ax, (int, np.integer)) or isinstance(ax, bool):
-            raise bad
-        if not -ndim <= ax < ndim:
-            raise ShapeError(
-                f"{name}: axis {ax} is out of bounds for an array of {ndim} dimensions "
-                f"(valid axes are {-ndim} to {ndim - 1})."
-            )
-        result.append(int(ax) % ndim)
-    if len(set(result)) != len(result):
-        raise ShapeError(f"{name}: axis {axis!r} repeats an axis.")
-    return tuple(sorted(result))
-
-
-def single_axis(name: str, axis: Any, ndim: int) -> int | None:
-    """``axis`` (None or one int, negatives allowed) as None or a non-negative int.
-
-    As in numpy, a 0-d array accepts axis 0 and -1 (it is treated as 1-d).
-    """
-    if axis is None:
-        return None
-    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
-        raise LampyTypeError(
-            f"{name}: axis must be None or an int (this op works along one axis), got {axis!r}"
-        )
-    return normalize_axis(name, axis, max(ndim, 1))[0]
-
-
-def expand_reduced(g: Any, axes: tuple[int, ...], keepdims: bool) -> Any:
-    """Put the reduced axes back into ``g`` as length-1 axes, so it broadcasts to the input."""
-    if keepdims or not axes:
-        return g
-    return np.expand_dims(g, axes)
 
 
 def check_float_dtype(name: str, dtype: Any, x: Operand | None = None) -> None:
@@ -416,4 +374,4 @@ def average(
     return avg, op("average", scl, contrib_of(weights, d_w_total, fresh=False))
 
 
-__all__ = ["average", "mean", "normalize_axis", "prod", "std", "sum", "var"]
+__all__ = ["average", "mean", "prod", "std", "sum", "var"]

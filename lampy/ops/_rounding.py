@@ -10,8 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.opkit import Operand, Variable, op, param_of, value_of
 
 
 def _zero(g: np.ndarray, out: np.ndarray) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.ops._operands import value_of
+from lampy.opkit import value_of
 from lampy.random import resolve_rng
 
 

@@ -16,11 +16,19 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BadIndexError, ShapeError
-from lampy.autograd._unbroadcast import accumulate, contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index, one_axis
-from lampy.ops._operands import param_of, real_result, value_of
-from lampy.ops._reductions import single_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    accumulate,
+    contribution,
+    one_axis,
+    op,
+    param_of,
+    real_result,
+    single_axis,
+    value_of,
+)
+from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index
 from lampy.ops._torch_names import axis_or_dim
 
 _intp = np.intp

@@ -20,23 +20,17 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import param_of, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contribution,
+    normalize_axis,
+    one_axis,
+    op,
+    param_of,
+    value_of,
+)
 from lampy.ops._torch_names import axis_or_dim
-
-
-def one_axis(name: str, axis: Any, ndim: int, what: str = "axis") -> int:
-    """``axis`` (one int, negatives allowed) as a non-negative int below ``ndim``."""
-    if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-        raise LampyTypeError(f"{name}: {what} must be an int, got {axis!r}")
-    if not -ndim <= axis < ndim:
-        raise ShapeError(
-            f"{name}: {what} {axis} is out of bounds for an array of {ndim} dimensions "
-            f"(valid axes are {-ndim} to {ndim - 1})."
-        )
-    return int(axis) % ndim
 
 
 def _axis_list(name: str, axes: Any, ndim: int, what: str) -> list[int]:

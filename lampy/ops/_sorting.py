@@ -10,11 +10,18 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._unbroadcast import contribution
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._indexing import linear_index, one_axis
-from lampy.ops._operands import needs_grad, param_of, value_of
+from lampy.opkit import (
+    GRAD_ENABLED,
+    Operand,
+    Variable,
+    contribution,
+    needs_grad,
+    one_axis,
+    op,
+    param_of,
+    value_of,
+)
+from lampy.ops._indexing import linear_index
 from lampy.ops._torch_names import axis_or_dim
 
 _isnan = np.isnan

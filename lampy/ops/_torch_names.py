@@ -16,7 +16,7 @@ indices (here: ``amax``/``argmax``, ``sort``/``argsort``, or ``topk``), and
 from __future__ import annotations
 
 from lampy._errors import LampyTypeError
-from lampy.autograd._shared_names import axis_or_dim
+from lampy.opkit import axis_or_dim
 
 __all__ = ["axis_or_dim", "keepdims_or_keepdim"]
 

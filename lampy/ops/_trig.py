@@ -9,8 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import apply_unary, contrib_of, param_of, value_of
+from lampy.opkit import Operand, Variable, apply_unary, contrib_of, op, param_of, value_of
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
 _PI = math.pi  # Python floats keep float32 float32

@@ -8,9 +8,16 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyValueError, ShapeError, shape_mismatch
-from lampy.autograd._unbroadcast import accumulate
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import param_of, real_result, value_of, values_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    accumulate,
+    op,
+    param_of,
+    real_result,
+    value_of,
+    values_of,
+)
 
 _where = np.where
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError
-from lampy.autograd._variable import Variable
+from lampy.opkit import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
 
 __all__ = ["Adadelta"]

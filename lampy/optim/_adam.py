@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Variable
+from lampy.opkit import Variable
 from lampy.optim._optimizer import Optimizer, ParamsT, check_betas, check_nonnegative
 
 __all__ = ["Adam", "AdamW"]

@@ -32,9 +32,9 @@ import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError, LampyValueError, ShapeError
 from lampy._narrowing import cast_checked
-from lampy.autograd._inplace import in_place
+from lampy.autograd import in_place, zero_grads
 from lampy.autograd._ledger import Ledger, charge_state, refund_state
-from lampy.autograd._variable import Variable, zero_grads
+from lampy.opkit import Variable
 
 __all__ = ["Optimizer", "ParamsT", "required"]
 

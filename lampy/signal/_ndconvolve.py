@@ -8,9 +8,16 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy._scipy import scipy_module
-from lampy.autograd._shared import SharedInBackward
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, needs_grad, real_result, values_of
+from lampy.opkit import (
+    Operand,
+    SharedInBackward,
+    Variable,
+    contrib_of,
+    needs_grad,
+    op,
+    real_result,
+    values_of,
+)
 
 _MODES = ("full", "same", "valid")
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Operand, Variable, contrib_of, op
 from lampy.special._common import like, ordered, refuse_gradient, sp, unary
 
 _ORDER = "the derivative of a Bessel function in its order has no closed form"

@@ -11,7 +11,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy._scipy import scipy_module
-from lampy.ops._operands import broadcast_error, needs_grad, value_of, values_of
+from lampy.opkit import broadcast_error, needs_grad, value_of, values_of
 
 
 def sp(name: str) -> ModuleType:

@@ -7,8 +7,7 @@ import math
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Operand, Variable, contrib_of, op
 from lampy.special._common import unary
 
 # Python floats, so that float32 gradients stay float32.

@@ -10,8 +10,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import contrib_of, value_of
+from lampy.opkit import Operand, Variable, contrib_of, op, value_of
 from lampy.special._common import binary, like, ordered, refuse_gradient, sp, unary
 
 

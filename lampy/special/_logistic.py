@@ -7,9 +7,16 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import broadcast_error, contrib_of, value_of
-from lampy.ops._reductions import expand_reduced, normalize_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    broadcast_error,
+    contrib_of,
+    expand_reduced,
+    normalize_axis,
+    op,
+    value_of,
+)
 from lampy.special._common import binary, sp, unary
 
 

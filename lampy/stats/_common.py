@@ -10,9 +10,8 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy._scipy import scipy_module
-from lampy.autograd._variable import Operand, Variable, const
+from lampy.opkit import Operand, Variable, const, needs_grad
 from lampy.ops import log, where
-from lampy.ops._operands import needs_grad
 
 _NEG_INF = -float("inf")
 _NAN = float("nan")

@@ -10,9 +10,8 @@ import math
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable, op
+from lampy.opkit import Operand, Variable, contrib_of, op, value_of
 from lampy.ops import exp, log, log1p, square
-from lampy.ops._operands import contrib_of, value_of
 from lampy.special import betainc, betaln, gammainc, gammaln, log_ndtr, ndtr, stdtr, xlog1py, xlogy
 from lampy.stats._common import finish, floats, kept, log_probability, plain, positive, refuse
 

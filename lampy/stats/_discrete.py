@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from lampy.autograd._variable import Operand, Variable
+from lampy.opkit import Operand, Variable
 from lampy.ops import exp
 from lampy.special import gammaincc, gammaln, xlogy
 from lampy.stats._common import count, finish, floats, kept, log_probability, plain

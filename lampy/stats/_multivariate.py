@@ -8,8 +8,8 @@ import math
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, const
 from lampy.linalg import slogdet, solve
+from lampy.opkit import Operand, Variable, const
 from lampy.ops import concatenate, diag, exp, expand_dims, reshape, squeeze, transpose
 from lampy.ops import sum as lsum
 from lampy.special import gammaln, xlogy

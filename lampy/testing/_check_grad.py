@@ -7,10 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._backprop import backward
-from lampy.autograd._grad_mode import no_grad
-from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable, op, param
+from lampy.autograd import Scope, backward
+from lampy.opkit import Variable, no_grad, op, param
 
 # Default (atol, rtol) by the dtype the analytic gradient is computed in. The numerical
 # gradient is float64, so the tolerance need only cover the analytic gradient's own

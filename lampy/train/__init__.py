@@ -1,7 +1,7 @@
 """Training: the fit loop, evaluation, callbacks, checkpoints and anomaly detection."""
 
-from lampy.io._safetensors import CheckpointError as CheckpointError
-from lampy.io._safetensors import CheckpointWriteError as CheckpointWriteError
+from lampy.io import CheckpointError as CheckpointError
+from lampy.io import CheckpointWriteError as CheckpointWriteError
 from lampy.train._anomaly import NonFiniteError as NonFiniteError
 from lampy.train._anomaly import find_nonfinite as find_nonfinite
 from lampy.train._callbacks import BestCheckpoint as BestCheckpoint

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 
 from lampy._errors import LampyError
+from lampy.autograd import Node
 from lampy.autograd._edge import NODE
-from lampy.autograd._node import Node
-from lampy.autograd._variable import Variable
+from lampy.opkit import Variable
 
 __all__ = ["NonFiniteError", "find_nonfinite"]
 

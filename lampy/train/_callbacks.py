@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from lampy._errors import LampyValueError, no_scope
-from lampy.autograd._scope import Scope, current_or_none
+from lampy.autograd import Scope, current_or_none
 from lampy.distributed import is_main_process
 from lampy.train._checkpoint import save
 from lampy.train._state import TrainState

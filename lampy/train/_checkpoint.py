@@ -20,13 +20,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError
-from lampy.io._safetensors import (
-    CheckpointError,
-    read_safetensors,
-    read_safetensors_metadata,
-    write_safetensors,
-)
-from lampy.nn._module import Module
+from lampy.io import CheckpointError, read_safetensors, read_safetensors_metadata, write_safetensors
+from lampy.nn import Module
 
 __all__ = ["load", "load_metadata", "save"]
 

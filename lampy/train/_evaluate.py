@@ -8,10 +8,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError
-from lampy.autograd._grad_mode import no_grad
-from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable
-from lampy.nn._module import Module
+from lampy.autograd import Scope
+from lampy.nn import Module
+from lampy.opkit import Variable, no_grad
 
 __all__ = ["Metric", "accuracy", "batch_size", "evaluate", "scalar"]
 

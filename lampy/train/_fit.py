@@ -11,8 +11,8 @@ from typing import Any
 
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy._malloc import tune_malloc
-from lampy.autograd._variable import Variable
-from lampy.nn._module import Module
+from lampy.nn import Module
+from lampy.opkit import Variable
 from lampy.train._callbacks import Callback
 from lampy.train._evaluate import Metric, evaluate
 from lampy.train._loop import EpochStats, Schedule, TrainLoop, first_lr

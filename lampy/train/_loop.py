@@ -19,10 +19,10 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable
-from lampy.nn._module import Module
+from lampy.autograd import Scope
+from lampy.nn import Module
 from lampy.nn.utils import NonFiniteNormError, clip_grad_norm_
+from lampy.opkit import Variable
 from lampy.train._anomaly import NonFiniteError, find_nonfinite
 from lampy.train._callbacks import Callback
 from lampy.train._evaluate import batch_size, scalar

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from lampy.nn._module import Module
+from lampy.nn import Module
 
 __all__ = ["History", "TrainState"]
 

@@ -237,7 +237,7 @@ def test_value_read_by_the_caller_is_refunded_only_when_freed(keep_reference: bo
 def test_a_view_of_the_value_saved_by_the_op_holds_it() -> None:
     """An op whose 4-tuple param keeps a view of its own value (not the value itself)
     still counts the value until the scope exits: the view holds its memory."""
-    from lampy.ops._operands import contrib_with
+    from lampy.opkit._operands import contrib_with
 
     def flat_exp(x: lampy.Variable) -> lampy.Variable:  # exp, keeping a flat view of exp(x)
         value = np.exp(x.value)

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 import lampy
 from lampy._memory import private_copy, reaches_writable
-from lampy.ops._operands import value_of
+from lampy.opkit._operands import value_of
 
 
 def test_value_of_copies_a_writable_array_that_is_saved() -> None:

@@ -19,19 +19,28 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd import _ledger, is_grad_enabled
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._erf import erf, normal_cdf_float32
 from lampy.nn.functional._shared import (
     compiled,
     dot_along,
     exp_,
+    float_value,
     kernel_input,
     shifted_exp,
+    softplus_value,
     spread,
     sum_along,
 )
-from lampy.ops._operands import contrib_of, contrib_with, needs_grad, times, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    contrib_with,
+    needs_grad,
+    normalize_axis,
+    op,
+    times,
+)
 
 __all__ = [
     "celu",
@@ -62,18 +71,6 @@ _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
 _INV_SQRT_2 = 1.0 / math.sqrt(2.0)
 
 
-def _float(x: Any, name: str | None = None) -> Any:
-    """The value of ``x`` as a float array (integers and bools become float64). With the
-    op's ``name``: its output, of this shape and dtype, is checked against the budgets of
-    the current scope first (``lampy.MemoryBudgetError`` before anything is allocated)."""
-    a = value_of(x)
-    if np.asarray(a).dtype.kind != "f":
-        a = np.asarray(a, dtype=np.float64)
-    if name is not None and _ledger.open_budgets:
-        _ledger.reserve(name, np.shape(a), np.result_type(a))
-    return a
-
-
 def _c(a: Any, v: float) -> Any:
     """The Python float ``v`` as a scalar of ``a``'s dtype (keeps float32 float32)."""
     return np.asarray(a).dtype.type(v)
@@ -99,11 +96,6 @@ def _normal_cdf(a: Any) -> Any:
     return np.multiply(cdf, _c(a, 0.5), out=cdf)
 
 
-def _softplus(a: Any) -> Any:
-    """Overflow-free ``log(1 + exp(a))``."""
-    return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
-
-
 def relu(input: Operand, inplace: bool = False) -> Variable:
     """Elementwise ``max(x, 0)``.
 
@@ -112,7 +104,7 @@ def relu(input: Operand, inplace: bool = False) -> Variable:
         (PyTorch's, whose backward zeroes only where ``x <= 0``; the nan value came from
         ``x``, as for :func:`lampy.maximum`).
     """
-    a = _float(input, "relu")
+    a = float_value(input, "relu")
     value = np.maximum(a, 0)
     # The closure saves the output, not the input (value <= 0 exactly where a <= 0, and
     # nan stays nan: its gradient passes, as PyTorch's): the next layer saves that output
@@ -127,7 +119,7 @@ def relu6(input: Operand, inplace: bool = False) -> Variable:
         ``dx = g * (0 < x < 6)``; 0 at both ``x = 0`` and ``x = 6``, ``g`` at ``x = nan``
         (PyTorch's, as ``hardtanh(x, 0, 6)``).
     """
-    a = _float(input, "relu6")
+    a = float_value(input, "relu6")
     value = np.minimum(np.maximum(a, 0), 6)
     return op("relu6", value, contrib_of(input, lambda g: g * ~((a <= 0) | (a >= 6))))
 
@@ -139,7 +131,7 @@ def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = Fal
         ``dx = g * (1 if x > 0 else negative_slope)``; ``negative_slope`` at ``x = 0``
         (PyTorch's convention).
     """
-    a = _float(input, "leaky_relu")
+    a = float_value(input, "leaky_relu")
     s = _c(a, negative_slope)
     value = np.where(a > 0, a, a * s)
     return op("leaky_relu", value, contrib_of(input, lambda g: g * np.where(a > 0, 1, s)))
@@ -147,7 +139,7 @@ def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = Fal
 
 def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: float) -> Variable:
     """``scale * (x if x > 0 else alpha * (exp(x * input_scale) - 1))``, as PyTorch's elu."""
-    a = _float(input, name)
+    a = float_value(input, name)
     al, sc, isc = _c(a, alpha), _c(a, scale), _c(a, input_scale)
     neg = a <= 0
     e = np.exp(np.where(neg, a, 0) * isc)
@@ -231,7 +223,7 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     """
     if approximate not in ("none", "tanh"):
         raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
-    a = np.asarray(_float(input, "gelu"))
+    a = np.asarray(float_value(input, "gelu"))
     # Where the slope is computed with the value (when a gradient will be wanted: they
     # share exp), backward is one multiplication.
     slope = needs_grad(input) and is_grad_enabled()
@@ -276,7 +268,7 @@ def sigmoid(input: Operand) -> Variable:
     Gradient:
         ``dx = g * s * (1 - s)`` with ``s`` the forward value.
     """
-    value = _sigmoid(_float(input, "sigmoid"))
+    value = _sigmoid(float_value(input, "sigmoid"))
     return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value)))
 
 
@@ -286,7 +278,7 @@ def silu(input: Operand, inplace: bool = False) -> Variable:
     Gradient:
         ``dx = g * s * (1 + x * (1 - s))`` with ``s = sigmoid(x)``.
     """
-    a = _float(input, "silu")
+    a = float_value(input, "silu")
     s = _sigmoid(a)
     value = a * s
     return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s))))
@@ -298,8 +290,8 @@ def mish(input: Operand, inplace: bool = False) -> Variable:
     Gradient:
         ``dx = g * (t + x * sigmoid(x) * (1 - t**2))`` with ``t = tanh(softplus(x))``.
     """
-    a = _float(input, "mish")
-    t = np.tanh(_softplus(a))
+    a = float_value(input, "mish")
+    t = np.tanh(softplus_value(a))
     value = a * t
 
     def d_x(g: np.ndarray) -> Any:
@@ -316,11 +308,11 @@ def softplus(input: Operand, beta: float = 1.0, threshold: float = 20.0) -> Vari
         ``dx = g * sigmoid(beta * x)``, and ``g`` where ``beta * x > threshold`` (at
         ``beta * x == threshold`` the sigmoid branch, as PyTorch).
     """
-    a = _float(input, "softplus")
+    a = float_value(input, "softplus")
     b = _c(a, beta)
     z = a * b
     lin = z > threshold
-    value = np.where(lin, a, _softplus(z) / b)
+    value = np.where(lin, a, softplus_value(z) / b)
     return op("softplus", value, contrib_of(input, lambda g: g * np.where(lin, 1, _sigmoid(z))))
 
 
@@ -331,7 +323,7 @@ def log_sigmoid(input: Operand) -> Variable:
     Gradient:
         ``dx = g * sigmoid(-x)``.
     """
-    a = _float(input, "log_sigmoid")
+    a = float_value(input, "log_sigmoid")
     t = np.abs(a)
     if np.ndim(t) == 0:
         value = np.minimum(a, 0) - np.log1p(np.exp(-t))
@@ -358,7 +350,7 @@ def hardtanh(
         raise LampyValueError(
             f"hardtanh: min_val ({min_val}) must not be greater than max_val ({max_val})."
         )
-    a = _float(input, "hardtanh")
+    a = float_value(input, "hardtanh")
     lo, hi = _c(a, min_val), _c(a, max_val)
     value = np.minimum(np.maximum(a, lo), hi)
     return op("hardtanh", value, contrib_of(input, lambda g: g * ~((a <= lo) | (a >= hi))))
@@ -372,7 +364,7 @@ def hardsigmoid(input: Operand, inplace: bool = False) -> Variable:
         (PyTorch's convention). In float64 the factor is the exact ``1/6``; PyTorch
         multiplies by the float32 ``1/6``, so its float64 gradient differs by ~2e-8.
     """
-    a = _float(input, "hardsigmoid")
+    a = float_value(input, "hardsigmoid")
     value = np.minimum(np.maximum(a + 3, 0), 6) / 6
     sixth = _c(a, 1 / 6)
     return op(
@@ -389,7 +381,7 @@ def hardswish(input: Operand, inplace: bool = False) -> Variable:
         ``dx = g * (0 if x <= -3 else 1 if x >= 3 else x / 3 + 0.5)``; 0 at ``x = -3``
         and 1 at ``x = 3`` (PyTorch's convention), 1 at ``x = nan`` (PyTorch's).
     """
-    a = _float(input, "hardswish")
+    a = float_value(input, "hardswish")
     value = a * np.minimum(np.maximum(a + 3, 0), 6) / 6
 
     def d_x(g: np.ndarray) -> Any:
@@ -409,7 +401,7 @@ def softsign(input: Operand) -> Variable:
     Gradient:
         ``dx = g / (1 + |x|)**2``.
     """
-    a = _float(input, "softsign")
+    a = float_value(input, "softsign")
     d = 1 + np.abs(a)
     value = a / d
     return op("softsign", value, contrib_of(input, lambda g: g / (d * d)))
@@ -453,7 +445,7 @@ def softmax(input: Operand, dim: int) -> Variable:
     Gradient:
         ``dx = y * (g - sum(g * y, dim))`` with ``y`` the forward value.
     """
-    a = _float(input, "softmax")
+    a = float_value(input, "softmax")
     ax = _dim("softmax", dim, a.ndim)
     arr = np.asarray(a)
     if arr.ndim == 0:
@@ -485,7 +477,7 @@ def log_softmax(input: Operand, dim: int) -> Variable:
     Gradient:
         ``dx = g - exp(y) * sum(g, dim)`` with ``y`` the forward value.
     """
-    a = _float(input, "log_softmax")
+    a = float_value(input, "log_softmax")
     ax = _dim("log_softmax", dim, a.ndim)
     arr = np.asarray(a)
     if arr.ndim == 0:
@@ -521,7 +513,7 @@ def glu(input: Operand, dim: int = -1) -> Variable:
     Raises:
         ShapeError: for a 0-d input or an odd size along ``dim``.
     """
-    arr = np.asarray(_float(input))
+    arr = np.asarray(float_value(input))
     if arr.ndim == 0:
         raise ShapeError("glu: does not support 0-d inputs (it halves a dimension).")
     ax = normalize_axis("glu", dim, arr.ndim)[0]

@@ -19,9 +19,8 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._pool import scatter_max, spatial_input
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Operand, Variable, contrib_of, op
 
 __all__ = [
     "adaptive_avg_pool1d",

@@ -18,11 +18,17 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyValueError, ShapeError
-from lampy.autograd._remat import replayable
-from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import SharedInBackward, compiled, rng_or_default
-from lampy.ops._operands import contrib_of, needs_grad, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    needs_grad,
+    op,
+    replayable,
+    unbroadcast,
+    value_of,
+)
 
 __all__ = ["scaled_dot_product_attention"]
 

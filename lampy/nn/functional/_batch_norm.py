@@ -13,11 +13,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._remat import recomputing
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels, _float
-from lampy.nn.functional._shared import frozen
-from lampy.ops._operands import contrib_of, needs_grad, value_of
+from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels
+from lampy.nn.functional._shared import float_value, frozen
+from lampy.opkit import Operand, Variable, contrib_of, needs_grad, op, recomputing, value_of
 
 __all__ = ["batch_norm"]
 
@@ -98,7 +96,7 @@ def batch_norm(
         statistics get no gradient.
     """
     name = "batch_norm"
-    a = _float(input)
+    a = np.asarray(float_value(input))
     n, c, s = _channels(name, a)
     w = _affine(name, "weight", weight, (c,), a)
     b = _affine(name, "bias", bias, (c,), a)

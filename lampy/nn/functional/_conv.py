@@ -23,7 +23,6 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional import _conv_flat as flat
 from lampy.nn.functional._conv_common import (
     Ints,
@@ -44,7 +43,7 @@ from lampy.nn.functional._conv_common import (
     pad,
 )
 from lampy.nn.functional._shared import SharedInBackward, frozen
-from lampy.ops._operands import contrib_of, needs_grad
+from lampy.opkit import Operand, Variable, contrib_of, needs_grad, op
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 

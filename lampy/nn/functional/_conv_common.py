@@ -23,7 +23,7 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError, describe
-from lampy.ops._operands import needs_grad, value_of
+from lampy.opkit import needs_grad, value_of
 
 Ints = tuple[int, ...]
 Pads = tuple[tuple[int, int], ...]

@@ -17,12 +17,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._losses import _check_reduction, _reduced
 from lampy.nn.functional._normalization import vector_norm, vector_norm_grad
-from lampy.ops._operands import contrib_of, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import Operand, Variable, contrib_of, normalize_axis, op, unbroadcast, value_of
 
 __all__ = [
     "cosine_embedding_loss",

@@ -22,10 +22,8 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd import _ledger
-from lampy.autograd._remat import replayable
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import rng_or_default
-from lampy.ops._operands import contrib_of, value_of
+from lampy.nn.functional._shared import float_value, rng_or_default
+from lampy.opkit import Operand, Variable, contrib_of, op, replayable, value_of
 
 __all__ = ["alpha_dropout", "dropout", "dropout1d", "dropout2d", "dropout3d"]
 
@@ -37,11 +35,6 @@ def _check_p(name: str, p: float) -> None:
         raise LampyValueError(f"{name}: dropout probability has to be between 0 and 1, got {p}.")
 
 
-def _float(x: Any) -> np.ndarray:
-    a = np.asarray(value_of(x))
-    return a if a.dtype.kind == "f" else a.astype(np.float64)
-
-
 def _float_or_trivial(
     name: str, input: Any, p: float, training: bool
 ) -> tuple[np.ndarray, Variable | None]:
@@ -50,7 +43,7 @@ def _float_or_trivial(
     input: ``input`` itself when it is a Variable, else a Variable holding the value;
     ``p = 1``: zeros with a zero gradient."""
     _check_p(name, p)
-    a = _float(input)
+    a = np.asarray(float_value(input))
     if not training or p == 0 or a.size == 0:
         return a, input if type(input) is Variable else op(name, a)
     if p == 1:

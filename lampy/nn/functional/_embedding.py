@@ -14,8 +14,7 @@ import math
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, shape_mismatch
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.ops._operands import param_of, value_of
+from lampy.opkit import Operand, Variable, op, param_of, value_of
 
 __all__ = ["embedding"]
 

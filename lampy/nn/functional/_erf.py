@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd._variable import Operand
 from lampy.nn.functional._normal_cdf_constants import (
     _CLAMP32,
     _INV_SQRT_2PI32,
@@ -44,6 +43,7 @@ from lampy.nn.functional._normal_cdf_constants import (
     _TINY32,
 )
 from lampy.nn.functional._shared import fast_exp2
+from lampy.opkit import Operand
 
 __all__ = ["erf", "erf_numpy", "normal_cdf_float32"]
 

@@ -14,7 +14,6 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._conv_common import (
     Ints,
     Pads,
@@ -26,7 +25,7 @@ from lampy.nn.functional._conv_common import (
     pad,
     windows,
 )
-from lampy.ops._operands import contrib_of
+from lampy.opkit import Operand, Variable, contrib_of, op
 
 __all__ = ["fold", "unfold"]
 

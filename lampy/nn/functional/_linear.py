@@ -16,10 +16,8 @@ import numpy as np
 
 from lampy._errors import shape_mismatch
 from lampy.autograd import _ledger
-from lampy.autograd._unbroadcast import unbroadcast
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import frozen
-from lampy.ops._operands import contrib_of, needs_grad, value_of
+from lampy.opkit import Operand, Variable, contrib_of, needs_grad, op, unbroadcast, value_of
 
 __all__ = ["bilinear", "linear"]
 

@@ -19,10 +19,17 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, shape_mismatch
-from lampy.autograd._variable import Operand, Variable, op
-from lampy.nn.functional._shared import shifted_exp, spread
-from lampy.ops._magnitude import sign_or_zero
-from lampy.ops._operands import broadcast_error, contrib_of, value_of, values_of
+from lampy.nn.functional._shared import shifted_exp, softplus_value, spread
+from lampy.opkit import (
+    Operand,
+    Variable,
+    broadcast_error,
+    contrib_of,
+    op,
+    sign_or_zero,
+    value_of,
+    values_of,
+)
 
 __all__ = [
     "binary_cross_entropy",
@@ -540,10 +547,6 @@ def binary_cross_entropy(
     )
 
 
-def _softplus(x: np.ndarray) -> Any:
-    return np.maximum(x, 0) + np.log1p(np.exp(-np.abs(x)))
-
-
 def binary_cross_entropy_with_logits(
     input: Operand,
     target: Operand,
@@ -566,7 +569,7 @@ def binary_cross_entropy_with_logits(
     _same_shape(name, a, b)
     w = _weight_of(name, weight, a)
     pw = _weight_of(name, pos_weight, a)
-    sp_neg = _softplus(-a)  # -log(sigmoid(x))
+    sp_neg = softplus_value(-a)  # -log(sigmoid(x))
     sp_pos = sp_neg + a  # -log(1 - sigmoid(x))
     loss = (b if pw is None else pw * b) * sp_neg + (1 - b) * sp_pos
     if w is not None:

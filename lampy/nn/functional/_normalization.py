@@ -23,25 +23,18 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._shared import (
     SharedInBackward,
     compiled,
     dot_along,
+    float_value,
     frozen,
     kernel_input,
     spread,
 )
-from lampy.ops._operands import contrib_of, needs_grad, value_of
-from lampy.ops._reductions import normalize_axis
+from lampy.opkit import Operand, Variable, contrib_of, needs_grad, normalize_axis, op, value_of
 
 __all__ = ["group_norm", "layer_norm", "normalize", "rms_norm"]
-
-
-def _float(x: Any) -> np.ndarray:
-    """The value of ``x`` as a float array (integers and bools become float64)."""
-    a = np.asarray(value_of(x))
-    return a if a.dtype.kind == "f" else a.astype(np.float64)
 
 
 def _affine(name: str, what: str, w: Any, shape: tuple[int, ...], a: np.ndarray) -> Any:
@@ -300,7 +293,7 @@ def layer_norm(
         ``dweight = sum(g * xhat)`` and ``dbias = sum(g)`` over the leading dimensions.
     """
     name = "layer_norm"
-    a = _float(input)
+    a = np.asarray(float_value(input))
     shape = _trailing(name, normalized_shape, a)
     w = _affine(name, "weight", weight, shape, a)
     b = _affine(name, "bias", bias, shape, a)
@@ -371,7 +364,7 @@ def group_norm(
         ``dweight[c] = sum(g * xhat)`` and ``dbias[c] = sum(g)`` over N and space.
     """
     name = "group_norm"
-    a = _float(input)
+    a = np.asarray(float_value(input))
     n, c, s = _channels(name, a)
     if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
         raise LampyTypeError(f"{name}: num_groups must be an int, got {num_groups!r}.")
@@ -437,7 +430,7 @@ def rms_norm(
         leading dimensions.
     """
     name = "rms_norm"
-    a = _float(input)
+    a = np.asarray(float_value(input))
     shape = _trailing(name, normalized_shape, a)
     w = _affine(name, "weight", weight, shape, a)
     eps_ = float(np.finfo(a.dtype).eps) if eps is None else eps
@@ -551,7 +544,7 @@ def normalize(
         ``n = 0``.
     """
     name = "normalize"
-    a = _float(input)
+    a = np.asarray(float_value(input))
     if a.ndim == 0:
         raise ShapeError(f"{name}: the input must have at least one dimension, got a 0-d array.")
     empty = isinstance(dim, (tuple, list)) and len(dim) == 0

@@ -27,9 +27,8 @@ from typing import Any, Literal, overload
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional import _max_pool_blocks as _blocks
-from lampy.ops._operands import contrib_of, value_of
+from lampy.opkit import Operand, Variable, contrib_of, op, value_of
 
 __all__ = ["avg_pool1d", "avg_pool2d", "max_pool1d", "max_pool2d"]
 

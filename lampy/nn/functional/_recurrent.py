@@ -21,9 +21,8 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd import scratch
-from lampy.autograd._variable import Variable, op
 from lampy.nn.functional._shared import SharedInBackward
-from lampy.ops._operands import contrib_of, needs_grad, value_of
+from lampy.opkit import Variable, contrib_of, needs_grad, op, value_of
 
 __all__ = ["gru_sequence", "lstm_sequence", "rnn_sequence"]
 

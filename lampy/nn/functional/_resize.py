@@ -19,10 +19,9 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.autograd._variable import Operand, Variable, op
 from lampy.nn.functional._adaptive_pool import adaptive_avg_pool1d, adaptive_avg_pool2d
-from lampy.ops._operands import contrib_of, value_of
-from lampy.ops._pad import pad as np_pad
+from lampy.opkit import Operand, Variable, contrib_of, op, value_of
+from lampy.ops import pad as np_pad
 
 __all__ = ["interpolate", "pad"]
 

@@ -3,8 +3,8 @@
 - ``SharedInBackward`` (from ``lampy.autograd``): a value shared by the backward closures
   of one op, computed once per backward pass (the convolutions' reshaped ``g``,
   attention's score gradient, the fused recurrent layers' backpropagation through time).
-- ``frozen``: an op's fresh result made read-only, so that ``lampy.op`` takes it (or a
-  view of it) without a copy.
+- ``frozen`` (from ``lampy.opkit``): an op's fresh result made read-only, so that
+  ``lampy.op`` takes it (or a view of it) without a copy.
 - ``sum_along`` and ``dot_along``: sums and dot products along one axis, keeping it, in
   one pass over memory and without temporaries (the fused softmax, log-softmax,
   cross-entropy and normalisation kernels).
@@ -12,6 +12,8 @@
   or per feature), faster than numpy's broadcasting loop.
 - ``exp_`` and ``shifted_exp``: exp in place, and the shifted exp with its sums that
   softmax, log-softmax and cross-entropy start from.
+- ``float_value`` and ``softplus_value``: an operand's value as floats, and an
+  overflow-free ``log(1 + exp(a))``, for the activations, losses and normalisations.
 - ``rng_or_default``: the generator given, or lampy's default one, for the ops and modules
   that draw random numbers.
 - ``numba_kernels``, ``compiled`` and ``kernel_input``: the compiled kernels of
@@ -28,8 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy._memory import set_writeable
-from lampy.autograd._shared import SharedInBackward
+from lampy.autograd import _ledger
+from lampy.opkit import SharedInBackward, frozen, value_of
 from lampy.random import resolve_rng
 
 __all__ = [
@@ -51,21 +53,6 @@ _vecdot = getattr(np, "vecdot", None)  # numpy >= 2.0
 _matmul = np.matmul
 # The ufuncs' reductions, without the Python layer of ndarray.max and ndarray.min.
 _max_reduce, _min_reduce = np.maximum.reduce, np.minimum.reduce
-
-
-def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
-    """``value`` (reshaped to ``shape`` if given), made read-only first so that
-    ``lampy.op`` takes it without a copy (it copies views of writable memory).
-
-    ``value`` may be a view (an index, a reshape) of an array whose memory nothing else
-    will write: that array, which owns the memory, is made read-only too. Only pass
-    arrays the calling op made itself, never views of its inputs.
-    """
-    base = value.base
-    if type(base) is np.ndarray:
-        set_writeable(base, False)
-    set_writeable(value, False)
-    return value if shape is None or value.shape == shape else value.reshape(shape)
 
 
 def sum_along(a: np.ndarray, axis: int) -> np.ndarray:
@@ -210,6 +197,24 @@ def kernel_input(a: np.ndarray) -> np.ndarray:
     v: np.ndarray = np.ascontiguousarray(a).view()
     v.flags.writeable = False
     return v
+
+
+def float_value(x: Any, name: str | None = None) -> Any:
+    """The value of ``x`` as a float array (integers and bools become float64; a 0-d
+    Variable's value may be a numpy scalar: ``np.asarray`` it where an ndarray is needed). With the
+    op's ``name``: its output, of this shape and dtype, is checked against the budgets of
+    the current scope first (``lampy.MemoryBudgetError`` before anything is allocated)."""
+    a = value_of(x)
+    if np.asarray(a).dtype.kind != "f":
+        a = np.asarray(a, dtype=np.float64)
+    if name is not None and _ledger.open_budgets:
+        _ledger.reserve(name, np.shape(a), np.result_type(a))
+    return a
+
+
+def softplus_value(a: Any) -> Any:
+    """Overflow-free ``log(1 + exp(a))``."""
+    return np.maximum(a, 0) + np.log1p(np.exp(-np.abs(a)))
 
 
 def rng_or_default(owner: str, rng: Any) -> np.random.Generator:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError
-from lampy.autograd._variable import Variable
+from lampy.opkit import Variable
 
 __all__ = ["NonFiniteNormError", "clip_grad_norm_", "clip_grad_value_"]
 

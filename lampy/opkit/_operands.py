@@ -19,10 +19,11 @@ from lampy._errors import (
     not_real,
     shape_mismatch,
 )
+from lampy._memory import set_writeable
 from lampy.autograd import _ledger
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
-from lampy.autograd._variable import Backward, Param, Variable, op
+from lampy.autograd._variable import Backward, Operand, Param, Variable, op
 
 _ndarray = np.ndarray
 _PY_NUMBERS = (int, float)
@@ -312,6 +313,35 @@ def over(g: Any, c: Any) -> Any:
     return g / c
 
 
+def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarray:
+    """``value`` (reshaped to ``shape`` if given), made read-only first so that
+    ``lampy.op`` takes it without a copy (it copies views of writable memory).
+
+    ``value`` may be a view (an index, a reshape) of an array whose memory nothing else
+    will write: that array, which owns the memory, is made read-only too. Only pass
+    arrays the calling op made itself, never views of its inputs.
+    """
+    base = value.base
+    if type(base) is np.ndarray:
+        set_writeable(base, False)
+    set_writeable(value, False)
+    return value if shape is None or value.shape == shape else value.reshape(shape)
+
+
+_sign, _isnan = np.sign, np.isnan
+
+
+def sign_or_zero(a: Operand) -> Any:
+    """``sign(a)`` with 0 where ``a`` is nan (PyTorch's ``sgn``; numpy's ``sign`` gives
+    nan): a new array (or a scalar for a 0-d ``a``) that nothing else references."""
+    s = _sign(a)
+    if np.ndim(s) == 0:
+        return s if s == s else type(s)(0)
+    if s.dtype.kind in "fc" and _isnan(s.sum()):  # signs are -1, 0, 1: nan iff one is
+        np.copyto(s, 0, where=_isnan(s))
+    return s
+
+
 def needs_grad(x: Any) -> bool:
     """Whether ``x`` is a Variable that needs a gradient."""
     return type(x) is Variable and x.node.needs_grad
@@ -404,3 +434,13 @@ def broadcast_error(name: str, a: Any, b: Any) -> Exception:
         detail="Numpy broadcasting needs each pair of trailing dimensions to be equal or 1; "
         "reshape or expand_dims one of them so that they line up.",
     )
+
+
+class _NoValue:
+    """Marks a keyword argument that was not passed (numpy's ``np._NoValue``)."""
+
+    def __repr__(self) -> str:
+        return "<no value>"
+
+
+NO_VALUE: Any = _NoValue()

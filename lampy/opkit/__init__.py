@@ -1,0 +1,174 @@
+"""The toolkit for writing ops: everything lampy's own op families import from the engine,
+declared in one place.
+
+lampy's ops (``lampy.ops``, ``lampy.linalg``, ``lampy.special``, ``lampy.stats``,
+``lampy.signal``, ``lampy.nn.functional``) are written with these names and nothing
+else from the engine, so an op written outside lampy with them is as fast and behaves
+as the built-in ones. They are the very functions lampy uses (re-exported, not wrapped).
+See "Writing your own op" in the docs for a worked example.
+
+Recording an op:
+
+- ``op(name, value, *params)``: record an op's value and its inputs' closures; returns
+  the output ``Variable``, owned by the current scope.
+- ``Variable``: the immutable record of a value in the graph. ``Operand`` is what ops
+  accept (a Variable, an array-like or a number).
+- ``param(value)`` and ``const(value)``: a Variable that needs a gradient, and one that
+  does not.
+- ``Backward``: the type of an ``(g, out) -> None`` closure; ``Param``: an input paired
+  with its closure (what ``param_of`` returns).
+
+- ``frozen(value, shape=None)``: an op's fresh result made read-only, so that ``op``
+  takes it (or a view of it) without a copy.
+
+Reading operands (Variables, arrays, Python numbers alike):
+
+- ``value_of(x, saved=True)``: the numpy value of an operand; ``saved=False`` when no
+  closure keeps it. ``values_of(x1, x2)``: two values, promoted as numpy 2 does.
+- ``array_of(name, x)``: the value as an ndarray (a list of Variables stacked).
+- ``needs_grad(x)``: whether ``x`` is a Variable that needs a gradient.
+- ``apply_unary(ufunc, a, name)`` and ``apply_binary(name, ufunc, a, b)``: a ufunc on
+  values, with the output checked against memory budgets and numpy's errors made
+  lampy's.
+- ``reserve_output(name, shape, dtype)``: check an output's size against the current
+  scope's budget before allocating it.
+
+Pairing inputs with their gradients (each returns None when the input needs none, and
+``op`` skips None):
+
+- ``param_of(x, fn)``: ``x`` with a closure ``fn(g, out)`` that adds into ``out``.
+- ``contrib_of(x, fn, fresh=True)``: ``x`` with ``fn(g)`` returning its contribution
+  (broadcast axes summed for you; a fresh array becomes ``x``'s buffer without a copy).
+- ``contrib_with(x, fn, saved, fresh=True)``: the same, ``fn(g, saved)`` reading a value
+  the engine keeps for it.
+- ``contribution(fn, fresh=True)``: a contribution closure for ``x.zip_backward``;
+  ``Contribution`` is its type.
+- ``sign_or_zero(a)``: ``sign(a)`` with 0 where ``a`` is nan (the gradient of ``abs``).
+- ``times(g, c)`` and ``over(g, c)``: ``g * c`` and ``g / c``, in place where ``g`` may
+  be written.
+- ``unbroadcast(g, shape)``: sum ``g`` back to an input's ``shape`` (the one helper that
+  undoes broadcasting); ``accumulate(out, g)``: ``out += unbroadcast(g, out.shape)``.
+
+Sharing work between closures:
+
+- ``SharedInBackward(fn)``: a value computed once per backward pass, on first use.
+- ``Lazy(fn)``: a value computed once, on first use, and kept.
+
+Axes:
+
+- ``Axis``: the type of an ``axis`` argument (None, an int or a tuple of ints).
+- ``normalize_axis(name, axis, ndim)``: ``axis`` as a sorted tuple of non-negative axes
+  (None is every axis); a ``LampyTypeError`` or ``ShapeError`` naming op ``name``.
+- ``one_axis(name, axis, ndim, what="axis")``: one int axis, non-negative.
+- ``single_axis(name, axis, ndim)``: None or one int axis (a 0-d array counts as 1-d).
+- ``expand_reduced(g, axes, keepdims)``: a reduction's ``g`` with its reduced axes put
+  back, so it broadcasts to the input.
+- ``axis_or_dim(name, axis, dim, default)``: numpy's ``axis=`` or PyTorch's ``dim=``.
+
+Checks and messages:
+
+- ``real_result(name, value, *operands)``: refuse a complex result of real operands
+  that needs a gradient (lampy's gradients are real).
+- ``broadcast_error(name, a, b)``: the error for two shapes that do not broadcast.
+- ``not_numbers(x, a)``: the error for an operand that is not numbers.
+
+Grad mode and recomputation:
+
+- ``GRAD_ENABLED``: the context variable ``no_grad`` sets (``GRAD_ENABLED.get()`` on a
+  hot path); ``is_grad_enabled()`` and ``no_grad()`` are its public faces.
+- ``replayable(rng)``: a generator whose draws ``lampy.remat`` replays when it
+  recomputes; ``recomputing()``: whether the code runs inside such a recomputation.
+
+Signatures:
+
+- ``NO_VALUE``: the default of a keyword whose absence means something (numpy's
+  ``np._NoValue``).
+"""
+
+from lampy.autograd._grad_mode import GRAD_ENABLED as GRAD_ENABLED
+from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
+from lampy.autograd._grad_mode import no_grad as no_grad
+from lampy.autograd._remat import recomputing as recomputing
+from lampy.autograd._remat import replayable as replayable
+from lampy.autograd._shared import Lazy as Lazy
+from lampy.autograd._shared import SharedInBackward as SharedInBackward
+from lampy.autograd._shared_names import axis_or_dim as axis_or_dim
+from lampy.autograd._unbroadcast import Contribution as Contribution
+from lampy.autograd._unbroadcast import accumulate as accumulate
+from lampy.autograd._unbroadcast import contribution as contribution
+from lampy.autograd._unbroadcast import unbroadcast as unbroadcast
+from lampy.autograd._variable import Backward as Backward
+from lampy.autograd._variable import Operand as Operand
+from lampy.autograd._variable import Param as Param
+from lampy.autograd._variable import Variable as Variable
+from lampy.autograd._variable import const as const
+from lampy.autograd._variable import op as op
+from lampy.autograd._variable import param as param
+from lampy.opkit._axes import Axis as Axis
+from lampy.opkit._axes import expand_reduced as expand_reduced
+from lampy.opkit._axes import normalize_axis as normalize_axis
+from lampy.opkit._axes import one_axis as one_axis
+from lampy.opkit._axes import single_axis as single_axis
+from lampy.opkit._operands import NO_VALUE as NO_VALUE
+from lampy.opkit._operands import apply_binary as apply_binary
+from lampy.opkit._operands import apply_unary as apply_unary
+from lampy.opkit._operands import array_of as array_of
+from lampy.opkit._operands import broadcast_error as broadcast_error
+from lampy.opkit._operands import contrib_of as contrib_of
+from lampy.opkit._operands import contrib_with as contrib_with
+from lampy.opkit._operands import frozen as frozen
+from lampy.opkit._operands import needs_grad as needs_grad
+from lampy.opkit._operands import not_numbers as not_numbers
+from lampy.opkit._operands import over as over
+from lampy.opkit._operands import param_of as param_of
+from lampy.opkit._operands import real_result as real_result
+from lampy.opkit._operands import reserve_output as reserve_output
+from lampy.opkit._operands import sign_or_zero as sign_or_zero
+from lampy.opkit._operands import times as times
+from lampy.opkit._operands import value_of as value_of
+from lampy.opkit._operands import values_of as values_of
+
+__all__ = [
+    "GRAD_ENABLED",
+    "NO_VALUE",
+    "Axis",
+    "Backward",
+    "Contribution",
+    "Lazy",
+    "Operand",
+    "Param",
+    "SharedInBackward",
+    "Variable",
+    "accumulate",
+    "apply_binary",
+    "apply_unary",
+    "array_of",
+    "axis_or_dim",
+    "broadcast_error",
+    "const",
+    "contrib_of",
+    "contrib_with",
+    "contribution",
+    "expand_reduced",
+    "frozen",
+    "is_grad_enabled",
+    "needs_grad",
+    "no_grad",
+    "normalize_axis",
+    "not_numbers",
+    "one_axis",
+    "op",
+    "over",
+    "param",
+    "param_of",
+    "real_result",
+    "recomputing",
+    "replayable",
+    "reserve_output",
+    "sign_or_zero",
+    "single_axis",
+    "times",
+    "unbroadcast",
+    "value_of",
+    "values_of",
+]
