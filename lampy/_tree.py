@@ -120,22 +120,20 @@ def _rebuild_children(obj: Any, _: Any, children: list[Any]) -> Any:
 def _rebuild_fields(obj: Any, names: list[str], children: list[Any]) -> Any:
     """``obj`` with its fields ``names`` set to ``children``, through its ``__init__``."""
     cls = type(obj)
-    if attrs.has(cls):
-        fields = {f.name: f for f in attrs.fields(cls)}
-        init = {fields[n].alias or n: c for n, c in zip(names, children, strict=True) if fields[n].init}
-        fixed = [n for n, c in zip(names, children, strict=True) if not fields[n].init]
-    else:
-        dc = {f.name: f for f in dataclasses.fields(obj)}
-        init = {n: c for n, c in zip(names, children, strict=True) if dc[n].init}
-        fixed = [n for n, c in zip(names, children, strict=True) if not dc[n].init]
-    changed = [n for n in fixed if children[names.index(n)] is not getattr(obj, n)]
-    if changed:
-        raise TreeError(
-            f"lampy.tree: cannot rebuild a {cls.__name__} with a new value for its field "
-            f"{changed[0]!r}, which its __init__ does not take (init=False). Register the "
-            "type with lampy.tree.register(type, flatten, unflatten) to say how it is built."
-        )
-    return attrs.evolve(obj, **init) if attrs.has(cls) else dataclasses.replace(obj, **init)
+    is_attrs = attrs.has(cls)
+    fields = {f.name: f for f in (attrs.fields(cls) if is_attrs else dataclasses.fields(obj))}
+    init: dict[str, Any] = {}
+    for name, child in zip(names, children, strict=True):
+        field = fields[name]
+        if field.init:
+            init[getattr(field, "alias", None) or name] = child
+        elif child is not getattr(obj, name):
+            raise TreeError(
+                f"lampy.tree: cannot rebuild a {cls.__name__} with a new value for its field "
+                f"{name!r}, which its __init__ does not take (init=False). Register the type "
+                "with lampy.tree.register(type, flatten, unflatten) to say how it is built."
+            )
+    return attrs.evolve(obj, **init) if is_attrs else dataclasses.replace(obj, **init)
 
 
 def _open_fields(obj: Any) -> tuple[list[Hashable], list[Any], Any]:
