@@ -236,6 +236,17 @@ def _kind_of(cls: type) -> _Kind | None:
     return kind
 
 
+def is_container(obj: Any) -> bool:
+    """Whether the walks open ``obj`` (without ``is_leaf``): False for a leaf.
+
+    Examples:
+        >>> import numpy as np, lampy
+        >>> lampy.tree.is_container([1]), lampy.tree.is_container(np.ones(2))
+        (True, False)
+    """
+    return _kind_of(type(obj)) is not None
+
+
 def _cycle(obj: Any) -> TreeError:
     return TreeError(
         f"lampy.tree: a {type(obj).__name__} contains itself (a cycle), so walking it would "
@@ -376,6 +387,7 @@ __all__ = [
     "Structure",
     "TreeError",
     "flatten",
+    "is_container",
     "leaves",
     "leaves_with_paths",
     "map_leaves",
