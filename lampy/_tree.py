@@ -15,7 +15,7 @@ module, with these rules (JAX's pytrees, as equinox uses them):
   A walker's ``is_leaf`` predicate can stop the walk earlier (at Modules, say).
 - **Rebuilding** (``map_leaves``): tuples, lists, dicts, sets and namedtuples are always
   new objects of the same type. A record (registered type, ``__lampy_children__``
-  object, attrs record, dataclass) whose children all come back as they were (``is``)
+  object, attrs record, dataclass) in which no leaf changed (``fn(leaf) is leaf``)
   is returned itself, so its identity, and state kept beside it such as a module's
   ``eval()`` switch, stays; otherwise it is rebuilt (``attrs.evolve``,
   ``dataclasses.replace``, ``__lampy_rebuild__``, the registered ``unflatten``).
@@ -55,7 +55,7 @@ class _Kind:
     name: str
     open: Callable[[Any], tuple[list[Hashable], list[Any], Any]]
     rebuild: Callable[[Any, Any, list[Any]], Any]
-    record: bool  # rebuilt only when a child changed
+    record: bool  # rebuilt only when a leaf below it changed
 
 
 _REGISTERED: dict[type, tuple[Flatten, Unflatten]] = {}
@@ -309,26 +309,31 @@ def leaves(tree: Any, is_leaf: IsLeaf = None) -> list[Any]:
     return [leaf for _, leaf in leaves_with_paths(tree, is_leaf)]
 
 
-def _map(fn: Callable[[Any], Any], tree: Any, is_leaf: IsLeaf, active: set[int]) -> Any:
+def _map(
+    fn: Callable[[Any], Any], tree: Any, is_leaf: IsLeaf, active: set[int]
+) -> tuple[Any, bool]:
+    """The mapped tree, and whether a leaf in it changed (``fn(leaf) is not leaf``)."""
     kind = None if is_leaf is not None and is_leaf(tree) else _kind_of(type(tree))
     if kind is None:
-        return fn(tree)
+        new_leaf = fn(tree)
+        return new_leaf, new_leaf is not tree
     if id(tree) in active:
         raise _cycle(tree)
     active.add(id(tree))
     _, children, aux = kind.open(tree)
-    new = [_map(fn, c, is_leaf, active) for c in children]
+    mapped = [_map(fn, c, is_leaf, active) for c in children]
     active.discard(id(tree))
-    if kind.record and all(a is b for a, b in zip(new, children, strict=True)):
-        return tree
-    return kind.rebuild(tree, aux, new)
+    changed = any(c for _, c in mapped)
+    if kind.record and not changed:
+        return tree, False
+    return kind.rebuild(tree, aux, [new for new, _ in mapped]), changed
 
 
 def map_leaves(fn: Callable[[Any], Any], tree: T, is_leaf: IsLeaf = None) -> T:
     """``tree`` with each leaf replaced by ``fn(leaf)``, containers rebuilt around them.
 
     Tuples, lists, dicts, sets and namedtuples are new objects of the same type; a
-    record whose children all come back unchanged (``is``) is returned itself.
+    record in which no leaf changed (``fn(leaf) is leaf`` for each) is returned itself.
 
     Args:
         fn: Called once per leaf, in ``leaves``' order.
@@ -343,7 +348,7 @@ def map_leaves(fn: Callable[[Any], Any], tree: T, is_leaf: IsLeaf = None) -> T:
         >>> lampy.tree.map_leaves(lambda x: x * 10, {"a": (1, None, [2]), "b": 3})
         {'a': (10, None, [20]), 'b': 30}
     """
-    return _map(fn, tree, is_leaf, set())  # type: ignore[no-any-return]
+    return _map(fn, tree, is_leaf, set())[0]  # type: ignore[no-any-return]
 
 
 @attrs.frozen(eq=False)
