@@ -15,6 +15,7 @@ from lampy import signal as signal
 from lampy import special as special  # scipy is imported on first use, not here
 from lampy import stats as stats
 from lampy import train as train
+from lampy import tree as tree
 from lampy._dtypes import float16 as float16
 from lampy._dtypes import float32 as float32
 from lampy._dtypes import float64 as float64

@@ -10,6 +10,7 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyError, LampyTypeError, LampyValueError
 from lampy._memory import grad_buffer
+from lampy._tree import leaves, map_leaves
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._edge import NODE
 from lampy.autograd._grad_mode import GRAD_ENABLED
@@ -110,33 +111,9 @@ def _reaches(root: Node, targets: frozenset[Node]) -> bool:
     return False
 
 
-def _map_variables(obj: Any, visit: Callable[[Variable], object]) -> None:
-    """Call ``visit`` on every Variable in a nest of tuples, lists and dicts."""
-    if isinstance(obj, Variable):
-        visit(obj)
-    elif isinstance(obj, tuple | list):
-        for o in obj:
-            _map_variables(o, visit)
-    elif isinstance(obj, dict):
-        for o in obj.values():
-            _map_variables(o, visit)
-
-
 def _to_numpy(obj: Any) -> Any:
-    """Replace every Variable in a nest of tuples, lists and dicts by a copy of its value."""
-    if isinstance(obj, Variable):
-        return obj.value.copy()
-    if isinstance(obj, tuple):
-        return (
-            type(obj)(*map(_to_numpy, obj))
-            if hasattr(obj, "_fields")
-            else tuple(map(_to_numpy, obj))
-        )
-    if isinstance(obj, list):
-        return [_to_numpy(o) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _to_numpy(o) for k, o in obj.items()}
-    return obj
+    """The tree ``obj`` with each Variable replaced by a copy of its value."""
+    return map_leaves(lambda v: v.value.copy() if isinstance(v, Variable) else v, obj)
 
 
 def _evaluate(
@@ -190,7 +167,7 @@ def _evaluate(
                 raise _higher_order(name, "f uses a Variable of an enclosing grad")
             if differentiable:
                 roots = [out.node]
-                _map_variables(aux, lambda v: roots.append(v.node))
+                roots.extend(v.node for v in leaves(aux) if isinstance(v, Variable))
                 error = _closed_over(name, roots, scope, args, nums)
                 if error is not None:
                     raise error

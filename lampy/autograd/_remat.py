@@ -49,6 +49,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
+from lampy._tree import Structure, flatten, leaves, leaves_with_paths, map_leaves
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._edge import NODE, contribution_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
@@ -169,34 +170,22 @@ def _changed(name: str, k: int) -> LampyError:
     )
 
 
-def _map(obj: Any, fn: Callable[[Variable], Any]) -> Any:
-    """``obj`` with every Variable in nested tuples, lists and dicts replaced by ``fn(v)``."""
-    if type(obj) is Variable:
-        return fn(obj)
-    if isinstance(obj, tuple) and not hasattr(obj, "_fields"):
-        return tuple(_map(o, fn) for o in obj)
-    if isinstance(obj, list):
-        return [_map(o, fn) for o in obj]
-    if isinstance(obj, dict):
-        return {k: _map(o, fn) for k, o in obj.items()}
-    return obj
-
-
-def _outputs(name: str, out: Any) -> tuple[list[Variable], bool]:
-    """The Variables ``fn`` returned, and whether it returned a single one."""
-    if type(out) is Variable:
-        return [out], True
-    if isinstance(out, tuple | list) and out and all(type(o) is Variable for o in out):
-        return list(out), False
-    got = type(out).__name__
-    if isinstance(out, tuple | list):
-        bad = [(i, type(o).__name__) for i, o in enumerate(out) if type(o) is not Variable]
-        got = f"an empty {got}" if not out else f"a {got} whose element {bad[0][0]} is {bad[0][1]}"
-    raise LampyTypeError(
-        f"lampy.remat({name}): fn must return a Variable or a tuple or list of Variables, "
-        f"got {got}. Return the Variables and compute other results outside "
-        "the rematerialised function."
-    )
+def _outputs(name: str, out: Any) -> tuple[list[Variable], Structure]:
+    """The Variables ``fn`` returned (the leaves of its result), and the result's structure."""
+    outs, structure = flatten(out)
+    bad = [(path, leaf) for path, leaf in leaves_with_paths(out) if type(leaf) is not Variable]
+    if bad or not outs:
+        got = type(out).__name__
+        if bad and bad[0][0]:
+            got = f"a {got} holding {type(bad[0][1]).__name__} at {list(bad[0][0])}"
+        elif not outs:
+            got = f"a {got} with no Variable in it"
+        raise LampyTypeError(
+            f"lampy.remat({name}): fn must return a Variable or a tree of Variables (tuples, "
+            f"lists, dicts, namedtuples... of Variables, see lampy.tree), got {got}. Return "
+            "the Variables and compute other results outside the rematerialised function."
+        )
+    return outs, structure
 
 
 def _external(name: str, outs: list[Variable], inner: Scope, args: set[Node]) -> list[Node]:
@@ -258,9 +247,10 @@ def remat(fn: F) -> F:
     See ``lampy.nn.remat_sequential`` to rematerialise a stack of layers in segments.
 
     Args:
-        fn: A function of Variables (and other arguments) returning a Variable or a tuple
-            or list of Variables. Variables may be nested in tuples, lists and dicts of
-            the arguments. It may use params it does not receive (a module's weights),
+        fn: A function of Variables (and other arguments) returning a Variable or a tree
+            of Variables (a tuple, list, dict, namedtuple... of them, ``lampy.tree``'s
+            rules; the result has the same structure). Variables may be anywhere in
+            trees of the arguments. It may use params it does not receive (a module's weights),
             but not other Variables computed outside it: pass those as arguments. It
             must make the same ops each time it runs. Arguments that are not
             Variables (a numpy batch) are handed to it again as they are: do not
@@ -318,15 +308,16 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         arg_nodes[node] = v.value
         return v
 
-    _map((args, kwargs), note)
+    for v in leaves((args, kwargs)):
+        if type(v) is Variable:
+            note(v)
     draws = _Draws(_DRAWS.get())
     token = _DRAWS.set(draws)
     try:
         with Scope() as inner:
             try:
                 returned = fn(*args, **kwargs)
-                outs, single = _outputs(name, returned)
-                as_list = isinstance(returned, list)
+                outs, structure = _outputs(name, returned)
             except ReleasedError as e:
                 raise ReleasedError(
                     f"lampy.remat({name}): fn uses a released Variable (one of a scope "
@@ -364,9 +355,7 @@ def _call(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any])
         shared = _Shared(functools.partial(run, k))
         params = [_param(shared, n) for n in external]
         final.append(op(f"remat({name})", res, *params))
-    if single:
-        return final[0]
-    return final if as_list else tuple(final)
+    return structure.unflatten(final)
 
 
 class _Recompute:
@@ -417,7 +406,10 @@ class _Recompute:
                     v = param(value, copy=False) if node.needs_grad else const(value, copy=False)
                     made[node] = v
                     back[v.node] = node
-                new_args, new_kwargs = _map((self.args, self.kwargs), lambda v: made.get(v.node, v))
+                new_args, new_kwargs = map_leaves(
+                    lambda v: made.get(v.node, v) if type(v) is Variable else v,
+                    (self.args, self.kwargs),
+                )
                 outs, _ = _outputs(name, self.fn(*new_args, **new_kwargs))
                 fingerprint = self.prints[k]
                 if fingerprint is not None and not fingerprint.matches(outs[k].value):

@@ -9,15 +9,12 @@ result becomes a constant).
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-from collections.abc import Callable
 from types import TracebackType
 from typing import Any, TypeVar
 
-import attrs
-
 from lampy import _memory
 from lampy._errors import LampyError, no_scope
+from lampy._tree import leaves
 from lampy.autograd import _ledger
 from lampy.autograd._current import CURRENT as _CURRENT
 from lampy.autograd._current import current_or_none as current_or_none
@@ -273,10 +270,11 @@ class Scope:
     def keep(self, obj: T) -> T:
         """Move the Variables in ``obj`` to the parent scope and return ``obj``.
 
-        ``obj`` may be a Variable or any nesting of tuples, lists, dicts, sets, attrs
-        records, dataclasses and modules (anything with ``__lampy_children__()``)
-        holding Variables; the same object is returned. Other objects are not looked
-        into. When this scope
+        ``obj`` may be a Variable or any tree holding Variables (``lampy.tree``'s rules:
+        tuples, lists, dicts, sets, namedtuples, attrs records, dataclasses, modules and
+        other objects with ``__lampy_children__()``, types registered with
+        ``lampy.tree.register``); the same object is returned. Other objects are not
+        looked into. When this scope
         exits, each kept Variable keeps its value (and its gradient, if it has one) and
         is detached from the released graph: it becomes a leaf of the parent scope. A
         param stays a param; a kept op result becomes a constant.
@@ -300,8 +298,7 @@ class Scope:
                 "to. Open an enclosing `with lampy.Scope():` around it, or copy the data out "
                 "with `v.value.copy()`."
             )
-        nodes: list[Node] = []
-        _walk(obj, nodes.append)
+        nodes = _nodes_in(obj)
         for n in nodes:  # all checked before any moves: a failed keep moves nothing
             self._check_movable(n)
         for n in nodes:
@@ -340,28 +337,16 @@ def _open_ancestor(scope: Scope) -> Scope | None:
     return s
 
 
-def _walk(obj: Any, visit: Callable[[Node], object]) -> None:
-    """Call ``visit`` on the node of every Variable in a nest of tuples, lists, dicts,
-    sets, attrs records (a Variable is one: its field is its node), dataclasses and
-    objects that list what they hold with ``__lampy_children__()`` (``lampy.nn.Module``,
-    PyTorch-style classes included)."""
-    if type(obj) is Node:
-        visit(obj)
-    elif hasattr(type(obj), "__lampy_children__"):
-        for item in obj.__lampy_children__():
-            _walk(item, visit)
-    elif isinstance(obj, (tuple, list, set, frozenset)):
-        for item in obj:
-            _walk(item, visit)
-    elif isinstance(obj, dict):
-        for item in obj.values():
-            _walk(item, visit)
-    elif attrs.has(type(obj)):
-        for field in attrs.fields(type(obj)):
-            _walk(getattr(obj, field.name), visit)
-    elif dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        for dc_field in dataclasses.fields(obj):
-            _walk(getattr(obj, dc_field.name), visit)
+def _nodes_in(obj: Any) -> list[Node]:
+    """The node of every Variable among the leaves of the tree ``obj`` (``lampy.tree``'s
+    rules: tuples, lists, dicts, sets, namedtuples, attrs records, dataclasses,
+    ``__lampy_children__()`` objects such as ``lampy.nn.Module`` and registered types)."""
+    found = []
+    for leaf in leaves(obj):
+        node = leaf if type(leaf) is Node else getattr(leaf, "node", None)
+        if type(node) is Node:
+            found.append(node)
+    return found
 
 
 def closed_scope(scope: Scope | None, what: str) -> LampyError:

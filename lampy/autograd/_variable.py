@@ -50,6 +50,7 @@ class Variable(VariableOperators):
     """
 
     node: Node
+    __lampy_leaf__ = True  # a leaf of lampy.tree's walks, not an attrs record to open
 
     # ----------------------------------------------------------------- data access
     @property

@@ -41,6 +41,7 @@ from lampy._errors import (
 )
 from lampy._memory import sealed_view
 from lampy._narrowing import cast_checked
+from lampy._tree import is_container, leaves, leaves_with_paths, map_leaves
 from lampy.autograd import in_place, zero_grads
 from lampy.opkit import Variable, const, param
 
@@ -71,19 +72,24 @@ class IncompatibleKeys(NamedTuple):
     unexpected_keys: list[str]
 
 
+def _is_module(x: Any) -> bool:
+    return isinstance(x, Module)
+
+
 def _entries(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
     """The (dotted name, leaf) pairs below one field value, in order.
 
-    Leaves are Variables, numpy arrays (buffers) and Modules; containers are walked.
+    Leaves are Variables, numpy arrays (buffers) and Modules; the containers around them
+    are walked as ``lampy.tree`` walks them, each step of the path a part of the name.
     """
     if isinstance(value, Module | Variable | np.ndarray):
         yield prefix, value
-    elif isinstance(value, tuple | list):
-        for i, item in enumerate(value):
-            yield from _entries(f"{prefix}.{i}" if prefix else str(i), item)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            yield from _entries(f"{prefix}.{key}" if prefix else str(key), item)
+        return
+    if not is_container(value):
+        return
+    for path, leaf in leaves_with_paths(value, is_leaf=_is_module):
+        if isinstance(leaf, Module | Variable | np.ndarray):
+            yield ".".join([prefix, *map(str, path)] if prefix else map(str, path)), leaf
 
 
 # Per module class (classes do not change): its state fields, and whether it walks them
@@ -142,12 +148,13 @@ def _collect_parameters(value: Any, out: list[Variable], seen: set[int]) -> None
         if value.needs_grad and id(value) not in seen:
             seen.add(id(value))
             out.append(value)
-    elif isinstance(value, tuple | list):
+    elif type(value) is tuple or type(value) is list:  # lampy.tree's rule, faster
         for item in value:
             _collect_parameters(item, out, seen)
-    elif isinstance(value, dict):
-        for item in value.values():
-            _collect_parameters(item, out, seen)
+    elif is_container(value):
+        for leaf in leaves(value, is_leaf=_is_module):
+            if isinstance(leaf, Module | Variable):
+                _collect_parameters(leaf, out, seen)
 
 
 # ----------------------------------------------------------------- evaluation mode
@@ -379,9 +386,18 @@ class Module(metaclass=_ModuleMeta):
             yield prefix, getattr(self, name)
 
     def __lampy_children__(self) -> list[Any]:
-        """What the module holds (its fields' values: parameters, buffers, submodules),
-        for ``lampy.Scope.keep`` and the other walks over nested containers."""
+        """What the module holds (its fields' values: parameters, buffers, submodules,
+        settings), for ``lampy.Scope.keep`` and the other ``lampy.tree`` walks."""
         return [value for _, value in self._fields()]
+
+    def __lampy_rebuild__(self: M, children: list[Any]) -> M:
+        """A new module holding ``children`` in place of ``__lampy_children__()``'s
+        values (``lampy.tree.map_leaves``)."""
+        if type(self)._dynamic:
+            names = [name for name, _ in self._attribute_items()]
+        else:
+            names = [name for name, _ in _state_fields(type(self))]
+        return self._rebuilt(dict(zip(names, children, strict=True)))
 
     def _attribute_items(self) -> list[tuple[str, Any]]:
         """(attribute name, value) of each field but ``_training``: the record's
@@ -1144,28 +1160,31 @@ def _copy_state(module: M, memo: dict[int, Any]) -> M:
 
 
 def _map_leaves(value: Any, fn: Callable[[Any], Any]) -> Any:
-    """``value`` with ``fn`` applied to each Variable, array, Module and setting in it
-    (tuples, lists and dicts rebuilt around them)."""
-    if isinstance(value, tuple | list) and not hasattr(value, "_fields"):
-        return type(value)(_map_leaves(v, fn) for v in value)
-    if isinstance(value, dict):
-        return {k: _map_leaves(v, fn) for k, v in value.items()}
-    return fn(value)
+    """``value`` with ``fn`` applied to each Variable, array, Module, pickled Variable and
+    setting in it (the containers around them rebuilt, as ``lampy.tree.map_leaves``)."""
+    return map_leaves(fn, value, is_leaf=_is_saved_leaf)
+
+
+def _is_saved_leaf(x: Any) -> bool:
+    return isinstance(x, Module | _SavedVariable)
 
 
 def _map_modules(value: Any, fn: Callable[[Module], Module]) -> Any:
     """``value`` with ``fn`` applied to each Module in it (containers rebuilt), or
-    ``value`` itself when it holds no Module."""
+    ``value`` itself when ``fn`` changed none."""
     if isinstance(value, Module):
         return fn(value)
-    if isinstance(value, tuple | list):
-        items = [_map_modules(v, fn) for v in value]
-        if all(a is b for a, b in zip(items, value, strict=True)):
-            return value
-        return type(value)(items)
-    if isinstance(value, dict):
-        new = {k: _map_modules(v, fn) for k, v in value.items()}
-        if all(new[k] is value[k] for k in value):
-            return value
+    if not is_container(value):
+        return value
+    changed = False
+
+    def visit(x: Any) -> Any:
+        nonlocal changed
+        if not isinstance(x, Module):
+            return x
+        new = fn(x)
+        changed = changed or new is not x
         return new
-    return value
+
+    new = map_leaves(visit, value, is_leaf=_is_module)
+    return new if changed else value

@@ -17,6 +17,7 @@ import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._tree import map_leaves
 from lampy.nn._attention import MultiheadAttention
 from lampy.nn._dropout import Dropout
 from lampy.nn._helpers import check_size, rng_or_default, shape_of
@@ -434,7 +435,16 @@ class TransformerDecoderLayer(Module):
 # ----------------------------------------------------------------- stacks
 def _clone(value: Any) -> Any:
     """A copy of ``value`` with new parameters (same values) and new buffers; modules
-    and containers are rebuilt, other settings (ints, callables, generators) shared."""
+    and containers (``lampy.tree``'s) are rebuilt, other settings (ints, callables,
+    generators) shared."""
+    return map_leaves(_cloned_leaf, value, is_leaf=_is_module)
+
+
+def _is_module(x: Any) -> bool:
+    return isinstance(x, Module)
+
+
+def _cloned_leaf(value: Any) -> Any:
     if isinstance(value, Module):
         changes = {
             f.alias or f.name: _clone(getattr(value, f.name))
@@ -446,10 +456,6 @@ def _clone(value: Any) -> Any:
         return param(value.value) if value.needs_grad else const(value.value)
     if isinstance(value, np.ndarray):
         return value.copy()
-    if isinstance(value, tuple | list):
-        return type(value)(_clone(v) for v in value)
-    if isinstance(value, dict):
-        return {k: _clone(v) for k, v in value.items()}
     return value
 
 
