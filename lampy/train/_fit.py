@@ -13,6 +13,8 @@ from lampy._errors import LampyTypeError, LampyValueError
 from lampy._malloc import tune_malloc
 from lampy.nn import Module
 from lampy.opkit import Variable
+from lampy.optim import Optimizer
+from lampy.optim.lr_scheduler import LRScheduler
 from lampy.train._callbacks import Callback
 from lampy.train._evaluate import Metric, evaluate
 from lampy.train._loop import EpochStats, Schedule, TrainLoop, first_lr
@@ -24,13 +26,13 @@ __all__ = ["fit"]
 def fit(
     model: Module,
     loss_fn: Callable[[Any, tuple[Any, ...]], Variable],
-    optimizer: Any,
+    optimizer: Optimizer,
     train_batches: Iterable[tuple[Any, ...]],
     *,
     epochs: int,
     valid_batches: Iterable[tuple[Any, ...]] | None = None,
     metrics: Mapping[str, Metric] | None = None,
-    scheduler: Any = None,
+    scheduler: LRScheduler | None = None,
     callbacks: Sequence[Callback] = (),
     grad_accumulation: int = 1,
     clip_grad_norm: float | None = None,
