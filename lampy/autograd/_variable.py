@@ -26,6 +26,7 @@ from lampy.autograd._edge import (
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
+from lampy.autograd._saved import kept_bytes, view_bytes
 from lampy.autograd._scope import closed_scope, current_or_none
 from lampy.autograd._shared_names import ElementCount
 from lampy.autograd._unbroadcast import Contribution
@@ -428,10 +429,10 @@ def op(name: str, value: ArrayLike, *params: Param | None) -> Variable:
                 params = tuple([p for p in params if p is not None])
         if params and (type(arr) in _FLOAT_SCALARS or arr.dtype.kind == "f"):
             if nbytes < 0 and type(arr) is _ndarray and arr.base is not None:
-                nbytes = _view_bytes(arr, params)  # type: ignore[arg-type]
+                nbytes = view_bytes(arr, params)  # type: ignore[arg-type]
             node = Node(arr, params, True, scope, name, versions, held, nbytes)  # type: ignore[arg-type]
             scope.register(node, nbytes)
-            if scan and (kept := _kept_bytes(params, arr)):  # type: ignore[arg-type]
+            if scan and (kept := kept_bytes(params, arr)):  # type: ignore[arg-type]
                 _ledger.charge_kept(scope.ledger, node, kept)
             v: Variable = _new(Variable)  # _variable(node), inlined: once per op
             _init_node(v, node)
@@ -448,110 +449,6 @@ def _held(value: Any) -> Any:
         return _held_0d(value)
     arr = _own(value)
     return arr if arr.shape else _held_0d(arr)
-
-
-def _owner(a: np.ndarray) -> np.ndarray:
-    """The ndarray whose memory ``a`` views (``a`` itself if it owns it)."""
-    b = a.base
-    while type(b) is _ndarray:
-        a = b
-        b = a.base
-    return a
-
-
-def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
-    """Append to ``found`` the arrays in closure ``cells``: an array, arrays in a tuple
-    or a list, and (``depth`` levels down) what a captured function captured, or what a
-    captured object declares it keeps (``captures()``: ``SharedInBackward``, ``Lazy``)."""
-    for c in cells:
-        try:
-            o = c.cell_contents
-        except ValueError:  # an empty cell
-            continue
-        if type(o) not in _ATOMIC:
-            _found_in(o, found, depth)
-
-
-def _found_in(o: Any, found: list[np.ndarray], depth: int) -> None:
-    t = type(o)
-    if t is _ndarray:
-        found.append(o)
-    elif t is tuple or t is list:
-        for x in o:
-            tx = type(x)
-            if tx is _ndarray:
-                found.append(x)
-            elif depth and tx not in _ATOMIC:  # a shape's ints: nothing to look into
-                _found_in(x, found, depth - 1)
-    elif not depth:
-        return
-    elif t is _function:
-        if o.__closure__:
-            _captured(o.__closure__, found, depth - 1)
-    else:
-        declares = _DECLARES.get(t)
-        if declares is None:  # once per type: a failed hasattr raises inside, 1 µs
-            declares = _DECLARES[t] = callable(getattr(t, "captures", None))
-        if declares:
-            for x in o.captures():
-                _found_in(x, found, depth - 1)
-
-
-_ATOMIC = frozenset({int, float, bool, str, bytes, complex, type(None)})
-"""Types whose objects hold no array: a closure's cells of these are not looked into."""
-
-_DECLARES: dict[type, bool] = {}
-"""For each type met in a closure, whether it declares what it keeps (``captures()``)."""
-
-_function = type(_captured)
-
-
-def _view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
-    """What a value that is a view is charged: the bytes of the array owning its memory
-    when that is a new array of the op's (a reshape of its result), 0 when it is an
-    input's value (a reshape or a transpose op: counted with the input)."""
-    owner = _owner(value)
-    for p in params:
-        node = p[NODE]
-        v = node.value
-        if type(v) is _ndarray and _owner(v) is owner:
-            node.mark_shared()  # this view holds the input's memory too
-            return 0
-    return owner.nbytes
-
-
-def _kept_bytes(params: tuple[Param, ...], value: Any) -> int:
-    """Bytes of the arrays an op's params saved for backward beyond the graph's values:
-    the arrays a closure captured (its cells, and tuples or lists in them) or a
-    ``WITH_SAVED`` edge saved, each counted once by the array owning its memory,
-    leaving out the op's value and its inputs' values (counted with their nodes)."""
-    counted: set[int] | None = None
-    total = 0
-    for _, fn, kind, _, saved in params:
-        if kind == WITH_SAVED:
-            found: Any = (saved,)
-            if type(saved) is not _ndarray:
-                continue
-        else:
-            cells = getattr(fn, "__closure__", None)
-            if not cells:
-                continue
-            found = []
-            _captured(cells, found, 3)
-            if not found:
-                continue
-        if counted is None:  # the graph's own values: counted with their nodes
-            counted = {id(_owner(value))} if type(value) is _ndarray else set()
-            for q in params:
-                v = q[NODE].value
-                if type(v) is _ndarray:
-                    counted.add(id(_owner(v)))
-        for a in found:
-            o = _owner(a)
-            if id(o) not in counted:
-                counted.add(id(o))
-                total += o.nbytes
-    return total
 
 
 def _params(
@@ -607,10 +504,10 @@ def _result(
         raise _not_real(name, arr.dtype)
     nbytes = -1
     if params and type(arr) is _ndarray and arr.base is not None:
-        nbytes = _view_bytes(arr, params)
+        nbytes = view_bytes(arr, params)
     scope.register(node, nbytes)
     if node.params:
-        kept = _kept_bytes(node.params, arr)
+        kept = kept_bytes(node.params, arr)
         if kept:
             _ledger.charge_kept(scope.ledger, node, kept)
     return _variable(node)

@@ -1,0 +1,127 @@
+"""What an op's params keep beyond the graph's values, for the scope's ledger.
+
+``lampy.op`` asks two things of a new op, once each: what its value is charged when it
+is a view (``view_bytes``: the owner's bytes when the op made that owner, 0 when it is
+an input's value), and what its params saved for backward beyond the values of the
+graph (``kept_bytes``: the arrays a closure captured, looked into a few levels down,
+or the one a ``WITH_SAVED`` edge names), which the ledger counts until the params are
+dropped (``Node.kept``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from lampy.autograd._edge import NODE, WITH_SAVED
+from lampy.autograd._node import Param
+
+_ndarray = np.ndarray
+
+
+def owner(a: np.ndarray) -> np.ndarray:
+    """The ndarray whose memory ``a`` views (``a`` itself if it owns it)."""
+    b = a.base
+    while type(b) is _ndarray:
+        a = b
+        b = a.base
+    return a
+
+
+def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
+    """Append to ``found`` the arrays in closure ``cells``: an array, arrays in a tuple
+    or a list, and (``depth`` levels down) what a captured function captured, or what a
+    captured object declares it keeps (``captures()``: ``SharedInBackward``, ``Lazy``)."""
+    for c in cells:
+        try:
+            o = c.cell_contents
+        except ValueError:  # an empty cell
+            continue
+        if type(o) not in _ATOMIC:
+            _found_in(o, found, depth)
+
+
+def _found_in(o: Any, found: list[np.ndarray], depth: int) -> None:
+    t = type(o)
+    if t is _ndarray:
+        found.append(o)
+    elif t is tuple or t is list:
+        for x in o:
+            tx = type(x)
+            if tx is _ndarray:
+                found.append(x)
+            elif depth and tx not in _ATOMIC:  # a shape's ints: nothing to look into
+                _found_in(x, found, depth - 1)
+    elif not depth:
+        return
+    elif t is _function:
+        if o.__closure__:
+            _captured(o.__closure__, found, depth - 1)
+    else:
+        declares = _DECLARES.get(t)
+        if declares is None:  # once per type: a failed hasattr raises inside, 1 µs
+            declares = _DECLARES[t] = callable(getattr(t, "captures", None))
+        if declares:
+            for x in o.captures():
+                _found_in(x, found, depth - 1)
+
+
+_ATOMIC = frozenset({int, float, bool, str, bytes, complex, type(None)})
+"""Types whose objects hold no array: a closure's cells of these are not looked into."""
+
+_DECLARES: dict[type, bool] = {}
+"""For each type met in a closure, whether it declares what it keeps (``captures()``)."""
+
+_function = type(_captured)
+
+
+def view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
+    """What a value that is a view is charged: the bytes of the array owning its memory
+    when that is a new array of the op's (a reshape of its result), 0 when it is an
+    input's value (a reshape or a transpose op: counted with the input)."""
+    base = owner(value)
+    for p in params:
+        node = p[NODE]
+        v = node.value
+        if type(v) is _ndarray and owner(v) is base:
+            node.mark_shared()  # this view holds the input's memory too
+            return 0
+    return base.nbytes
+
+
+def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
+    """Bytes of the arrays an op's params saved for backward beyond the graph's values:
+    the arrays a closure captured (its cells, and tuples or lists in them) or a
+    ``WITH_SAVED`` edge saved, each counted once by the array owning its memory,
+    leaving out the op's value and its inputs' values (counted with their nodes)."""
+    counted: set[int] | None = None
+    total = 0
+    for _, fn, kind, _, saved in params:
+        if kind == WITH_SAVED:
+            found: Any = (saved,)
+            if type(saved) is not _ndarray:
+                continue
+        else:
+            cells = getattr(fn, "__closure__", None)
+            if not cells:
+                continue
+            found = []
+            _captured(cells, found, 3)
+            if not found:
+                continue
+        if counted is None:  # the graph's own values: counted with their nodes
+            counted = {id(owner(value))} if type(value) is _ndarray else set()
+            for q in params:
+                v = q[NODE].value
+                if type(v) is _ndarray:
+                    counted.add(id(owner(v)))
+        for a in found:
+            o = owner(a)
+            if id(o) not in counted:
+                counted.add(id(o))
+                total += o.nbytes
+    return total
+
+
+__all__ = ["kept_bytes", "owner", "view_bytes"]
