@@ -36,6 +36,15 @@ which numpy's stubs do not declare; numpy parses a keyword argument at as much c
 the call itself (0.1 µs), and an op makes its value read-only once per call."""
 
 
+def owner(a: np.ndarray) -> np.ndarray:
+    """The array that owns ``a``'s memory (``a`` itself unless it is a view)."""
+    b = a.base
+    while type(b) is _ndarray:
+        a = b
+        b = a.base
+    return a
+
+
 def own_grad(buffer: np.ndarray, node: Any = None) -> np.ndarray:
     """Take an array an op computed (a first gradient contribution) as a gradient buffer.
 

@@ -84,13 +84,6 @@ def _fmt(n: float) -> str:
     return f"{sign}{int(n)} B"
 
 
-def _owner(a: np.ndarray) -> np.ndarray:
-    """The array that owns ``a``'s memory (``a`` itself unless it is a view)."""
-    while isinstance(a.base, np.ndarray):
-        a = a.base
-    return a
-
-
 class MemoryProfile:
     """The record of a `lampy.memory_profile` block: every allocation and free, in order.
 
@@ -116,7 +109,7 @@ class MemoryProfile:
 
     def grad(self, buffer: np.ndarray, node: Any = None) -> None:
         """A gradient buffer entered the engine (views of a watched array add nothing)."""
-        owner = _owner(buffer)
+        owner = _memory.owner(buffer)
         if id(owner) in self._watched:
             return
         label = "grad" if node is None else f"{node.name} grad"

@@ -14,19 +14,11 @@ from typing import Any
 
 import numpy as np
 
+from lampy._memory import owner
 from lampy.autograd._edge import NODE, WITH_SAVED
 from lampy.autograd._node import Param
 
 _ndarray = np.ndarray
-
-
-def owner(a: np.ndarray) -> np.ndarray:
-    """The ndarray whose memory ``a`` views (``a`` itself if it owns it)."""
-    b = a.base
-    while type(b) is _ndarray:
-        a = b
-        b = a.base
-    return a
 
 
 def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
@@ -124,4 +116,4 @@ def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     return total
 
 
-__all__ = ["kept_bytes", "owner", "view_bytes"]
+__all__ = ["kept_bytes", "view_bytes"]
