@@ -1,9 +1,11 @@
 """Functions of ``scipy.linalg`` (the ``lampy[scipy]`` extra): solve_triangular, sqrtm,
-solve_sylvester. scipy computes the values, batched over leading axes as scipy 1.15+
-does; the gradients are closed forms that call the same scipy functions."""
+solve_sylvester. scipy computes the values one matrix at a time (its batching came only in
+1.16; lampy supports scipy 1.10 on), batch axes broadcast here; the gradients are closed
+forms that call the same scipy functions."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from types import ModuleType
 from typing import Any
 
@@ -34,6 +36,39 @@ def _scipy(name: str) -> ModuleType:
 def _shape_error(name: str, err: ValueError, *arrays: np.ndarray) -> ShapeError:
     shapes = ", ".join(str(a.shape) for a in arrays)
     return ShapeError(f"lampy.linalg.{name}: shapes {shapes} do not fit together: {err}")
+
+
+def _each_matrix(
+    fn: Callable[..., Any],
+    arrays: Sequence[np.ndarray],
+    cores: Sequence[int],
+    out_core: tuple[int, ...],
+) -> np.ndarray:
+    """``fn`` applied to one problem at a time: ``arrays[i]``'s last ``cores[i]`` axes are
+    its core (a matrix, a vector), the axes before them are batch axes that broadcast
+    together. ``out_core`` is a result's core shape, used only when the batch is empty.
+
+    Raises:
+        ValueError: if the batch axes do not broadcast (numpy's error).
+    """
+    batch = np.broadcast_shapes(
+        *(a.shape[: a.ndim - c] for a, c in zip(arrays, cores, strict=True))
+    )
+    if not batch:
+        return np.asarray(fn(*arrays))
+    full = [
+        np.broadcast_to(a, batch + a.shape[a.ndim - c :])
+        for a, c in zip(arrays, cores, strict=True)
+    ]
+    out: np.ndarray | None = None
+    for idx in np.ndindex(batch):
+        r = np.asarray(fn(*(f[idx] for f in full)))
+        if out is None:
+            out = np.empty(batch + r.shape, r.dtype)
+        out[idx] = r
+    if out is None:  # an empty batch
+        out = np.empty(batch + out_core, np.result_type(*arrays))
+    return out
 
 
 def solve_triangular(
@@ -71,10 +106,18 @@ def solve_triangular(
     rhs = np.asarray(value_of(b))
     sl = _scipy("solve_triangular")
 
-    def solve(m: np.ndarray, r: np.ndarray, tt: int) -> Any:
-        return sl.solve_triangular(
-            m, r, trans=tt, lower=lower, unit_diagonal=unit_diagonal, check_finite=check_finite
-        )
+    def solve(m: np.ndarray, r: np.ndarray, tt: int) -> np.ndarray:
+        def one(mi: np.ndarray, ri: np.ndarray) -> Any:
+            return sl.solve_triangular(
+                mi,
+                ri,
+                trans=tt,
+                lower=lower,
+                unit_diagonal=unit_diagonal,
+                check_finite=check_finite,
+            )
+
+        return _each_matrix(one, (m, r), (2, min(r.ndim, 2)), r.shape[-2:])
 
     try:
         x = solve(arr, rhs, t)
@@ -119,12 +162,13 @@ def sqrtm(a: Operand) -> Variable:
     """
     arr = matrix_value("sqrtm", a, square=True)
     sl = _scipy("sqrtm")
-    x = sl.sqrtm(arr)
+    x = _each_matrix(sl.sqrtm, (arr,), (2,), arr.shape[-2:])
     real_result("sqrtm", x, a)
 
     def d_a(g: Any) -> Any:
         xt = mT(x)
-        return sl.solve_sylvester(xt, xt, g).astype(x.dtype, copy=False)
+        lg = _each_matrix(sl.solve_sylvester, (xt, xt, g), (2, 2, 2), g.shape[-2:])
+        return lg.astype(x.dtype, copy=False)
 
     return op("sqrtm", x, contrib_of(a, d_a))
 
@@ -151,13 +195,17 @@ def solve_sylvester(a: Operand, b: Operand, q: Operand) -> Variable:
             f"{bv.shape}."
         )
     sl = _scipy("solve_sylvester")
+
+    def solve(m: np.ndarray, n: np.ndarray, r: np.ndarray) -> np.ndarray:
+        return _each_matrix(sl.solve_sylvester, (m, n, r), (2, 2, 2), r.shape[-2:])
+
     try:
-        x = sl.solve_sylvester(av, bv, qv)
+        x = solve(av, bv, qv)
     except ValueError as err:
         raise _shape_error("solve_sylvester", err, av, bv, qv) from None
     real_result("solve_sylvester", x, a, b, q)
     users = needs_grad(a) + needs_grad(b) + needs_grad(q)
-    shared = SharedInBackward(lambda g: sl.solve_sylvester(mT(av), mT(bv), g), users)
+    shared = SharedInBackward(lambda g: solve(mT(av), mT(bv), g), users)
     return op(
         "solve_sylvester",
         x,

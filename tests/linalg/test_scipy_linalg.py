@@ -85,3 +85,36 @@ def test_solve_sylvester_shapes() -> None:
         np.testing.assert_allclose(
             x.value, scipy.linalg.solve_sylvester(A, np.eye(2), B), rtol=1e-12
         )
+
+
+def test_batches_broadcast_and_may_be_empty() -> None:
+    """Batch axes broadcast and are solved one problem at a time (scipy batches only
+    from 1.16; lampy supports 1.10 on): each slice equals scipy's answer on its
+    matrices, an empty batch gives an empty result of the right shape and dtype, and
+    batch axes that do not broadcast raise a ShapeError."""
+    rng = np.random.default_rng(0)
+    a = A + 3 * np.eye(3) * rng.uniform(1, 2, (2, 1, 3, 3))
+    with lampy.Scope():
+        x = la.solve_triangular(a, B[None], lower=True)
+        assert x.shape == (2, 1, 3, 2)
+        for i in range(2):
+            np.testing.assert_allclose(
+                x.value[i, 0], scipy.linalg.solve_triangular(a[i, 0], B, lower=True), rtol=1e-12
+            )
+        v = la.solve_triangular(a, B[:, 0])
+        assert v.shape == (2, 1, 3)
+        np.testing.assert_allclose(
+            v.value[1, 0], scipy.linalg.solve_triangular(a[1, 0], B[:, 0]), rtol=1e-12
+        )
+        s = la.solve_sylvester(a, np.eye(2) * np.array([1.0, 2.0])[:, None, None], B)
+        assert s.shape == (2, 2, 3, 2)
+        np.testing.assert_allclose(
+            s.value[1, 1], scipy.linalg.solve_sylvester(a[1, 0], 2 * np.eye(2), B), rtol=1e-12
+        )
+        r = la.sqrtm(np.eye(3) * np.arange(1.0, 3.0)[:, None, None])
+        np.testing.assert_allclose(r.value[1], np.sqrt(2) * np.eye(3), rtol=1e-12)
+        empty = la.sqrtm(np.ones((0, 3, 3), np.float32))
+        assert empty.shape == (0, 3, 3) and empty.dtype == np.float32
+        assert la.solve_triangular(np.ones((0, 3, 3)), B).shape == (0, 3, 2)
+        with pytest.raises(lampy.ShapeError, match="solve_sylvester"):
+            la.solve_sylvester(np.stack([A] * 2), np.eye(2), np.ones((3, 3, 2)))

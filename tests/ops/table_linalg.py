@@ -406,37 +406,49 @@ def sylvester_inputs(dtype: np.dtype[Any]) -> st.SearchStrategy[Inputs]:
     return go()
 
 
+def per_problem(fn: Any, signature: str) -> Any:
+    """scipy's ``fn`` one problem at a time over broadcast batch axes (numpy's
+    ``vectorize``): a reference that does not need scipy 1.16's own batching."""
+
+    def ref(*arrays: np.ndarray, **options: Any) -> Any:
+        dtype = np.result_type(*arrays)
+        one = np.vectorize(lambda *xs: fn(*xs, **options), signature=signature, otypes=[dtype])
+        return one(*arrays)
+
+    return ref
+
+
 SCIPY_OPS: list[OpSpec] = [
     OpSpec(
         "linalg.solve_triangular_vector",
         la.solve_triangular,
-        scipy.linalg.solve_triangular,
+        per_problem(scipy.linalg.solve_triangular, "(m,m),(m)->(m)"),
         triangular_inputs(vector=True),
     ),
     OpSpec(
         "linalg.solve_triangular_matrix",
         la.solve_triangular,
-        scipy.linalg.solve_triangular,
+        per_problem(scipy.linalg.solve_triangular, "(m,m),(m,k)->(m,k)"),
         triangular_inputs(vector=False),
     ),
     OpSpec(
         "linalg.sqrtm_symmetric",
         la.sqrtm,
-        scipy.linalg.sqrtm,
+        per_problem(scipy.linalg.sqrtm, "(m,m)->(m,m)"),
         matrices(lambda d, b, n: symmetric(d, b, n, signs=False)),
         forward_rtol=1e-4,
     ),
     OpSpec(
         "linalg.sqrtm",
         la.sqrtm,
-        scipy.linalg.sqrtm,
+        per_problem(scipy.linalg.sqrtm, "(m,m)->(m,m)"),
         matrices(positive_spectrum),
         forward_rtol=1e-4,
     ),
     OpSpec(
         "linalg.solve_sylvester",
         la.solve_sylvester,
-        scipy.linalg.solve_sylvester,
+        per_problem(scipy.linalg.solve_sylvester, "(m,m),(n,n),(m,n)->(m,n)"),
         sylvester_inputs,
         forward_rtol=1e-4,
     ),
