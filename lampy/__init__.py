@@ -33,6 +33,7 @@ from lampy._errors import LampyValueError as LampyValueError
 from lampy._errors import MemoryBudgetError as MemoryBudgetError
 from lampy._errors import MissingExtraError as MissingExtraError
 from lampy._errors import NoScopeError as NoScopeError
+from lampy._errors import NoSecondOrderError as NoSecondOrderError
 from lampy._errors import ReleasedError as ReleasedError
 from lampy._errors import ScopeWarning as ScopeWarning
 from lampy._errors import ShapeError as ShapeError
@@ -51,8 +52,14 @@ from lampy.autograd import const as const
 from lampy.autograd import contribution as contribution
 from lampy.autograd import get_num_workers as get_num_workers
 from lampy.autograd import grad as grad
+from lampy.autograd import gradients as gradients
+from lampy.autograd import hessian as hessian
+from lampy.autograd import hvp as hvp
 from lampy.autograd import in_place as in_place
 from lampy.autograd import is_grad_enabled as is_grad_enabled
+from lampy.autograd import jacobian as jacobian
+from lampy.autograd import jacrev as jacrev
+from lampy.autograd import jvp as jvp
 from lampy.autograd import no_grad as no_grad
 from lampy.autograd import op as op
 from lampy.autograd import parallel_map as parallel_map
@@ -61,6 +68,7 @@ from lampy.autograd import remat as remat
 from lampy.autograd import set_num_workers as set_num_workers
 from lampy.autograd import unbroadcast as unbroadcast
 from lampy.autograd import value_and_grad as value_and_grad
+from lampy.autograd import vjp as vjp
 from lampy.linalg import norm as norm
 from lampy.ops import TopK as TopK
 from lampy.ops import abs as abs

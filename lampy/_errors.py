@@ -49,6 +49,11 @@ def spent_graph(name: str, shape: tuple[int, ...], dtype: object) -> SpentGraphE
     )
 
 
+class NoSecondOrderError(LampyError, NotImplementedError):
+    """An op on the path of a differentiable backward pass (``create_graph=True``, a
+    nested ``lampy.grad``, ``lampy.hessian``...) has no differentiable backward rule."""
+
+
 class BackwardError(LampyError, RuntimeError):
     """A backward closure raised during backprop; the original exception is its cause."""
 

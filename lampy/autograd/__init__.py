@@ -6,6 +6,7 @@ from lampy.autograd._functional import grad as grad
 from lampy.autograd._functional import value_and_grad as value_and_grad
 from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
+from lampy.autograd._higher import gradients as gradients
 from lampy.autograd._inplace import in_place as in_place
 from lampy.autograd._ledger import MemoryStats as MemoryStats
 from lampy.autograd._node import Node as Node
@@ -17,6 +18,12 @@ from lampy.autograd._scope import current_or_none as current_or_none
 from lampy.autograd._scratch import scratch as scratch
 from lampy.autograd._shared import Lazy as Lazy
 from lampy.autograd._shared import SharedInBackward as SharedInBackward
+from lampy.autograd._transforms import hessian as hessian
+from lampy.autograd._transforms import hvp as hvp
+from lampy.autograd._transforms import jacobian as jacobian
+from lampy.autograd._transforms import jacrev as jacrev
+from lampy.autograd._transforms import jvp as jvp
+from lampy.autograd._transforms import vjp as vjp
 from lampy.autograd._unbroadcast import Contribution as Contribution
 from lampy.autograd._unbroadcast import accumulate as accumulate
 from lampy.autograd._unbroadcast import contribution as contribution

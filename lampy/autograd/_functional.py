@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from contextvars import ContextVar
 from typing import Any
 
 import numpy as np
@@ -14,9 +13,10 @@ from lampy._tree import leaves, map_leaves
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._edge import NODE
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._higher import gradients, lifted
 from lampy.autograd._node import Node
 from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable, param
+from lampy.autograd._variable import Variable, const, param
 
 
 def _argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:
@@ -32,29 +32,10 @@ def _argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, 
     return tuple(n % nargs for n in nums)
 
 
-# The params of the grad / value_and_grad calls running now in this context, outermost
-# first: an inner call whose result depends on one of them would cut the outer graph.
-_DIFFERENTIATING: ContextVar[tuple[frozenset[Node], ...]] = ContextVar(
-    "lampy_differentiating", default=()
-)
-
-
-def _higher_order(name: str, what: str) -> LampyError:
-    return LampyError(
-        f"{name}: {what}, so its result would depend on a Variable being differentiated; "
-        "higher-order gradients are not supported yet (lampy computes first derivatives "
-        "only), and the inner result would be cut from the graph, making the outer "
-        "gradient silently wrong. Work out the inner derivative by hand as lampy ops, or "
-        "pass constants (`x.value`) if the inner call must not depend on the outer one."
-    )
-
-
-def _closed_over(
-    name: str, roots: list[Node], inner: Scope, args: tuple[Any, ...], nums: tuple[int, ...]
-) -> LampyError | None:
-    """The error for a result of ``f`` that depends on a Variable made outside the call that
-    needs a gradient (a param of an enclosing scope, or an argument not in ``argnums``),
-    or None. Walks the call's own nodes only: the walk stops at the first node made
+def _depends_outside(roots: list[Node], inner: Scope) -> bool:
+    """Whether the graph of ``roots`` reaches a node made outside the call (not owned by
+    ``inner``) that needs a gradient: a Variable ``f`` closed over, or an argument not in
+    ``argnums``. Walks the call's own nodes only: the walk stops at the first node made
     outside it, so its cost does not grow with the enclosing graph."""
     seen: set[Node] = set()
     stack = list(roots)
@@ -64,48 +45,9 @@ def _closed_over(
             continue
         seen.add(n)
         if n.scope is not inner:
-            if not n.needs_grad or n.scope is None:  # released: backward raises for it
-                continue
-            shown = nums if len(nums) > 1 else nums[0]
-            for i, a in enumerate(args):
-                if i not in nums and isinstance(a, Variable) and a.node is n:
-                    return LampyError(
-                        f"{name}: argument {i} is a Variable that needs a gradient ("
-                        f"{n.describe()}) but is not in argnums={shown}"
-                        f"; {name} would take it by value, and its result, returned as a numpy "
-                        "constant, would be cut from that Variable's graph: a later backward "
-                        "through it gives a silently wrong gradient. " + _CONSTANT_FIX
-                    )
-            return LampyError(
-                f"{name}: f uses a Variable made outside it that needs a gradient ("
-                f"{n.describe()}, closed over from an enclosing scope), so its result depends "
-                f"on it; {name} returns numpy constants, cut from that Variable's graph, and a "
-                "later backward through them (a gradient penalty) would give a silently wrong "
-                "gradient: higher-order gradients are not supported yet. " + _CONSTANT_FIX
-            )
-        if n.params is not None:
-            stack.extend(p[0] for p in n.params)
-    return None
-
-
-_CONSTANT_FIX = (
-    "If the result is not differentiated (the enclosing params are constants here: an "
-    "input gradient for logging, a saliency map), say so: call it under `lampy.no_grad()`, "
-    "or pass `w.value` instead of the Variable `w`."
-)
-
-
-def _reaches(root: Node, targets: frozenset[Node]) -> bool:
-    """Whether ``root``'s graph reaches a node of ``targets`` (each node visited once)."""
-    seen: set[Node] = set()
-    stack = [root]
-    while stack:
-        n = stack.pop()
-        if n in targets:
-            return True
-        if n in seen:
+            if n.needs_grad and n.scope is not None:
+                return True
             continue
-        seen.add(n)
         if n.params is not None:
             stack.extend(e[NODE] for e in n.params)
     return False
@@ -116,6 +58,23 @@ def _to_numpy(obj: Any) -> Any:
     return map_leaves(lambda v: v.value.copy() if isinstance(v, Variable) else v, obj)
 
 
+def _input(a: Any, n: int, name: str, differentiable: bool) -> Variable:
+    """The Variable ``f`` gets for argument ``n``: a Variable that needs a gradient, when
+    the result is differentiated further, stays in its graph (a ``lifted`` view of it,
+    the target of this call's gradient); anything else becomes a new param."""
+    if differentiable and isinstance(a, Variable) and a.needs_grad:
+        if a.dtype.kind != "f":  # pragma: no cover (a Variable needing a gradient is float)
+            raise DTypeError(f"{name}: argument {n} has dtype {a.dtype}.")
+        return lifted(a.node, a.value)
+    v = np.asarray(a.value if isinstance(a, Variable) else a)
+    if v.dtype.kind != "f":
+        raise DTypeError(
+            f"{name}: argument {n} has dtype {v.dtype}; only floating arguments can be "
+            "differentiated. Pass e.g. `x.astype(float)` or a float literal."
+        )
+    return param(v)
+
+
 def _evaluate(
     name: str,
     f: Callable[..., Any],
@@ -123,31 +82,17 @@ def _evaluate(
     has_aux: bool,
     args: tuple[Any, ...],
     workers: int | str | None,
-) -> tuple[np.ndarray, Any, Any]:
+) -> tuple[Any, Any, Any]:
     nums = _argnums(name, argnums, len(args))
-    for n in nums:
-        if isinstance(args[n], Variable) and args[n].needs_grad:
-            raise _higher_order(name, f"argument {n} is a Variable that needs a gradient")
-    enclosing = _DIFFERENTIATING.get()
     differentiable = GRAD_ENABLED.get()  # the caller may differentiate through the result
     token = GRAD_ENABLED.set(True)  # differentiate even when called under no_grad
     try:
         with Scope() as scope:
             call_args = list(args)
-            params: dict[int, Variable] = {}
-            for n in dict.fromkeys(nums):  # one param per distinct argument
-                a = np.asarray(args[n].value if isinstance(args[n], Variable) else args[n])
-                if a.dtype.kind != "f":
-                    raise DTypeError(
-                        f"{name}: argument {n} has dtype {a.dtype}; only floating arguments "
-                        "can be differentiated. Pass e.g. `x.astype(float)` or a float literal."
-                    )
-                params[n] = call_args[n] = param(a)
-            inner = _DIFFERENTIATING.set((*enclosing, frozenset(p.node for p in params.values())))
-            try:
-                out = f(*call_args)
-            finally:
-                _DIFFERENTIATING.reset(inner)
+            inputs: dict[int, Variable] = {}
+            for n in dict.fromkeys(nums):  # one input per distinct argument
+                inputs[n] = call_args[n] = _input(args[n], n, name, differentiable)
+            out = f(*call_args)
             aux = None
             if has_aux:
                 if not (isinstance(out, tuple) and len(out) == 2):
@@ -163,22 +108,19 @@ def _evaluate(
                     f"{type(out).__name__}{'' if shape is None else f' of shape {shape}'}. "
                     "Reduce it first, e.g. with `.sum()`."
                 )
-            if enclosing and _reaches(out.node, frozenset().union(*enclosing)):
-                raise _higher_order(name, "f uses a Variable of an enclosing grad")
-            if differentiable:
-                roots = [out.node]
-                roots.extend(v.node for v in leaves(aux) if isinstance(v, Variable))
-                error = _closed_over(name, roots, scope, args, nums)
-                if error is not None:
-                    raise error
+            roots = [out.node, *(v.node for v in leaves(aux) if isinstance(v, Variable))]
+            if differentiable and _depends_outside(roots, scope):
+                # The result is differentiated further (a gradient penalty, a nested grad):
+                # a recorded gradient, handed with its graph to the caller's scope.
+                return _nested(scope, out, aux, inputs, nums, argnums)
             if out.needs_grad:
                 # Only this call's params receive gradients: params of enclosing scopes
-                # that f closes over are left as they are.
-                targets = {p.node for p in params.values()}
+                # that f closes over are left as they are (it runs under no_grad there).
+                targets = {p.node for p in inputs.values()}
                 for _ in _propagate([out], None, (), targets, workers=workers):
                     pass
             grads = {}
-            for n, p in params.items():
+            for n, p in inputs.items():
                 g = p.grad
                 grads[n] = grad_buffer(p.shape, p.dtype) if g is None else g
             value = out.value.copy()
@@ -192,6 +134,36 @@ def _evaluate(
     for i, n in enumerate(nums):
         result.append(grads[n] if nums.index(n) == i else grads[n].copy())
     return value, aux, tuple(result)
+
+
+def _nested(
+    scope: Scope,
+    out: Variable,
+    aux: Any,
+    inputs: dict[int, Variable],
+    nums: tuple[int, ...],
+    argnums: int | Sequence[int],
+) -> tuple[Any, Any, Any]:
+    """The gradients of a call whose result depends on Variables made outside it, as
+    Variables recorded in the caller's scope (``gradients(create_graph=True)``)."""
+    order = list(inputs)
+    found = gradients(out, [inputs[n] for n in order], create_graph=True, allow_unused=True)
+    grads = {}
+    for n, g in zip(order, found, strict=True):
+        if g is None:  # f does not use it: a zero gradient
+            v = inputs[n]
+            g = _variable_of_zeros(v.shape, v.dtype)
+        grads[n] = g
+    if scope.parent is None:  # pragma: no cover (an outer Variable lives in an open scope)
+        raise LampyError("lampy.grad: a nested gradient needs an enclosing scope.")
+    scope.hand_over()
+    if isinstance(argnums, int):
+        return out, aux, grads[nums[0]]
+    return out, aux, tuple(grads[n] for n in nums)
+
+
+def _variable_of_zeros(shape: tuple[int, ...], dtype: Any) -> Variable:
+    return const(np.zeros(shape, dtype))
 
 
 def grad(

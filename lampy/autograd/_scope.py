@@ -77,6 +77,7 @@ class Scope:
 
     __slots__ = (
         "__weakref__",
+        "_handed",
         "_last_pass",
         "_nodes",
         "_parent",
@@ -88,6 +89,7 @@ class Scope:
 
     def __init__(self, *, keep_values: bool = False, budget: int | str | None = None) -> None:
         self._nodes: list[Node] = []
+        self._handed: set[Node] = set()  # moved to the parent with their graph (hand_over)
         self._parent: Scope | None = None
         self._state = _NEW
         self._last_pass: tuple[frozenset[Node], int] | None = None
@@ -259,10 +261,11 @@ class Scope:
         self._nodes = []
         kept = [n for n in nodes if n.scope is not self and n.scope is not None]
         _ledger.close_ledger(self.ledger, kept)
+        handed, self._handed = self._handed, set()
         for n in nodes:
             if n.scope is self:
                 n.release()
-            else:
+            elif n not in handed:
                 n.detach()  # kept: it lives on in an enclosing scope
         nodes.clear()
 
@@ -306,6 +309,27 @@ class Scope:
                 n.move_to(parent)
                 parent._nodes.append(n)
         return obj
+
+    def hand_over(self) -> None:
+        """Give everything this scope owns now, graphs included, to the parent scope: at
+        exit nothing of it is released or detached, and the parent releases it at its own
+        exit. ``lampy.grad`` does this when its result is a Variable that an enclosing
+        computation will differentiate (higher-order gradients).
+
+        Raises:
+            LampyError: if this scope is not open or has no parent scope.
+        """
+        parent = self._parent
+        if self._state != _OPEN or parent is None:
+            raise LampyError(
+                "Scope.hand_over: the scope must be open and have a parent scope to hand "
+                "its Variables to."
+            )
+        for n in self._nodes:
+            if n.scope is self:
+                n.move_to(parent)
+                parent._nodes.append(n)
+                self._handed.add(n)
 
     def _check_movable(self, n: Node) -> None:
         owner = n.scope

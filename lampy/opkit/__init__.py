@@ -49,6 +49,19 @@ Pairing inputs with their gradients (each returns None when the input needs none
 - ``unbroadcast(g, shape)``: sum ``g`` back to an input's ``shape`` (the one helper that
   undoes broadcasting); ``accumulate(out, g)``: ``out += unbroadcast(g, out.shape)``.
 
+Differentiable backward rules (for ``create_graph=True``, nested ``lampy.grad``,
+``lampy.hessian``...; an op without one raises ``NoSecondOrderError`` there):
+
+- ``contrib_of(x, fn, vjp=...)`` and ``param_of(x, fn, vjp=...)``: ``vjp(g, out)`` is the
+  contribution computed with lampy ops (``g`` a Variable or a numpy constant, ``out``
+  the op's node).
+- ``node_of(x)``: what a vjp keeps of an operand (its node, or None for a constant);
+  ``graph_value(node, value)`` gives the saved value back as a Variable of the graph
+  (``lifted(out, value)`` for the op's own value).
+- ``sum_to(g, shape)``: ``unbroadcast`` for vjps (recorded).
+- ``saved_vjp(name, fn, source, rule=None)``: the same for a ``contrib_with`` edge,
+  declared once per op.
+
 Sharing work between closures:
 
 - ``SharedInBackward(fn)``: a value computed once per backward pass, on first use.
@@ -85,9 +98,15 @@ Signatures:
   ``np._NoValue``).
 """
 
+from lampy._errors import NoSecondOrderError as NoSecondOrderError
 from lampy.autograd._grad_mode import GRAD_ENABLED as GRAD_ENABLED
 from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
+from lampy.autograd._higher import Vjp as Vjp
+from lampy.autograd._higher import graph_value as graph_value
+from lampy.autograd._higher import lifted as lifted
+from lampy.autograd._higher import saved_vjp as saved_vjp
+from lampy.autograd._higher import sum_to as sum_to
 from lampy.autograd._remat import recomputing as recomputing
 from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._shared import Lazy as Lazy
@@ -118,6 +137,7 @@ from lampy.opkit._operands import contrib_of as contrib_of
 from lampy.opkit._operands import contrib_with as contrib_with
 from lampy.opkit._operands import frozen as frozen
 from lampy.opkit._operands import needs_grad as needs_grad
+from lampy.opkit._operands import node_of as node_of
 from lampy.opkit._operands import not_numbers as not_numbers
 from lampy.opkit._operands import over as over
 from lampy.opkit._operands import param_of as param_of
@@ -135,10 +155,12 @@ __all__ = [
     "Backward",
     "Contribution",
     "Lazy",
+    "NoSecondOrderError",
     "Operand",
     "Param",
     "SharedInBackward",
     "Variable",
+    "Vjp",
     "accumulate",
     "apply_binary",
     "apply_unary",
@@ -151,9 +173,12 @@ __all__ = [
     "contribution",
     "expand_reduced",
     "frozen",
+    "graph_value",
     "is_grad_enabled",
+    "lifted",
     "needs_grad",
     "no_grad",
+    "node_of",
     "normalize_axis",
     "not_numbers",
     "one_axis",
@@ -165,7 +190,9 @@ __all__ = [
     "recomputing",
     "replayable",
     "reserve_output",
+    "saved_vjp",
     "sign_or_zero",
+    "sum_to",
     "single_axis",
     "times",
     "unbroadcast",

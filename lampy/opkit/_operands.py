@@ -23,6 +23,8 @@ from lampy._memory import set_writeable
 from lampy.autograd import _ledger
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._higher import Vjp
+from lampy.autograd._node import Node
 from lampy.autograd._variable import Backward, Operand, Param, Variable, op
 
 _ndarray = np.ndarray
@@ -264,22 +266,44 @@ def reserve_output(name: str, shape: tuple[int, ...], dtype: Any) -> None:
         _ledger.reserve(name, shape, dtype)
 
 
-def param_of(x: Any, fn: Backward) -> Param | None:
-    """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None."""
+def param_of(x: Any, fn: Backward, vjp: Vjp | None = None) -> Param | None:
+    """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None.
+
+    ``vjp(g, out)``, if given, is the same contribution written with lampy ops (see
+    ``contrib_of``)."""
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return (node, fn, PLAIN, False, None)  # plain_edge, inlined
+            return (node, fn, PLAIN, False, vjp)  # plain_edge, inlined
     return None
 
 
-def contrib_of(x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True) -> Param | None:
+def contrib_of(
+    x: Any, fn: Callable[[np.ndarray], Any], fresh: bool = True, vjp: Vjp | None = None
+) -> Param | None:
     """``x.zip_backward(contribution(fn, fresh=fresh))`` if ``x`` is a Variable that needs
-    a gradient, else None: a ``CONTRIBUTION`` edge, no ``Contribution`` object built."""
+    a gradient, else None: a ``CONTRIBUTION`` edge, no ``Contribution`` object built.
+
+    ``vjp(g, out)``, if given, computes the same contribution with lampy ops, so that a
+    differentiable backward pass (``create_graph=True``, ``lampy.hessian``...) records it:
+    ``g`` is the cotangent (a Variable or a numpy constant), ``out`` the op's node; saved
+    operands come back into the graph with ``graph_value(node, value)``. Without it, such
+    a pass raises ``NoSecondOrderError`` naming the op."""
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
-            return (node, fn, CONTRIBUTION, fresh, None)  # contribution_edge
+            return (node, fn, CONTRIBUTION, fresh, vjp)  # contribution_edge
+    return None
+
+
+def node_of(x: Any) -> Node | None:
+    """``x.node`` if ``x`` is a Variable that needs a gradient, else None: what a vjp keeps
+    of an operand, for ``graph_value(node, value)`` (a node, not the Variable, so that the
+    Variable's value is returned once it is gone, as without a vjp)."""
+    if type(x) is Variable:
+        node = x.node
+        if node.needs_grad:
+            return node
     return None
 
 

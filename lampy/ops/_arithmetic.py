@@ -15,11 +15,17 @@ from lampy.opkit import (
     apply_unary,
     contrib_of,
     contrib_with,
+    graph_value,
+    lifted,
+    node_of,
     op,
     over,
+    saved_vjp,
     times,
     value_of,
 )
+from lampy.ops._exp_log import log
+from lampy.ops._where import where
 
 _add, _subtract, _multiply, _divide = np.add, np.subtract, np.multiply, np.divide
 
@@ -83,11 +89,16 @@ def divide(x1: Operand, x2: Operand) -> Variable:
         ``dx1 = g / x2``, ``dx2 = -g * x1 / x2**2 = -g * (x1 / x2) / x2``.
     """
     _, b, value = apply_binary("divide", _divide, x1, x2, operator.truediv, False)
+    n2 = node_of(x2)
     return op(
         "divide",
         value,
         contrib_with(x1, over, b),
-        contrib_of(x2, lambda g: -g * value / b),
+        contrib_of(
+            x2,
+            lambda g: -g * value / b,
+            vjp=lambda g, out: -g * lifted(out, value) / graph_value(n2, b),
+        ),
     )
 
 
@@ -98,7 +109,11 @@ def negative(x: Operand) -> Variable:
         ``dx = -g``.
     """
     a = value_of(x)
-    return op("negative", apply_unary(np.negative, a), contrib_of(x, lambda g: -g))
+    return op(
+        "negative",
+        apply_unary(np.negative, a),
+        contrib_of(x, lambda g: -g, vjp=lambda g, out: -g),
+    )
 
 
 def power(x1: Operand, x2: Operand) -> Variable:
@@ -128,7 +143,30 @@ def power(x1: Operand, x2: Operand) -> Variable:
             d = np.where(zero_base & (np.asarray(b) >= 0), 0, d)
         return g * d
 
-    return op("power", value, contrib_of(x1, d_base), contrib_of(x2, d_exponent))
+    n1, n2 = node_of(x1), node_of(x2)
+
+    def vjp_base(g: Any, out: Any) -> Any:
+        base, exponent = graph_value(n1, a), graph_value(n2, b)
+        if n2 is None and type(b) is not np.ndarray and b == 2:
+            return g * (base * 2)
+        d = exponent * base ** (exponent - 1)
+        if np.any(np.equal(b, 0)):
+            d = _where_zero(np.equal(b, 0), d)
+        return g * d
+
+    def vjp_exponent(g: Any, out: Any) -> Any:
+        d = lifted(out, value) * log(graph_value(n1, a))
+        zero_base = np.equal(a, 0)
+        if np.any(zero_base):
+            d = _where_zero(zero_base & (np.asarray(b) >= 0), d)
+        return g * d
+
+    return op(
+        "power",
+        value,
+        contrib_of(x1, d_base, vjp=vjp_base),
+        contrib_of(x2, d_exponent, vjp=vjp_exponent),
+    )
 
 
 def remainder(x1: Operand, x2: Operand) -> Variable:
@@ -156,5 +194,17 @@ def remainder(x1: Operand, x2: Operand) -> Variable:
 mod = remainder
 """Alias of :func:`remainder`, as :func:`numpy.mod`."""
 
+
+def _where_zero(mask: Any, d: Any) -> Any:
+    """``d`` with 0 where ``mask`` (a constant) holds: ``d * (1 - mask)`` would give nan
+    for an infinite ``d``."""
+    return where(mask, 0.0, d)
+
+
+saved_vjp("add", _same, "none")
+saved_vjp("subtract", _same, "none")
+saved_vjp("subtract", _negated, "none")
+saved_vjp("multiply", times, "other")
+saved_vjp("divide", over, "other")
 
 __all__ = ["add", "divide", "mod", "multiply", "negative", "power", "remainder", "subtract"]

@@ -12,8 +12,12 @@ from lampy.opkit import (
     apply_unary,
     contrib_of,
     contrib_with,
+    graph_value,
+    lifted,
+    node_of,
     op,
     over,
+    saved_vjp,
     times,
     value_of,
 )
@@ -42,7 +46,13 @@ def exp2(x: Operand) -> Variable:
         ``dx = g * 2**x * ln(2)`` (reuses the forward value).
     """
     value = apply_unary(np.exp2, value_of(x))
-    return op("exp2", value, contrib_of(x, lambda g: g * (value * _LN2)))
+    return op(
+        "exp2",
+        value,
+        contrib_of(
+            x, lambda g: g * (value * _LN2), vjp=lambda g, out: g * (lifted(out, value) * _LN2)
+        ),
+    )
 
 
 def expm1(x: Operand) -> Variable:
@@ -52,7 +62,11 @@ def expm1(x: Operand) -> Variable:
         ``dx = g * exp(x) = g * (expm1(x) + 1)`` (reuses the forward value).
     """
     value = apply_unary(np.expm1, value_of(x))
-    return op("expm1", value, contrib_of(x, lambda g: g * (value + 1)))
+    return op(
+        "expm1",
+        value,
+        contrib_of(x, lambda g: g * (value + 1), vjp=lambda g, out: g * (lifted(out, value) + 1)),
+    )
 
 
 def log(x: Operand) -> Variable:
@@ -74,7 +88,12 @@ def log2(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.log2, a)
-    return op("log2", value, contrib_of(x, lambda g: g / (a * _LN2)))
+    n = node_of(x)
+    return op(
+        "log2",
+        value,
+        contrib_of(x, lambda g: g / (a * _LN2), vjp=lambda g, out: g / (graph_value(n, a) * _LN2)),
+    )
 
 
 def log10(x: Operand) -> Variable:
@@ -85,7 +104,14 @@ def log10(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.log10, a)
-    return op("log10", value, contrib_of(x, lambda g: g / (a * _LN10)))
+    n = node_of(x)
+    return op(
+        "log10",
+        value,
+        contrib_of(
+            x, lambda g: g / (a * _LN10), vjp=lambda g, out: g / (graph_value(n, a) * _LN10)
+        ),
+    )
 
 
 def log1p(x: Operand) -> Variable:
@@ -96,7 +122,15 @@ def log1p(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.log1p, a)
-    return op("log1p", value, contrib_of(x, lambda g: g / (a + 1)))
+    n = node_of(x)
+    return op(
+        "log1p",
+        value,
+        contrib_of(x, lambda g: g / (a + 1), vjp=lambda g, out: g / (graph_value(n, a) + 1)),
+    )
 
+
+saved_vjp("exp", times, "output")
+saved_vjp("log", over, "input")
 
 __all__ = ["exp", "exp2", "expm1", "log", "log10", "log1p", "log2"]

@@ -26,6 +26,7 @@ from lampy.opkit import (
     real_result,
     values_of,
 )
+from lampy.ops._where import where
 
 _isnan, _copyto, _where = np.isnan, np.copyto, np.where
 
@@ -88,7 +89,14 @@ def _extremum(
         w2 = weights()[1]
         accumulate(out, _where(w2, g, 0) if w2.dtype == bool else g * w2)
 
-    return op(name, value, param_of(x1, d_x1), param_of(x2, d_x2))
+    def vjp(i: int) -> Any:
+        def d(g: Any, out: Any) -> Any:
+            w = weights()[i]
+            return where(w, g, 0.0) if w.dtype == bool else g * w
+
+        return d
+
+    return op(name, value, param_of(x1, d_x1, vjp=vjp(0)), param_of(x2, d_x2, vjp=vjp(1)))
 
 
 def maximum(x1: Operand, x2: Operand) -> Variable:

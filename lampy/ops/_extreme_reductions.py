@@ -19,13 +19,19 @@ from lampy.opkit import (
     Variable,
     contrib_of,
     expand_reduced,
+    graph_value,
+    lifted,
+    node_of,
     normalize_axis,
     op,
     param_of,
     single_axis,
     value_of,
 )
+from lampy.ops._exp_log import exp
+from lampy.ops._shape import broadcast_to, reshape
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
+from lampy.ops._where import where as where_
 
 _add, _isnan, _equal = np.add, np.isnan, np.equal
 
@@ -82,7 +88,20 @@ def _extreme(
         share = expand_reduced(g, axes, keepdims) / count
         _add(out, share, out=out, where=hit)
 
-    return op(name, value, param_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        hit = _equal(x, value_kd)
+        nan = _isnan(value_kd)
+        if nan.any():
+            hit = hit | (_isnan(x) & nan)
+        if masked:
+            hit = hit & where
+        count = np.sum(hit, axis=axes, keepdims=True, dtype=value_kd.dtype)
+        if initial is not None:
+            count = count + _equal(value_kd, initial)
+        share = broadcast_to(reshape(g, value_kd.shape) / count, shape)
+        return where_(hit, share, 0.0)
+
+    return op(name, value, param_of(a, d_a, vjp=vjp))
 
 
 def amax(
@@ -273,7 +292,13 @@ def logsumexp(
     def d_a(g: np.ndarray) -> Any:
         return e * (expand_reduced(g, axes, keepdims) / s)
 
-    return op("logsumexp", value, contrib_of(a, d_a))
+    n = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:  # the softmax of the slice, as lampy ops of a
+        p = exp(graph_value(n, x) - reshape(lifted(out, value), value_kd.shape))
+        return p * reshape(g, value_kd.shape)
+
+    return op("logsumexp", value, contrib_of(a, d_a, vjp=vjp))
 
 
 __all__ = ["amax", "amin", "argmax", "argmin", "logsumexp", "max", "min"]

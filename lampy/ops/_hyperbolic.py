@@ -6,7 +6,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, apply_unary, contrib_of, contrib_with, op, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    apply_unary,
+    contrib_of,
+    contrib_with,
+    graph_value,
+    node_of,
+    op,
+    saved_vjp,
+    value_of,
+)
 
 _add, _multiply, _subtract, _sqrt = np.add, np.multiply, np.subtract, np.sqrt
 
@@ -19,7 +30,12 @@ def sinh(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.sinh, a)
-    return op("sinh", value, contrib_of(x, lambda g: g * np.cosh(a)))
+    n = node_of(x)
+    return op(
+        "sinh",
+        value,
+        contrib_of(x, lambda g: g * np.cosh(a), vjp=lambda g, out: g * cosh(graph_value(n, a))),
+    )
 
 
 def cosh(x: Operand) -> Variable:
@@ -30,7 +46,12 @@ def cosh(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.cosh, a)
-    return op("cosh", value, contrib_of(x, lambda g: g * np.sinh(a)))
+    n = node_of(x)
+    return op(
+        "cosh",
+        value,
+        contrib_of(x, lambda g: g * np.sinh(a), vjp=lambda g, out: g * sinh(graph_value(n, a))),
+    )
 
 
 def tanh(x: Operand) -> Variable:
@@ -61,7 +82,13 @@ def arcsinh(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.arcsinh, a)
-    return op("arcsinh", value, contrib_of(x, lambda g: g / _sqrt(a * a + 1)))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * (xv * xv + 1) ** -0.5
+
+    return op("arcsinh", value, contrib_of(x, lambda g: g / _sqrt(a * a + 1), vjp=vjp))
 
 
 def arccosh(x: Operand) -> Variable:
@@ -77,7 +104,13 @@ def arccosh(x: Operand) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / _sqrt((a - 1) * (a + 1))
 
-    return op("arccosh", value, contrib_of(x, d_x))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((xv - 1) * (xv + 1)) ** -0.5
+
+    return op("arccosh", value, contrib_of(x, d_x, vjp=vjp))
 
 
 def arctanh(x: Operand) -> Variable:
@@ -93,7 +126,15 @@ def arctanh(x: Operand) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / ((1 - a) * (1 + a))
 
-    return op("arctanh", value, contrib_of(x, d_x))
+    n = node_of(x)
 
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g / ((1 - xv) * (1 + xv))
+
+    return op("arctanh", value, contrib_of(x, d_x, vjp=vjp))
+
+
+saved_vjp("tanh", _d_tanh, "output", lambda g, y: g * (1 - y * y))
 
 __all__ = ["arccosh", "arcsinh", "arctanh", "cosh", "sinh", "tanh"]

@@ -20,6 +20,7 @@ from lampy.autograd import _ledger
 from lampy.opkit import (
     Operand,
     Variable,
+    contrib_of,
     contribution,
     op,
     param_of,
@@ -249,7 +250,27 @@ def getitem(x: Operand, index: Any) -> Variable:
             i = idx[axis].astype(_intp, copy=False)
             add_along(out, np.where(i < 0, i + n, i) if i.size and i.min() < 0 else i, g, axis)
 
-    return op("getitem", value, param_of(x, d_x))
+    shape, dtype = np.shape(a), np.result_type(a)
+    return op(
+        "getitem",
+        value,
+        param_of(x, d_x, vjp=lambda g, out: _scattered(g, shape, dtype, idx, d_x)),
+    )
+
+
+def _scattered(g: Any, shape: tuple[int, ...], dtype: Any, idx: Any, d_x: Any) -> Any:
+    """The transpose of ``getitem(x, idx)`` (``idx`` a plain index) for a vjp: zeros of
+    ``x``'s ``shape`` with ``g`` added at ``idx`` (``d_x`` does the adding), as an op whose
+    gradient is ``getitem`` again."""
+    value = np.zeros(shape, dtype)
+    d_x(np.asarray(value_of(g)), value)
+    if type(g) is not Variable:
+        return value
+    return op(
+        "scatter_add",
+        value,
+        contrib_of(g, lambda h: h[idx], vjp=lambda h, out: getitem(h, idx)),
+    )
 
 
 # ------------------------------------------------------------------------ take, compress

@@ -6,7 +6,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, apply_unary, contrib_of, op, param_of, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    apply_unary,
+    contrib_of,
+    graph_value,
+    lifted,
+    node_of,
+    op,
+    param_of,
+    value_of,
+)
 
 _add, _subtract, _divide = np.add, np.subtract, np.divide
 
@@ -19,7 +30,11 @@ def sqrt(x: Operand) -> Variable:
         (for ``g > 0``), as numpy's ``1 / 0``; nan for ``x < 0``.
     """
     value = apply_unary(np.sqrt, value_of(x))
-    return op("sqrt", value, contrib_of(x, lambda g: g / (value * 2)))
+    return op(
+        "sqrt",
+        value,
+        contrib_of(x, lambda g: g / (value * 2), vjp=lambda g, out: g / (lifted(out, value) * 2)),
+    )
 
 
 def cbrt(x: Operand) -> Variable:
@@ -33,7 +48,11 @@ def cbrt(x: Operand) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / (value * value * 3)
 
-    return op("cbrt", value, contrib_of(x, d_x))
+    def vjp(g: Any, out: Any) -> Any:
+        y = lifted(out, value)
+        return g / (y * y * 3)
+
+    return op("cbrt", value, contrib_of(x, d_x, vjp=vjp))
 
 
 def square(x: Operand) -> Variable:
@@ -44,7 +63,12 @@ def square(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.square, a)
-    return op("square", value, contrib_of(x, lambda g: g * (a * 2)))
+    n = node_of(x)
+    return op(
+        "square",
+        value,
+        contrib_of(x, lambda g: g * (a * 2), vjp=lambda g, out: g * (graph_value(n, a) * 2)),
+    )
 
 
 def reciprocal(x: Operand) -> Variable:
@@ -59,7 +83,11 @@ def reciprocal(x: Operand) -> Variable:
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         _subtract(out, g * (value * value), out=out)
 
-    return op("reciprocal", value, param_of(x, d_x))
+    def vjp(g: Any, out: Any) -> Any:
+        y = lifted(out, value)
+        return -g * (y * y)
+
+    return op("reciprocal", value, param_of(x, d_x, vjp=vjp))
 
 
 __all__ = ["cbrt", "reciprocal", "sqrt", "square"]

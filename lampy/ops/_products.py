@@ -21,14 +21,18 @@ from lampy.opkit import (
     Variable,
     contrib_of,
     contribution,
+    graph_value,
+    node_of,
     one_axis,
     op,
     param_of,
     real_result,
     reserve_output,
+    sum_to,
     unbroadcast,
     values_of,
 )
+from lampy.ops._shape import reshape, swapaxes
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
 
@@ -43,12 +47,21 @@ def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -
     if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
         real_result(name, value, x1, x2)
     a_nd, b_nd = np.ndim(a), np.ndim(b)
+    n1, n2 = node_of(x1), node_of(x2)
     if a_nd == 2 and b_nd == 2:  # the common case, without promotion
         return op(
             name,
             value,
-            contrib_of(x1, lambda g: _matmul(g, b.T)),
-            contrib_of(x2, lambda g: _matmul(a.T, g)),
+            contrib_of(
+                x1,
+                lambda g: _matmul(g, b.T),
+                vjp=lambda g, out: matmul(g, swapaxes(graph_value(n2, b), -1, -2)),
+            ),
+            contrib_of(
+                x2,
+                lambda g: _matmul(a.T, g),
+                vjp=lambda g, out: matmul(swapaxes(graph_value(n1, a), -1, -2), g),
+            ),
         )
 
     # Promote 1-d operands as numpy does, and put their axes back into g.
@@ -84,7 +97,20 @@ def _matmul_op(name: str, x1: Any, x2: Any, a: Any, b: Any, value: np.ndarray) -
             d = _matmul(np.swapaxes(a2, -1, -2), gg)
         _add(out, unbroadcast(d, b2.shape).reshape(out.shape), out=out)
 
-    return op(name, value, param_of(x1, d_a), param_of(x2, d_b))
+    batch = np.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
+    g_shape = (*batch, a2.shape[-2], m)  # g with the promoted axes put back
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        b2v = reshape(graph_value(n2, b), b2.shape)
+        d = matmul(reshape(g, g_shape), swapaxes(b2v, -1, -2))
+        return reshape(sum_to(d, a2.shape), np.shape(a))
+
+    def vjp_b(g: Any, out: Any) -> Any:
+        a2v = reshape(graph_value(n1, a), a2.shape)
+        d = matmul(swapaxes(a2v, -1, -2), reshape(g, g_shape))
+        return reshape(sum_to(d, b2.shape), np.shape(b))
+
+    return op(name, value, param_of(x1, d_a, vjp=vjp_a), param_of(x2, d_b, vjp=vjp_b))
 
 
 def _tensordot_op(

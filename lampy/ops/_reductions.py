@@ -37,6 +37,7 @@ from lampy.opkit import (
     unbroadcast,
     value_of,
 )
+from lampy.ops._shape import broadcast_to, reshape
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add = np.add
@@ -105,9 +106,18 @@ def sum(
         "sum",
         value,
         contrib_of(
-            x, lambda g: np.broadcast_to(expand_reduced(g, axes, keepdims), shape), fresh=False
+            x,
+            lambda g: np.broadcast_to(expand_reduced(g, axes, keepdims), shape),
+            fresh=False,
+            vjp=lambda g, out: spread(g, shape, axes),
         ),
     )
+
+
+def spread(g: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Variable:
+    """``g``, a reduction's cotangent, broadcast back over the reduced ``axes`` of an input
+    of ``shape``, with lampy ops (for vjps)."""
+    return broadcast_to(reshape(g, reduced_shape(shape, axes, True)), shape)
 
 
 def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
@@ -125,6 +135,7 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
             x,
             lambda g: np.broadcast_to(expand_reduced(g, axes, keepdims) / n, shape),
             fresh=False,
+            vjp=lambda g, out: spread(g, shape, axes) / n,
         ),
     )
 

@@ -43,8 +43,11 @@ def _axis_list(name: str, axes: Any, ndim: int, what: str) -> list[int]:
 
 
 def _rearranged(name: str, a: Any, value: Any, back: Callable[[np.ndarray], Any]) -> Variable:
-    """Record a rearrangement of ``a``: ``back(g)`` is ``a``'s gradient (a view of ``g``)."""
-    return op(name, value, param_of(a, contribution(back, fresh=False)))
+    """Record a rearrangement of ``a``: ``back(g)`` is ``a``'s gradient (a view of ``g``).
+
+    ``back`` uses only methods that Variables share with arrays (``reshape``,
+    ``transpose``), so it is its own vjp."""
+    return op(name, value, param_of(a, contribution(back, fresh=False), vjp=lambda g, out: back(g)))
 
 
 def _reshaped(name: str, a: Any, value: Any, shape: tuple[int, ...]) -> Variable:

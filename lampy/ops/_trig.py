@@ -9,7 +9,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, apply_unary, contrib_of, op, param_of, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    apply_unary,
+    contrib_of,
+    graph_value,
+    lifted,
+    node_of,
+    op,
+    param_of,
+    value_of,
+)
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
 _PI = math.pi  # Python floats keep float32 float32
@@ -29,7 +40,12 @@ def sin(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.sin, a)
-    return op("sin", value, contrib_of(x, lambda g: g * np.cos(a)))
+    n = node_of(x)
+    return op(
+        "sin",
+        value,
+        contrib_of(x, lambda g: g * np.cos(a), vjp=lambda g, out: g * cos(graph_value(n, a))),
+    )
 
 
 def cos(x: Operand) -> Variable:
@@ -40,7 +56,16 @@ def cos(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.cos, a)
-    return op("cos", value, param_of(x, lambda g, out: _subtract(out, g * np.sin(a), out=out)))
+    n = node_of(x)
+    return op(
+        "cos",
+        value,
+        param_of(
+            x,
+            lambda g, out: _subtract(out, g * np.sin(a), out=out),
+            vjp=lambda g, out: -g * sin(graph_value(n, a)),
+        ),
+    )
 
 
 def tan(x: Operand) -> Variable:
@@ -54,7 +79,11 @@ def tan(x: Operand) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g * (value * value + 1)
 
-    return op("tan", value, contrib_of(x, d_x))
+    def vjp(g: Any, out: Any) -> Any:
+        y = lifted(out, value)
+        return g * (y * y + 1)
+
+    return op("tan", value, contrib_of(x, d_x, vjp=vjp))
 
 
 def arcsin(x: Operand) -> Variable:
@@ -70,7 +99,13 @@ def arcsin(x: Operand) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g / _sqrt((1 - a) * (1 + a))
 
-    return op("arcsin", value, contrib_of(x, d_x))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((1 - xv) * (1 + xv)) ** -0.5
+
+    return op("arcsin", value, contrib_of(x, d_x, vjp=vjp))
 
 
 def arccos(x: Operand) -> Variable:
@@ -86,7 +121,13 @@ def arccos(x: Operand) -> Variable:
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         _subtract(out, g / _sqrt((1 - a) * (1 + a)), out=out)
 
-    return op("arccos", value, param_of(x, d_x))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return -g * ((1 - xv) * (1 + xv)) ** -0.5
+
+    return op("arccos", value, param_of(x, d_x, vjp=vjp))
 
 
 def arctan(x: Operand) -> Variable:
@@ -97,7 +138,13 @@ def arctan(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.arctan, a)
-    return op("arctan", value, contrib_of(x, lambda g: g / (a * a + 1)))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g / (xv * xv + 1)
+
+    return op("arctan", value, contrib_of(x, lambda g: g / (a * a + 1), vjp=vjp))
 
 
 def sinc(x: Operand) -> Variable:
@@ -132,7 +179,11 @@ def deg2rad(x: Operand) -> Variable:
         ``dx = g * pi / 180``.
     """
     value = apply_unary(np.deg2rad, value_of(x))
-    return op("deg2rad", value, contrib_of(x, lambda g: g * _TO_RADIANS))
+    return op(
+        "deg2rad",
+        value,
+        contrib_of(x, lambda g: g * _TO_RADIANS, vjp=lambda g, out: g * _TO_RADIANS),
+    )
 
 
 radians = deg2rad
@@ -147,7 +198,11 @@ def rad2deg(x: Operand) -> Variable:
         ``dx = g * 180 / pi``.
     """
     value = apply_unary(np.rad2deg, value_of(x))
-    return op("rad2deg", value, contrib_of(x, lambda g: g * _TO_DEGREES))
+    return op(
+        "rad2deg",
+        value,
+        contrib_of(x, lambda g: g * _TO_DEGREES, vjp=lambda g, out: g * _TO_DEGREES),
+    )
 
 
 degrees = rad2deg

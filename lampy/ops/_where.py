@@ -66,7 +66,13 @@ def where(condition: Operand, x: Operand, y: Operand) -> Variable:
     def d_y(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, _where(np.asarray(c, dtype=bool), g.dtype.type(0), g))
 
-    return op("where", value, param_of(x, d_x), param_of(y, d_y))
+    cb = np.asarray(c, dtype=bool)
+    return op(
+        "where",
+        value,
+        param_of(x, d_x, vjp=lambda g, out: where(cb, g, 0.0)),
+        param_of(y, d_y, vjp=lambda g, out: where(cb, 0.0, g)),
+    )
 
 
 def select(condlist: Any, choicelist: Any, default: Any = 0) -> Variable:

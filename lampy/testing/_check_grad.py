@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.autograd import Scope, backward
-from lampy.opkit import Variable, no_grad, op, param
+from lampy.autograd import Scope, backward, gradients
+from lampy.opkit import GRAD_ENABLED, Variable, const, no_grad, op, param
 
 # Default (atol, rtol) by the dtype the analytic gradient is computed in. The numerical
 # gradient is float64, so the tolerance need only cover the analytic gradient's own
@@ -125,6 +125,7 @@ def check_grad(
     rtol: float | None = None,
     eps: float = 1e-6,
     seed: int = 0,
+    order: int = 1,
 ) -> None:
     """Check lampy's gradients of ``f`` against float64 central differences.
 
@@ -149,10 +150,22 @@ def check_grad(
         rtol: Relative tolerance; default by dtype (1e-5 for float64, 1e-3 for float32).
         eps: Finite-difference step (relative to ``max(1, |x|)``).
         seed: Seed of the random cotangent.
+        order: 2 checks second derivatives as PyTorch's ``gradgradcheck`` does: the
+            gradient of ``sum_i <grad_i f, v_i>`` (``v_i`` random, the gradients recorded
+            with ``create_graph=True``) against central differences of the first-order
+            gradients, whose own correctness ``order=1`` checks. Every op ``f`` uses
+            needs a differentiable backward rule (``NoSecondOrderError`` otherwise).
 
     Raises:
         AssertionError: naming the input, the worst index, both values and the error.
     """
+    if order == 2:
+        check_grad(
+            _gradient_dot(f, arrays, seed), *arrays, atol=atol, rtol=rtol, eps=eps, seed=seed
+        )
+        return
+    if order != 1:
+        raise ValueError(f"check_grad: order must be 1 or 2, got {order!r}.")
     inputs = [np.asarray(a) for a in arrays]
     for i, a in enumerate(inputs):
         if a.dtype.kind != "f":
@@ -165,6 +178,37 @@ def check_grad(
     for probes in (None, "first", "last"):
         analytic = _analytic(f, inputs, w, probes)
         _compare(inputs, analytic, numeric, atol, rtol, probes)
+
+
+def _gradient_dot(f: Callable[..., Any], arrays: tuple[Any, ...], seed: int) -> Callable[..., Any]:
+    """``h(*xs) = sum_i <grad_i sum(f(*xs) * w), v_i>`` with fixed random ``w`` and ``v_i``:
+    its gradient holds every second derivative of ``f`` along ``w`` and the ``v_i``. Its
+    value is computed by lampy's first-order gradients (also under no_grad, where the
+    finite differences evaluate it), its gradient through the recorded ones."""
+    rng = np.random.default_rng(seed + 1)
+    with Scope():
+        shape = _output(f, [param(np.asarray(a)) for a in arrays], "check_grad").shape
+    w = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    vs = [rng.uniform(-1.0, 1.0, size=np.shape(a)) for a in arrays]
+
+    def h(*xs: Variable) -> Variable:
+        recorded = GRAD_ENABLED.get()
+        token = GRAD_ENABLED.set(True)
+        try:
+            inputs = list(xs) if recorded else [param(x.value) for x in xs]
+            out = f(*inputs)
+            gs = gradients(
+                (out * w.astype(out.dtype)).sum(), inputs, create_graph=recorded, allow_unused=True
+            )
+        finally:
+            GRAD_ENABLED.reset(token)
+        total: Any = const(np.zeros((), np.result_type(*(np.asarray(a).dtype for a in arrays))))
+        for g, v in zip(gs, vs, strict=True):
+            if g is not None:
+                total = total + (g * v.astype(g.dtype)).sum()
+        return total
+
+    return h
 
 
 def _compare(

@@ -36,11 +36,17 @@ from lampy.opkit import (
     Variable,
     contrib_of,
     contrib_with,
+    graph_value,
+    lifted,
     needs_grad,
+    node_of,
     normalize_axis,
     op,
     times,
 )
+from lampy.ops import exp as exp_op
+from lampy.ops import sum as sum_op
+from lampy.ops import where
 
 __all__ = [
     "celu",
@@ -109,7 +115,11 @@ def relu(input: Operand, inplace: bool = False) -> Variable:
     # The closure saves the output, not the input (value <= 0 exactly where a <= 0, and
     # nan stays nan: its gradient passes, as PyTorch's): the next layer saves that output
     # anyway, so the input's memory returns at once.
-    return op("relu", value, contrib_of(input, lambda g: g * ~(value <= 0)))
+    return op(
+        "relu",
+        value,
+        contrib_of(input, lambda g: g * ~(value <= 0), vjp=lambda g, out: g * ~(value <= 0)),
+    )
 
 
 def relu6(input: Operand, inplace: bool = False) -> Variable:
@@ -121,7 +131,15 @@ def relu6(input: Operand, inplace: bool = False) -> Variable:
     """
     a = float_value(input, "relu6")
     value = np.minimum(np.maximum(a, 0), 6)
-    return op("relu6", value, contrib_of(input, lambda g: g * ~((a <= 0) | (a >= 6))))
+    return op(
+        "relu6",
+        value,
+        contrib_of(
+            input,
+            lambda g: g * ~((a <= 0) | (a >= 6)),
+            vjp=lambda g, out: g * ~((a <= 0) | (a >= 6)),
+        ),
+    )
 
 
 def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = False) -> Variable:
@@ -134,7 +152,15 @@ def leaky_relu(input: Operand, negative_slope: float = 0.01, inplace: bool = Fal
     a = float_value(input, "leaky_relu")
     s = _c(a, negative_slope)
     value = np.where(a > 0, a, a * s)
-    return op("leaky_relu", value, contrib_of(input, lambda g: g * np.where(a > 0, 1, s)))
+    return op(
+        "leaky_relu",
+        value,
+        contrib_of(
+            input,
+            lambda g: g * np.where(a > 0, 1, s),
+            vjp=lambda g, out: g * np.where(a > 0, 1, s),
+        ),
+    )
 
 
 def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: float) -> Variable:
@@ -144,7 +170,17 @@ def _elu_like(name: str, input: Any, alpha: float, scale: float, input_scale: fl
     neg = a <= 0
     e = np.exp(np.where(neg, a, 0) * isc)
     value = np.where(neg, al * sc * (e - 1), sc * a)
-    return op(name, value, contrib_of(input, lambda g: g * np.where(neg, al * sc * isc * e, sc)))
+    n = node_of(input)
+
+    def vjp(g: Any, out: Any) -> Any:  # e = exp(x * input_scale) where x <= 0, as ops of x
+        ev = exp_op(where(neg, graph_value(n, a), 0.0) * isc)
+        return g * where(neg, ev * (al * sc * isc), sc)
+
+    return op(
+        name,
+        value,
+        contrib_of(input, lambda g: g * np.where(neg, al * sc * isc * e, sc), vjp=vjp),
+    )
 
 
 def elu(input: Operand, alpha: float = 1.0, inplace: bool = False) -> Variable:
@@ -269,7 +305,12 @@ def sigmoid(input: Operand) -> Variable:
         ``dx = g * s * (1 - s)`` with ``s`` the forward value.
     """
     value = _sigmoid(float_value(input, "sigmoid"))
-    return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value)))
+
+    def vjp(g: Any, out: Any) -> Any:
+        y = lifted(out, value)
+        return g * y * (1 - y)
+
+    return op("sigmoid", value, contrib_of(input, lambda g: g * value * (1 - value), vjp=vjp))
 
 
 def silu(input: Operand, inplace: bool = False) -> Variable:
@@ -281,7 +322,14 @@ def silu(input: Operand, inplace: bool = False) -> Variable:
     a = float_value(input, "silu")
     s = _sigmoid(a)
     value = a * s
-    return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s))))
+    n = node_of(input)
+
+    def vjp(g: Any, out: Any) -> Any:
+        x = graph_value(n, a)
+        sv = sigmoid(x)
+        return g * sv * (1 + x * (1 - sv))
+
+    return op("silu", value, contrib_of(input, lambda g: g * s * (1 + a * (1 - s)), vjp=vjp))
 
 
 def mish(input: Operand, inplace: bool = False) -> Variable:
@@ -313,7 +361,16 @@ def softplus(input: Operand, beta: float = 1.0, threshold: float = 20.0) -> Vari
     z = a * b
     lin = z > threshold
     value = np.where(lin, a, softplus_value(z) / b)
-    return op("softplus", value, contrib_of(input, lambda g: g * np.where(lin, 1, _sigmoid(z))))
+    n = node_of(input)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return g * where(lin, 1.0, sigmoid(graph_value(n, a) * b))
+
+    return op(
+        "softplus",
+        value,
+        contrib_of(input, lambda g: g * np.where(lin, 1, _sigmoid(z)), vjp=vjp),
+    )
 
 
 def log_sigmoid(input: Operand) -> Variable:
@@ -333,7 +390,16 @@ def log_sigmoid(input: Operand) -> Variable:
         np.log1p(t, out=t)
         value = np.minimum(a, 0)
         np.subtract(value, t, out=value)
-    return op("log_sigmoid", value, contrib_of(input, lambda g: g * _sigmoid(-a)))
+    n = node_of(input)
+    return op(
+        "log_sigmoid",
+        value,
+        contrib_of(
+            input,
+            lambda g: g * _sigmoid(-a),
+            vjp=lambda g, out: g * sigmoid(-graph_value(n, a)),
+        ),
+    )
 
 
 def hardtanh(
@@ -451,10 +517,15 @@ def softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.ones_like(arr)
         return op("softmax", value, contrib_of(input, lambda g: g * 0))
+
+    def vjp(g: Any, out: Any) -> Any:
+        y = lifted(out, value)
+        return y * (g - sum_op(g * y, axis=ax, keepdims=True))
+
     if (kernels := _row_kernels(arr, ax)) is not None:
         value = _by_rows(kernels.softmax_rows, arr)
         d_rows = lambda g: _by_rows(kernels.softmax_rows_backward, g, value)
-        return op("softmax", value, contrib_of(input, d_rows))
+        return op("softmax", value, contrib_of(input, d_rows, vjp=vjp))
     if arr.size:  # in place on the one new array: exp, normalise
         value, sums, _ = shifted_exp(arr, ax)
         np.divide(value, sums, out=value)
@@ -465,7 +536,7 @@ def softmax(input: Operand, dim: int) -> Variable:
         d = spread(np.subtract, g, dot_along(g, value, ax))
         return np.multiply(d, value, out=d)
 
-    return op("softmax", value, contrib_of(input, d_x))
+    return op("softmax", value, contrib_of(input, d_x, vjp=vjp))
 
 
 def log_softmax(input: Operand, dim: int) -> Variable:
@@ -483,10 +554,14 @@ def log_softmax(input: Operand, dim: int) -> Variable:
     if arr.ndim == 0:
         value: Any = np.zeros_like(arr)
         return op("log_softmax", value, contrib_of(input, lambda g: g * 0))
+
+    def vjp(g: Any, out: Any) -> Any:
+        return g - exp_op(lifted(out, value)) * sum_op(g, axis=ax, keepdims=True)
+
     if (kernels := _row_kernels(arr, ax)) is not None:
         value = _by_rows(kernels.log_softmax_rows, arr)
         d_rows = lambda g: _by_rows(kernels.log_softmax_rows_backward, g, value)
-        return op("log_softmax", value, contrib_of(input, d_rows))
+        return op("log_softmax", value, contrib_of(input, d_rows, vjp=vjp))
     if arr.size:
         _, sums, shift = shifted_exp(arr, ax)
         value = np.subtract(arr, shift)
@@ -499,7 +574,7 @@ def log_softmax(input: Operand, dim: int) -> Variable:
         d *= -sum_along(g, ax)
         return np.add(d, g, out=d)
 
-    return op("log_softmax", value, contrib_of(input, d_x))
+    return op("log_softmax", value, contrib_of(input, d_x, vjp=vjp))
 
 
 def glu(input: Operand, dim: int = -1) -> Variable:

@@ -17,7 +17,19 @@ import numpy as np
 from lampy._errors import shape_mismatch
 from lampy.autograd import _ledger
 from lampy.nn.functional._shared import frozen
-from lampy.opkit import Operand, Variable, contrib_of, needs_grad, op, unbroadcast, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    graph_value,
+    needs_grad,
+    node_of,
+    op,
+    unbroadcast,
+    value_of,
+)
+from lampy.ops import matmul, reshape, swapaxes
+from lampy.ops import sum as sum_op
 
 __all__ = ["bilinear", "linear"]
 
@@ -143,12 +155,25 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
         d = _add_reduce(g if g.shape == g_shape else g.reshape(g_shape), axis=0)
         return d if d.shape == b.shape else unbroadcast(d, b.shape)
 
+    n_a, n_w = node_of(input), node_of(weight)
+
+    def vjp_input(g: Any, out: Any) -> Any:
+        w2v = reshape(graph_value(n_w, w), w2.shape)
+        return reshape(matmul(reshape(g, g_shape), w2v), in_shape)
+
+    def vjp_weight(g: Any, out: Any) -> Any:
+        x2v = reshape(graph_value(n_a, a), x2.shape)
+        return reshape(matmul(swapaxes(reshape(g, g_shape), 0, 1), x2v), w_shape)
+
+    def vjp_bias(g: Any, out: Any) -> Any:
+        return sum_op(reshape(g, g_shape), axis=0)
+
     return op(
         name,
         value,
-        contrib_of(input, d_input, fresh=True),
-        contrib_of(weight, d_weight, fresh=True),
-        contrib_of(bias, d_bias, fresh=True),
+        contrib_of(input, d_input, True, vjp_input),
+        contrib_of(weight, d_weight, True, vjp_weight),
+        contrib_of(bias, d_bias, True, vjp_bias),
     )
 
 
