@@ -25,12 +25,18 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, NoSecondOrderError, ShapeError
+from lampy._errors import (
+    LampyTypeError,
+    LampyValueError,
+    NoSecondOrderError,
+    ShapeError,
+    spent_graph,
+)
 from lampy.autograd._edge import CONTRIBUTION, NODE, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import SPENT, Node
 from lampy.autograd._pass import _check_versions as check_versions
-from lampy.autograd._unbroadcast import unbroadcast
+from lampy.autograd._unbroadcast import Contribution, unbroadcast
 from lampy.autograd._variable import Variable, op
 
 Vjp = Callable[[Any, Node], Any]
@@ -97,6 +103,22 @@ def no_second_order(name: str) -> NoSecondOrderError:
         "(docs: Higher-order gradients lists them), or give your op a vjp "
         "(lampy.opkit.contrib_of(x, fn, vjp=...))."
     )
+
+
+def _numpy_contribution(node: Node, i: int, g: Any) -> Any:
+    """The ``i``-th param's contribution by its numpy closure (first order, nothing
+    recorded): how ``gradients`` works without ``create_graph``, for every op."""
+    inp, fn, kind, _, saved = node.params[i]  # type: ignore[index]
+    g = np.asarray(g)
+    if kind == WITH_SAVED:
+        return fn(g, saved)
+    if kind == CONTRIBUTION:
+        return fn(g)
+    if type(fn) is Contribution:
+        return fn.fn(g)
+    out = np.zeros(inp.shape, inp.dtype)
+    fn(g, out)
+    return out
 
 
 def _vjp(node: Node, i: int, g: Any) -> Any:
@@ -287,7 +309,7 @@ def gradients(
                 continue
             for i in range(len(params)):
                 if reach.get(params[i][NODE], False):
-                    d = _vjp(node, i, g)
+                    d = _vjp(node, i, g) if create_graph else _numpy_contribution(node, i, g)
                     if d is not None:
                         _accumulate(cts, params[i][NODE], d)
         results: list[Variable | None] = []
@@ -308,9 +330,9 @@ def gradients(
 
 def _order(roots: list[Node], targets: set[Node]) -> tuple[list[Node], dict[Node, bool]]:
     """The op nodes above ``targets`` from ``roots``, each consumer before its inputs, and
-    for each node whether a target lies below it. Iterative; the walk does not enter a
-    target's own history unless another target lies there, and a spent or released part
-    of the graph that no target lies in is not an error."""
+    for each node whether a target lies below it. Iterative; every node reachable from
+    the roots is visited, and a spent or released part of the graph is an error
+    (``SpentGraphError``, ``ReleasedError``), as in backward."""
     post: list[Node] = []
     reach: dict[Node, bool] = {}
     stack: list[tuple[Node, bool]] = [(r, False) for r in reversed(roots)]
@@ -329,9 +351,8 @@ def _order(roots: list[Node], targets: set[Node]) -> tuple[list[Node], dict[Node
         if node in reach:
             continue
         params = node.params
-        if params is SPENT and node not in targets:
-            reach[node] = False  # checked below if a target lies beneath: it cannot
-            continue
+        if params is SPENT:
+            raise spent_graph(node.name, node.shape, node.dtype)
         reach[node] = node in targets  # provisional, while its inputs are visited
         stack.append((node, True))
         if params:

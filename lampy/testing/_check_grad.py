@@ -206,7 +206,8 @@ def _gradient_dot(f: Callable[..., Any], arrays: tuple[Any, ...], seed: int) -> 
         for g, v in zip(gs, vs, strict=True):
             if g is not None:
                 total = total + (g * v.astype(g.dtype)).sum()
-        return total
+        result: Variable = total
+        return result
 
     return h
 
