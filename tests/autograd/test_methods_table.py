@@ -17,7 +17,7 @@ import pytest
 
 import lampy
 import lampy.nn.functional as F
-from lampy import _methods
+from lampy import _methods, _shared_names, _translating
 from lampy.autograd import _operators
 
 SOURCE = Path(_operators.__file__)
@@ -64,9 +64,15 @@ def test_the_declared_methods_are_the_installed_ones() -> None:
     """Every declared method is in the table, every entry of the table is declared, and
     ``lampy.Variable`` has each entry itself."""
     assert set(METHODS_DECLARED) == set(_methods.METHODS)
+    parts = [_methods.OPS, vars(_methods.Forwarding), vars(_translating.Translating)]
+    found = [n for part in parts for n in part if n in _methods.METHODS]
+    assert sorted(found) == sorted(_methods.METHODS), "a name is in two parts of the table"
     own = vars(lampy.Variable)
     assert [n for n, m in _methods.METHODS.items() if own.get(n) is not m] == []
     assert len(_methods.METHODS) > 90
+    # Nothing installed hides a method of the mixin or the advice for a missing name.
+    advised = {*_shared_names.NO_SUCH_METHOD, *_shared_names.IN_PLACE_NAMES}
+    assert set(_methods.METHODS) & {*vars(_operators.VariableOperators), *advised} == set()
 
 
 @pytest.mark.parametrize("name", sorted(_methods.METHODS))
