@@ -40,6 +40,7 @@ from lampy._errors import ShapeError as ShapeError
 from lampy._errors import SpentGraphError as SpentGraphError
 from lampy._errors import StaleGraphError as StaleGraphError
 from lampy._malloc import tune_malloc as tune_malloc
+from lampy._methods import install as _install_methods
 from lampy._profile import MemoryProfile as MemoryProfile
 from lampy._profile import memory_profile as memory_profile
 from lampy.autograd import MemoryStats as MemoryStats
@@ -272,3 +273,7 @@ from lampy.train import load_metadata as load_metadata
 from lampy.train import save as save
 
 __version__ = "0.1.0.dev0"
+
+# Variable's operators and methods (``x * y``, ``x.sum(dim=1)``...) are the ops above and
+# calls of them: ``Variable`` sits below the op libraries, so they are put on it here, once.
+_install_methods()

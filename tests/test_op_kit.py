@@ -43,10 +43,6 @@ ALLOWED = {
             "nn/functional/_shared",
         )
     },
-    # The operator methods' installers, called by the packages that provide them; issue 28
-    # item 1 replaces them with one table installed from ``lampy/__init__.py``.
-    ("lampy/ops/__init__.py", "lampy.autograd._operators", "provide_operators"),
-    ("lampy/nn/functional/__init__.py", "lampy.autograd._operators", "provide_operators"),
     # Optimizer state is charged to its scope's memory ledger; the ledger's API belongs to
     # the memory issue, which owns the engine core.
     *{

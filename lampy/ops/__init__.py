@@ -1,10 +1,9 @@
 """The op library, one module per family. Each op is built with ``lampy.op``.
 
-Besides re-exporting, this package gives `Variable`'s operators and methods their op
-functions (``provide_operators``): the engine does not import the library built on it.
+``Variable``'s operators and methods are these ops (``x * y`` is ``multiply(x, y)``),
+installed from ``lampy._methods``: the engine does not import the library built on it.
 """
 
-from lampy.autograd._operators import provide_operators as _provide_operators
 from lampy.ops._arithmetic import add as add
 from lampy.ops._arithmetic import divide as divide
 from lampy.ops._arithmetic import mod as mod
@@ -196,22 +195,3 @@ from lampy.ops._trig import sinc as sinc
 from lampy.ops._trig import tan as tan
 from lampy.ops._where import select as select
 from lampy.ops._where import where as where
-
-_provide_operators(
-    abs=abs, add=add, amax=amax, amin=amin, argmax=argmax, argmin=argmin,
-    argsort=argsort, astype=astype, broadcast_to=broadcast_to, clip=clip,
-    compress=compress, copy=copy, cos=cos, cumprod=cumprod, cumsum=cumsum,
-    diagonal=diagonal, divide=divide, dot=dot, equal=equal, exp=exp,
-    expand_dims=expand_dims, expm1=expm1, gather=gather, getitem=getitem,
-    greater=greater, greater_equal=greater_equal, index_select=index_select, less=less,
-    less_equal=less_equal, log=log, log1p=log1p, logsumexp=logsumexp,
-    masked_fill=masked_fill, matmul=matmul, matrix_transpose=matrix_transpose,
-    maximum=maximum, minimum=minimum,
-    mean=mean, multiply=multiply, negative=negative, not_equal=not_equal,
-    permute_dims=permute_dims, power=power, prod=prod, ravel=ravel,
-    reciprocal=reciprocal, remainder=remainder, repeat=repeat, reshape=reshape,
-    round=round, sign=sign, sin=sin, split=split, sqrt=sqrt, square=square,
-    squeeze=squeeze, std=std, subtract=subtract, sum=sum, swapaxes=swapaxes, take=take,
-    take_along_axis=take_along_axis, tile=tile,
-    tanh=tanh, topk=topk, trace=trace, transpose=transpose, var=var,
-)  # fmt: skip

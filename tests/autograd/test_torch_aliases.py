@@ -1,5 +1,5 @@
 """PyTorch's tensor methods on Variable compute what the lampy function they stand for
-computes (the set of notes/variable-aliases.md, in lampy/autograd/_operators.py)."""
+computes (the set of notes/variable-aliases.md, in lampy/_methods.py)."""
 
 from __future__ import annotations
 
@@ -209,14 +209,3 @@ def test_method_gradients_flow_as_the_functions() -> None:
         x = lampy.param(X)
         x.unsqueeze(0).expand(2, -1, -1).permute(0, 2, 1).flatten(1).sum(dim=1).sum().backward()
         np.testing.assert_array_equal(x.grad, np.full_like(X, 2.0))
-
-
-def test_a_method_whose_function_was_not_provided_says_so() -> None:
-    """Functions are provided package by package: one not provided yet raises a
-    LampyTypeError naming it, and an unknown name is refused."""
-    from lampy.autograd import _operators
-
-    with pytest.raises(lampy.LampyTypeError, match=r"'sigmoid'.*import lampy"):
-        _operators._OpFunctions().sigmoid()  # the stand-in, until provided
-    with pytest.raises(lampy.LampyTypeError, match="unknown names"):
-        _operators.provide_operators(not_an_op=abs)

@@ -1,12 +1,11 @@
 """Functional neural-network ops with PyTorch's names, arguments and defaults.
 
 Import it as ``import lampy.nn.functional as F``. Each function is one op with an exact
-(fused) gradient; layouts are PyTorch's (NCHW for images). Importing it gives
-``lampy.Variable``'s methods ``sigmoid``, ``relu``, ``softmax`` and ``log_softmax`` their
-functions (the engine does not import this package).
+(fused) gradient; layouts are PyTorch's (NCHW for images). ``lampy.Variable``'s methods
+``sigmoid``, ``relu``, ``softmax`` and ``log_softmax`` are these functions, installed
+from ``lampy._methods`` (the engine does not import this package).
 """
 
-from lampy.autograd._operators import provide_operators as _provide_operators
 from lampy.nn.functional._activations import celu as celu
 from lampy.nn.functional._activations import elu as elu
 from lampy.nn.functional._activations import gelu as gelu
@@ -76,5 +75,3 @@ from lampy.nn.functional._pool import max_pool1d as max_pool1d
 from lampy.nn.functional._pool import max_pool2d as max_pool2d
 from lampy.nn.functional._resize import interpolate as interpolate
 from lampy.nn.functional._resize import pad as pad
-
-_provide_operators(sigmoid=sigmoid, relu=relu, softmax=softmax, log_softmax=log_softmax)
