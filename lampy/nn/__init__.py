@@ -45,9 +45,9 @@ from lampy.nn._linear import Identity as Identity
 from lampy.nn._linear import Lambda as Lambda
 from lampy.nn._linear import Linear as Linear
 from lampy.nn._linear import Unflatten as Unflatten
+from lampy.nn._modes import eval_mode as eval_mode
 from lampy.nn._module import IncompatibleKeys as IncompatibleKeys
 from lampy.nn._module import Module as Module
-from lampy.nn._module import eval_mode as eval_mode
 from lampy.nn._module import inline as inline
 from lampy.nn._normalization import BatchNorm1d as BatchNorm1d
 from lampy.nn._normalization import BatchNorm2d as BatchNorm2d
