@@ -28,6 +28,7 @@ from lampy.nn._activation_modules import Softplus as Softplus
 from lampy.nn._activation_modules import Softsign as Softsign
 from lampy.nn._activation_modules import Tanh as Tanh
 from lampy.nn._attention import MultiheadAttention as MultiheadAttention
+from lampy.nn._buffer import Buffer as Buffer
 from lampy.nn._composite import MLP as MLP
 from lampy.nn._composite import Residual as Residual
 from lampy.nn._containers import ModuleDict as ModuleDict

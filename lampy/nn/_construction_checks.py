@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 import attrs
 import numpy as np
 
+from lampy.nn._buffer import Buffer, as_buffer
 from lampy.nn._marker import is_module, is_module_class
 from lampy.opkit import Variable
 
@@ -32,7 +33,7 @@ __all__ = [
     "short",
 ]
 
-_CHECKED_TYPES = (Variable, np.ndarray, np.random.Generator)
+_CHECKED_TYPES = (Variable, Buffer, np.ndarray, np.random.Generator)
 
 
 class _FieldCheck(NamedTuple):
@@ -56,7 +57,8 @@ class _FieldCheck(NamedTuple):
             return all(isinstance(v, self.types) for v in value)
         # Other iterables (a generator given to a converter) are not consumed to check.
         return not (
-            is_module(value) or isinstance(value, Variable | np.ndarray | str | bytes | int | float)
+            is_module(value)
+            or isinstance(value, Variable | Buffer | np.ndarray | str | bytes | int | float)
         )
 
     def describe(self) -> str:
@@ -106,6 +108,8 @@ def record_spec(cls: type) -> tuple[inspect.Signature, dict[str, _FieldCheck]]:
     for f in attrs.fields(cls):
         check = _check_of(hints.get(f.name))
         if check is not None and f.init:
+            if f.converter is as_buffer:  # it turns an array into a Buffer
+                check = check._replace(types=(*check.types, np.ndarray))
             checks[f.alias or f.name] = check
     return sig, checks
 
@@ -136,7 +140,7 @@ def short(value: Any) -> str:
     """A one-line description of an argument for messages."""
     if is_module(value):
         return f"{type(value).__name__}(...)"
-    if isinstance(value, Variable | np.ndarray):
+    if isinstance(value, Variable | Buffer | np.ndarray):
         return f"{type(value).__name__} of shape {value.shape}"
     text = repr(value)
     return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 import attrs
 
 from lampy._errors import ImmutableModuleError, LampyTypeError, LampyValueError, ShapeError
+from lampy.nn._buffer import as_buffer
 from lampy.nn._construction_checks import record_spec, short
 from lampy.nn._modes import EVAL_FIX
 from lampy.opkit import Variable
@@ -123,6 +124,8 @@ def _assign_field(module: Module, name: str, value: Any) -> None:
     check = record_spec(cls)[1].get(key)
     if check is not None and not check.accepts(value):
         raise LampyTypeError(f"{what}: {name} must be {check.describe()}, got {short(value)}.")
+    if field.converter is as_buffer:  # as the record's constructor converts it
+        value = as_buffer(value)
     old = getattr(module, field.name)
     if (
         isinstance(old, Variable)

@@ -20,6 +20,7 @@ import numpy as np
 
 from lampy._errors import NoScopeError
 from lampy._tree import is_container, map_leaves
+from lampy.nn._buffer import Buffer
 from lampy.nn._marker import is_module
 from lampy.opkit import Variable, const, param
 
@@ -131,7 +132,7 @@ def copy_state(module: M, memo: dict[int, Any]) -> M:
             return memo[id(x)]
         if isinstance(x, Variable):
             new: Any = param(x.value) if x.needs_grad else const(x.value)
-        elif isinstance(x, np.ndarray):
+        elif isinstance(x, Buffer | np.ndarray):
             new = x.copy()
         else:
             return copy.deepcopy(x, memo)

@@ -1,19 +1,22 @@
 """The Module base: frozen attrs records holding parameter Variables, buffers and settings.
 
 A module is an ``attrs`` frozen record (``@attrs.frozen(eq=False, repr=False)``) whose
-fields hold its parameters (param Variables), buffers (writable numpy arrays such as
+fields hold its parameters (param Variables), buffers (``lampy.nn.Buffer``, such as
 BatchNorm's running statistics), submodules (alone, or in tuples, lists and dicts) and
 static settings (ints, strings, callables). Everything else follows from walking those
 fields in declaration order: ``named_parameters``, ``state_dict`` with PyTorch's dotted
 keys, ``load_state_dict`` into the existing buffers, ``with_training`` copies, deep
-copies and pickles. ``eval_mode`` runs modules in evaluation mode for a block.
+copies and pickles.
 
 Calling a module class with PyTorch's constructor arguments (``Linear(3, 2)``) runs
 its ``init`` factory (``_ModuleMeta.__call__``): the arguments that do not build the
 record from its fields go to ``init``, which draws from lampy's default generator when
 no ``rng=`` is given. The PyTorch habits that cannot work on immutable records fail
-loudly here, with the lampy way in the message: assigning an attribute after
-construction and ``model.eval()``/``model.train()`` as statements.
+loudly, with the lampy way in the message: assigning an attribute after construction.
+
+This file holds the record and its public methods; the files it imports hold the rest
+(``lampy/nn/README.md`` lists them): the class call's checks, the construction window,
+state dicts, copies and pickles, and the modes.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, NoScopeError
 from lampy._tree import is_container, leaves
 from lampy.autograd import zero_grads
+from lampy.nn._buffer import Buffer
 from lampy.nn._construction_checks import binds, call_text, construction_message, record_problem
 from lampy.nn._construction_window import (
     ATTRS_FROZEN_SETATTR,
@@ -355,7 +359,9 @@ class Module(metaclass=_ModuleMeta):
         for _, m in self.named_modules():
             yield m
 
-    def _named_state(self, prefix: str = "") -> Iterator[tuple[str, Variable | np.ndarray]]:
+    def _named_state(
+        self, prefix: str = ""
+    ) -> Iterator[tuple[str, Variable | Buffer | np.ndarray]]:
         """Every Variable and buffer with its dotted name, in PyTorch's order."""
         for field_prefix, value in self._fields():
             for name, leaf in state_entries(field_prefix, value):
@@ -388,9 +394,12 @@ class Module(metaclass=_ModuleMeta):
         return out
 
     def named_buffers(self, prefix: str = "") -> Iterator[tuple[str, np.ndarray]]:
-        """The buffers (numpy arrays such as running statistics) with dotted names."""
+        """The buffers (such as running statistics) with dotted names: a ``lampy.nn.Buffer``
+        as its read-only ``value``, a plain numpy array field as itself."""
         for name, leaf in self._named_state(prefix):
-            if isinstance(leaf, np.ndarray):
+            if isinstance(leaf, Buffer):
+                yield name, leaf.value
+            elif isinstance(leaf, np.ndarray):
                 yield name, leaf
 
     def num_parameters(self) -> int:

@@ -17,6 +17,7 @@ from lampy._memory import sealed_view
 from lampy._narrowing import cast_checked
 from lampy._tree import is_container, leaves_with_paths
 from lampy.autograd import in_place
+from lampy.nn._buffer import Buffer
 from lampy.nn._marker import is_module
 from lampy.opkit import Variable
 
@@ -33,20 +34,23 @@ class IncompatibleKeys(NamedTuple):
 def state_entries(prefix: str, value: Any) -> Iterator[tuple[str, Any]]:
     """The (dotted name, leaf) pairs below one field value, in order.
 
-    Leaves are Variables, numpy arrays (buffers) and Modules; the containers around them
-    are walked as ``lampy.tree`` walks them, each step of the path a part of the name.
+    Leaves are Variables, Buffers, numpy arrays (buffers too) and Modules; the containers
+    around them are walked as ``lampy.tree`` walks them, each step of the path a part of
+    the name.
     """
-    if is_module(value) or isinstance(value, Variable | np.ndarray):
+    if is_module(value) or isinstance(value, Variable | Buffer | np.ndarray):
         yield prefix, value
         return
     if not is_container(value):
         return
     for path, leaf in leaves_with_paths(value, is_leaf=is_module):
-        if is_module(leaf) or isinstance(leaf, Variable | np.ndarray):
+        if is_module(leaf) or isinstance(leaf, Variable | Buffer | np.ndarray):
             yield ".".join([prefix, *map(str, path)] if prefix else map(str, path)), leaf
 
 
-def state_arrays(named_state: Iterable[tuple[str, Variable | np.ndarray]]) -> dict[str, np.ndarray]:
+def state_arrays(
+    named_state: Iterable[tuple[str, Variable | Buffer | np.ndarray]],
+) -> dict[str, np.ndarray]:
     """``Module.state_dict``: each entry of ``named_state`` as a read-only view, the
     first of each name."""
     out: dict[str, np.ndarray] = {}
@@ -57,6 +61,8 @@ def state_arrays(named_state: Iterable[tuple[str, Variable | np.ndarray]]) -> di
             # a view numpy cannot make writable: a write would bypass the version
             # counter (load_state_dict and optimizers write through in_place)
             out[name] = sealed_view(leaf.value)
+        elif isinstance(leaf, Buffer):
+            out[name] = leaf.value  # sealed too: the buffer's own update() writes it
         else:
             view = leaf.view()
             view.setflags(write=False)
@@ -66,7 +72,7 @@ def state_arrays(named_state: Iterable[tuple[str, Variable | np.ndarray]]) -> di
 
 def load_state(
     name: str,
-    own: Mapping[str, Variable | np.ndarray],
+    own: Mapping[str, Variable | Buffer | np.ndarray],
     state_dict: Mapping[str, Any],
     strict: bool,
 ) -> IncompatibleKeys:
@@ -80,7 +86,7 @@ def load_state(
             f"unexpected: {unexpected or 'none'}. Check that the state dict comes from "
             "the same architecture, or pass strict=False to load the common keys."
         )
-    pairs: list[tuple[np.ndarray, np.ndarray]] = []
+    pairs: list[tuple[np.ndarray | Buffer, np.ndarray]] = []
     params: list[Variable] = []
     for key, dest in own.items():
         if key not in state_dict:
@@ -105,6 +111,9 @@ def load_state(
             )
         pairs.append((dst, cast_checked(f"{name}.load_state_dict", f"'{key}'", src, dst.dtype)))
     with in_place(params):  # each param's version goes up: graphs made before are stale
-        for dst, src in pairs:
-            np.copyto(dst, src)
+        for target, src in pairs:
+            if isinstance(target, Buffer):
+                target.load(src)
+            else:
+                np.copyto(target, src)
     return IncompatibleKeys(missing, unexpected)

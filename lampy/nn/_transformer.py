@@ -19,6 +19,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy._tree import map_leaves
 from lampy.nn._attention import MultiheadAttention
+from lampy.nn._buffer import Buffer
 from lampy.nn._dropout import Dropout
 from lampy.nn._helpers import check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
@@ -454,7 +455,7 @@ def _cloned_leaf(value: Any) -> Any:
         return attrs.evolve(value, **changes)
     if type(value) is Variable:
         return param(value.value) if value.needs_grad else const(value.value)
-    if isinstance(value, np.ndarray):
+    if isinstance(value, Buffer | np.ndarray):
         return value.copy()
     return value
 
