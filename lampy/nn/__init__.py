@@ -69,8 +69,8 @@ from lampy.nn._rnn_cells import LSTMCell as LSTMCell
 from lampy.nn._rnn_cells import RNNCell as RNNCell
 from lampy.nn._rnn_cells import RNNCellBase as RNNCellBase
 from lampy.nn._segments import remat_sequential as remat_sequential
-from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
 from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
-from lampy.nn._transformer import TransformerEncoder as TransformerEncoder
 from lampy.nn._transformer import TransformerEncoderLayer as TransformerEncoderLayer
 from lampy.nn._transformer import generate_square_subsequent_mask as generate_square_subsequent_mask
+from lampy.nn._transformer_stacks import TransformerDecoder as TransformerDecoder
+from lampy.nn._transformer_stacks import TransformerEncoder as TransformerEncoder
