@@ -26,11 +26,10 @@ import lampy
 from lampy.nn._attention import MultiheadAttention
 from lampy.nn._normalization import LayerNorm
 from lampy.nn._transformer import (
-    TransformerDecoder,
     TransformerDecoderLayer,
-    TransformerEncoder,
     TransformerEncoderLayer,
 )
+from lampy.nn._transformer_stacks import TransformerDecoder, TransformerEncoder
 
 warnings.simplefilter("ignore")  # torch's nested-tensor and mask-type notices
 TOL = {np.float64: 1e-9, np.float32: 5e-4}

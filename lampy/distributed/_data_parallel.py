@@ -162,13 +162,9 @@ class DataParallel:
         self._nbytes = [p.value.nbytes for p in self._params]
         self._bucket_bytes = int(bucket_bytes)
         self._overlap = bool(overlap)
-        self._buffers = [b for _, b in module.named_buffers()] if broadcast_buffers else []
-        for name, b in module.named_buffers() if broadcast_buffers else ():
-            if not (b.flags.c_contiguous and b.flags.writeable):
-                raise LampyValueError(
-                    f"{what}: buffer '{name}' is not a writable C-contiguous array, so rank "
-                    "0's copy cannot be received into it; pass broadcast_buffers=False."
-                )
+        # (name, read-only view) of each buffer: the views follow the module's updates
+        self._buffers = list(module.named_buffers()) if broadcast_buffers else []
+        self._received: dict[str, np.ndarray] = {}
         self._set_order(list(reversed(range(len(self._params)))))
         self._order_fixed = False  # replaced by rank 0's observed order after one pass
 
@@ -321,6 +317,9 @@ class DataParallel:
         count = w.comm.Iallreduce(w.mpi.IN_PLACE, having, op=w.mpi.SUM)
         requests = [r for f in flights for r in f.requests] + buffers + [count]
         w.wait(requests, "DataParallel.backward (the gradient all-reduce)")
+        if self._received and w.rank != 0:  # rank 0's buffers, written by their owner
+            self._module.load_state_dict(self._received, strict=False)
+        self._received = {}
         for f in flights:
             self._finish(f)
             for i, target, buf in f.parts:
@@ -329,9 +328,12 @@ class DataParallel:
                     self._params[i].backward(buf)
 
     def _launch_buffers(self) -> list[Any]:
-        """Start copying rank 0's buffers (running statistics) to every rank."""
+        """Start copying rank 0's buffers (running statistics) to every rank: each rank
+        broadcasts a copy of its own (rank 0's is sent, the others' are overwritten), and
+        ``_complete`` loads what arrived with ``load_state_dict``."""
         comm = self._world.comm
-        return [comm.Ibcast(b, root=0) for b in self._buffers]
+        self._received = {name: np.array(b) for name, b in self._buffers}
+        return [comm.Ibcast(a, root=0) for a in self._received.values()]
 
     def _adopt_order(self, observed: list[int]) -> None:
         """Re-plan the buckets from the order rank 0's gradients became final in its

@@ -28,6 +28,7 @@ from lampy.nn._activation_modules import Softplus as Softplus
 from lampy.nn._activation_modules import Softsign as Softsign
 from lampy.nn._activation_modules import Tanh as Tanh
 from lampy.nn._attention import MultiheadAttention as MultiheadAttention
+from lampy.nn._buffer import Buffer as Buffer
 from lampy.nn._composite import MLP as MLP
 from lampy.nn._composite import Residual as Residual
 from lampy.nn._containers import ModuleDict as ModuleDict
@@ -45,9 +46,9 @@ from lampy.nn._linear import Identity as Identity
 from lampy.nn._linear import Lambda as Lambda
 from lampy.nn._linear import Linear as Linear
 from lampy.nn._linear import Unflatten as Unflatten
+from lampy.nn._modes import eval_mode as eval_mode
 from lampy.nn._module import IncompatibleKeys as IncompatibleKeys
 from lampy.nn._module import Module as Module
-from lampy.nn._module import eval_mode as eval_mode
 from lampy.nn._module import inline as inline
 from lampy.nn._normalization import BatchNorm1d as BatchNorm1d
 from lampy.nn._normalization import BatchNorm2d as BatchNorm2d
@@ -68,8 +69,8 @@ from lampy.nn._rnn_cells import LSTMCell as LSTMCell
 from lampy.nn._rnn_cells import RNNCell as RNNCell
 from lampy.nn._rnn_cells import RNNCellBase as RNNCellBase
 from lampy.nn._segments import remat_sequential as remat_sequential
-from lampy.nn._transformer import TransformerDecoder as TransformerDecoder
 from lampy.nn._transformer import TransformerDecoderLayer as TransformerDecoderLayer
-from lampy.nn._transformer import TransformerEncoder as TransformerEncoder
 from lampy.nn._transformer import TransformerEncoderLayer as TransformerEncoderLayer
 from lampy.nn._transformer import generate_square_subsequent_mask as generate_square_subsequent_mask
+from lampy.nn._transformer_stacks import TransformerDecoder as TransformerDecoder
+from lampy.nn._transformer_stacks import TransformerEncoder as TransformerEncoder

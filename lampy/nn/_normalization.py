@@ -2,20 +2,23 @@
 GroupNorm and RMSNorm, with PyTorch's constructor arguments, initialisation (weights
 1, biases 0, running mean 0, running variance 1) and state_dict keys.
 
-BatchNorm's running statistics are buffers: plain writable numpy arrays updated in
-place by training-mode forward passes, so every ``train()``/``eval()`` copy of a module
-sees the same statistics.
+BatchNorm's running statistics are ``lampy.nn.Buffer`` objects, which only its
+training-mode forward pass writes (``Buffer.update``) besides ``load_state_dict``; every
+``with_training`` and ``copy.copy`` copy of a module shares them, and sees the same
+statistics.
 """
 
 from __future__ import annotations
 
 import operator
+from contextlib import ExitStack
 from typing import Any, ClassVar, TypeVar
 
 import attrs
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.nn._buffer import Buffer, as_buffer
 from lampy.nn._helpers import check_dtype, check_size, named_errors, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional import batch_norm, group_norm, layer_norm, rms_norm
@@ -61,16 +64,19 @@ class _BatchNorm(Module):
     Attributes:
         weight: (num_features,) scale, ones; None unless ``affine``.
         bias: (num_features,) shift, zeros; None unless ``affine``.
-        running_mean: (num_features,) buffer, zeros; None unless ``track_running_stats``.
-        running_var: (num_features,) buffer, ones.
-        num_batches_tracked: 0-d int64 buffer counting training batches.
+        running_mean: (num_features,) ``lampy.nn.Buffer``, zeros; None unless
+            ``track_running_stats``.
+        running_var: (num_features,) Buffer, ones.
+        num_batches_tracked: 0-d int64 Buffer counting training batches.
     """
 
     weight: Variable | None
     bias: Variable | None
-    running_mean: np.ndarray | None
-    running_var: np.ndarray | None
-    num_batches_tracked: np.ndarray | None
+    # A record built from arrays (or a module pickled when buffers were arrays) gets
+    # Buffers holding copies of them.
+    running_mean: Buffer | None = attrs.field(converter=as_buffer)
+    running_var: Buffer | None = attrs.field(converter=as_buffer)
+    num_batches_tracked: Buffer | None = attrs.field(converter=as_buffer)
     num_features: int
     eps: float = 1e-5
     momentum: float | None = 0.1
@@ -120,8 +126,8 @@ class _BatchNorm(Module):
         w, b = _ones_zeros((c,), affine, True, dtype)
         rm = rv = nbt = None
         if track_running_stats:
-            rm, rv = np.zeros(c, dtype), np.ones(c, dtype)
-            nbt = np.zeros((), np.int64)
+            rm, rv = Buffer(np.zeros(c, dtype)), Buffer(np.ones(c, dtype))
+            nbt = Buffer(np.zeros((), np.int64))
         mom = None if momentum is None else float(momentum)
         return cls(w, b, rm, rv, nbt, c, float(eps), mom)
 
@@ -153,17 +159,23 @@ class _BatchNorm(Module):
             )
         check_dtype(self, self._dtype(), ("the input", input))
         batch_stats = self.training or self.running_mean is None
-        with named_errors(self):
+        # Batch statistics update the running ones: this forward pass is the one writer
+        # of the buffers (besides load_state_dict), through their update() blocks.
+        with named_errors(self), ExitStack() as writes:
+            rm, rv, nbt = (
+                None if b is None else writes.enter_context(b.update()) if batch_stats else b.value
+                for b in (self.running_mean, self.running_var, self.num_batches_tracked)
+            )
             return batch_norm(
                 input,
-                self.running_mean,
-                self.running_var,
+                rm,
+                rv,
                 self.weight,
                 self.bias,
                 batch_stats,
                 self.momentum,
                 self.eps,
-                num_batches_tracked=self.num_batches_tracked,
+                num_batches_tracked=nbt if batch_stats else None,
             )
 
 
@@ -179,7 +191,7 @@ class BatchNorm1d(_BatchNorm):
         ...     y = bn(x)              # batch statistics; updates the running ones
         ...     with nn.eval_mode(bn):
         ...         z = bn(x)          # the running statistics
-        ...     print(bn.num_batches_tracked, bn.running_mean.round(2))
+        ...     print(bn.num_batches_tracked, bn.running_mean.value.round(2))
         1 [0.25 0.3  0.28 0.31]
     """
 

@@ -150,7 +150,7 @@ def test_eval_covers_the_module_objects_not_later_copies() -> None:
     not to ``with_training``'s, whose mode is their field; a submodule switched on its
     own stays switched inside a training parent; ``eval_mode`` still works beside it; a
     switched module that goes leaves nothing behind."""
-    from lampy.nn import _module
+    from lampy.nn import _modes
 
     with lampy.Scope():
         model = nn.Sequential.init(nn.Linear.init(3, 3, rng=_rng()), nn.Dropout.init(0.5))
@@ -165,11 +165,11 @@ def test_eval_covers_the_module_objects_not_later_copies() -> None:
         with nn.eval_mode(model):
             assert not model[1].training
         assert model[1].training
-        before = len(_module._SWITCHED_OFF)
+        before = len(_modes._SWITCHED_OFF)
         gone = nn.Dropout.init(0.5).eval()
-        assert len(_module._SWITCHED_OFF) == before + 1
+        assert len(_modes._SWITCHED_OFF) == before + 1
         del gone
-        assert len(_module._SWITCHED_OFF) == before
+        assert len(_modes._SWITCHED_OFF) == before
 
 
 def test_eval_turns_dropout_and_batch_norm_off_until_train() -> None:

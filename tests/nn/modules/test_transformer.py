@@ -16,12 +16,11 @@ import lampy
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.nn._normalization import LayerNorm
 from lampy.nn._transformer import (
-    TransformerDecoder,
     TransformerDecoderLayer,
-    TransformerEncoder,
     TransformerEncoderLayer,
     generate_square_subsequent_mask,
 )
+from lampy.nn._transformer_stacks import TransformerDecoder, TransformerEncoder
 from lampy.testing import check_grad
 from tests.nn.modules.test_attention import mha_ref
 
