@@ -122,10 +122,10 @@ def _cumprod_vjp(g: Any, xv: Any, x: np.ndarray, value: Any, k: int) -> Any:
     """``cumprod_grad`` with lampy ops (``xv`` and ``value`` in the graph, ``x`` the
     numpy value of ``xv``), for vjps; the masks of zeros are constants.
 
-    After the first zero ``x_z`` of a slice, where ``cumprod_grad`` gives 0, a non-zero
-    ``x_i`` gets ``x_z * at_first_i / x_i`` (0 too, but with its derivative in ``x_z``),
-    so second derivatives are exact in slices with at most one zero; at a second zero
-    the gradient is the constant 0."""
+    Where ``cumprod_grad`` gives 0 after the first zero ``x_z`` of a slice, this gives 0
+    written so that its derivative in ``x_z`` is kept: ``x_z * at_first_i / x_i`` at a
+    non-zero ``x_i``, and at the second zero ``x_z`` times the gradient it would have
+    with both zeros replaced by 1. So second derivatives are exact with any zeros."""
     after = _reverse_cumsum(g * value, k)
     zeros = x == 0
     if not zeros.any():
@@ -136,7 +136,12 @@ def _cumprod_vjp(g: Any, xv: Any, x: np.ndarray, value: Any, k: int) -> Any:
     safe = where(zeros, 1.0, xv)
     at_first = _reverse_cumsum(g * cumprod(where(first, 1.0, xv), axis=k), k)
     x_first = (xv * first).sum(axis=k, keepdims=True)  # the first zero, in the graph
-    later = where(zeros, 0.0, x_first * at_first / safe)
+    at_zeros: Any = 0.0
+    second = zeros & (seen == 2)
+    if second.any():
+        at_second = _reverse_cumsum(g * cumprod(where(first | second, 1.0, xv), axis=k), k)
+        at_zeros = where(second, x_first * at_second, 0.0)
+    later = where(zeros, at_zeros, x_first * at_first / safe)
     return where(before, after / safe, where(first, at_first, later))
 
 
