@@ -352,10 +352,12 @@ def _fold_vjp(g: Any, shape: tuple[int, ...], pairs: Any, mode: str, dtype: Any)
         n = shape[ax]
         source = np.pad(np.arange(n), (b, e), mode)  # type: ignore[call-overload]
         pre = (slice(None),) * ax
-        d = g[(*pre, slice(b, b + n))]
+        middle = (*pre, slice(b, b + n))
+        d = g[middle]
         for where, to in ((slice(0, b), source[:b]), (slice(b + n, b + n + e), source[b + n :])):
             if to.size:
-                part = g[(*pre, where)]
+                src = (*pre, where)
+                part = g[src]
                 d = d + scattered_along(part, d.shape, dtype, to.astype(np.intp), ax)
         g = d
     return g
