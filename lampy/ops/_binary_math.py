@@ -9,7 +9,20 @@ from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, accumulate, apply_binary, op, param_of, unbroadcast
+from lampy.opkit import (
+    Operand,
+    Variable,
+    accumulate,
+    apply_binary,
+    graph_value,
+    lifted,
+    node_of,
+    op,
+    param_of,
+    unbroadcast,
+)
+from lampy.ops._exp_log import exp, exp2
+from lampy.ops._where import where
 
 _subtract, _divide = np.subtract, np.divide
 
@@ -47,7 +60,23 @@ def arctan2(x1: Operand, x2: Operand) -> Variable:
     def d_x2(g: np.ndarray, out: np.ndarray) -> None:
         _subtract(out, unbroadcast(g * _divide(a, r2()), out.shape), out=out)
 
-    return op("arctan2", value, param_of(x1, d_x1), param_of(x2, d_x2))
+    n1, n2 = node_of(x1), node_of(x2)
+
+    def vjp_r2() -> tuple[Any, Any, Any]:
+        """Both operands in the graph and ``x1**2 + x2**2`` with 1 where it is 0."""
+        av, bv = graph_value(n1, a), graph_value(n2, b)
+        af, bf = np.asarray(a, value.dtype), np.asarray(b, value.dtype)
+        return av, bv, av * av + bv * bv + (af * af + bf * bf == 0)
+
+    def vjp_x1(g: Any, out: Any) -> Any:
+        _, bv, r = vjp_r2()
+        return g * bv / r
+
+    def vjp_x2(g: Any, out: Any) -> Any:
+        av, _, r = vjp_r2()
+        return -(g * av) / r
+
+    return op("arctan2", value, param_of(x1, d_x1, vjp=vjp_x1), param_of(x2, d_x2, vjp=vjp_x2))
 
 
 def hypot(x1: Operand, x2: Operand) -> Variable:
@@ -72,7 +101,20 @@ def hypot(x1: Operand, x2: Operand) -> Variable:
     def d_x2(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, g * _divide(b, denominator()))
 
-    return op("hypot", value, param_of(x1, d_x1), param_of(x2, d_x2))
+    n1, n2 = node_of(x1), node_of(x2)
+
+    def vjp(n: Any, v: Any) -> Any:
+        def rule(g: Any, out: Any) -> Any:
+            return g * graph_value(n, v) / (lifted(out, value) + (value == 0))
+
+        return rule
+
+    return op(
+        "hypot",
+        value,
+        param_of(x1, d_x1, vjp=vjp(n1, a)),
+        param_of(x2, d_x2, vjp=vjp(n2, b)),
+    )
 
 
 def _share(e: Any, a: Any, b: Any) -> Any:
@@ -85,6 +127,18 @@ def _share(e: Any, a: Any, b: Any) -> Any:
     if not nan.any():
         return e
     return np.where(nan & np.equal(a, b), e.dtype.type(0.5), e)
+
+
+def _share_vjp(n: Any, a: Any, b: Any, value: Any, base: Any) -> Any:
+    """The vjp of ``logaddexp`` (``base`` ``exp``) or ``logaddexp2`` (``exp2``) for the
+    operand ``a`` (node ``n``): ``g * base(a - out)``, 1/2 where ``_share`` puts it."""
+
+    def rule(g: Any, out: Any) -> Any:
+        w = base(graph_value(n, a) - lifted(out, value))
+        ties = np.isinf(value) & np.equal(a, b)
+        return g * (where(ties, 0.5, w) if ties.any() else w)
+
+    return rule
 
 
 def logaddexp(x1: Operand, x2: Operand) -> Variable:
@@ -103,7 +157,13 @@ def logaddexp(x1: Operand, x2: Operand) -> Variable:
     def d_x2(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, g * _share(np.exp(b - value), b, a))
 
-    return op("logaddexp", value, param_of(x1, d_x1), param_of(x2, d_x2))
+    n1, n2 = node_of(x1), node_of(x2)
+    return op(
+        "logaddexp",
+        value,
+        param_of(x1, d_x1, vjp=_share_vjp(n1, a, b, value, exp)),
+        param_of(x2, d_x2, vjp=_share_vjp(n2, b, a, value, exp)),
+    )
 
 
 def logaddexp2(x1: Operand, x2: Operand) -> Variable:
@@ -122,7 +182,13 @@ def logaddexp2(x1: Operand, x2: Operand) -> Variable:
     def d_x2(g: np.ndarray, out: np.ndarray) -> None:
         accumulate(out, g * _share(np.exp2(b - value), b, a))
 
-    return op("logaddexp2", value, param_of(x1, d_x1), param_of(x2, d_x2))
+    n1, n2 = node_of(x1), node_of(x2)
+    return op(
+        "logaddexp2",
+        value,
+        param_of(x1, d_x1, vjp=_share_vjp(n1, a, b, value, exp2)),
+        param_of(x2, d_x2, vjp=_share_vjp(n2, b, a, value, exp2)),
+    )
 
 
 __all__ = ["arctan2", "hypot", "logaddexp", "logaddexp2"]

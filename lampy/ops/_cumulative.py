@@ -10,9 +10,22 @@ from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, contrib_of, op, single_axis, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    graph_value,
+    lifted,
+    node_of,
+    op,
+    single_axis,
+    value_of,
+)
+from lampy.ops._pad import flip
 from lampy.ops._reductions import check_float_dtype
+from lampy.ops._shape import reshape
 from lampy.ops._torch_names import axis_or_dim
+from lampy.ops._where import where
 
 _add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where
 
@@ -42,7 +55,16 @@ def cumsum(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) 
         d = reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
         return d.reshape(shape) if flat else d
 
-    return op("cumsum", value, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        d = _reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
+        return reshape(d, shape) if flat else d
+
+    return op("cumsum", value, contrib_of(a, d_a, vjp=vjp))
+
+
+def _reverse_cumsum(g: Any, axis: int) -> Any:
+    """``reverse_cumsum`` with lampy ops (for vjps)."""
+    return flip(cumsum(flip(g, axis), axis=axis), axis)
 
 
 def cumprod(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Variable:
@@ -72,7 +94,14 @@ def cumprod(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None)
         d = cumprod_grad(g, xv, value, k)
         return d.reshape(shape) if flat else d
 
-    return op("cumprod", value, contrib_of(a, d_a))
+    n = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = reshape(graph_value(n, x), value.shape)
+        d = _cumprod_vjp(g, xv, np.asarray(x).reshape(value.shape), lifted(out, value), k)
+        return reshape(d, shape) if flat else d
+
+    return op("cumprod", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def cumprod_grad(g: Any, xv: Any, value: Any, k: int) -> Any:
@@ -87,6 +116,33 @@ def cumprod_grad(g: Any, xv: Any, value: Any, k: int) -> Any:
     before = seen == 0
     at_first = reverse_cumsum(g * np.cumprod(_where(first, 1, xv), axis=k), k)
     return _where(before, after / _where(zeros, 1, xv), _where(first, at_first, 0))
+
+
+def _cumprod_vjp(g: Any, xv: Any, x: np.ndarray, value: Any, k: int) -> Any:
+    """``cumprod_grad`` with lampy ops (``xv`` and ``value`` in the graph, ``x`` the
+    numpy value of ``xv``), for vjps; the masks of zeros are constants.
+
+    Where ``cumprod_grad`` gives 0 after the first zero ``x_z`` of a slice, this gives 0
+    written so that its derivative in ``x_z`` is kept: ``x_z * at_first_i / x_i`` at a
+    non-zero ``x_i``, and at the second zero ``x_z`` times the gradient it would have
+    with both zeros replaced by 1. So second derivatives are exact with any zeros."""
+    after = _reverse_cumsum(g * value, k)
+    zeros = x == 0
+    if not zeros.any():
+        return after / xv
+    seen = _cumsum(zeros, axis=k)
+    first = zeros & (seen == 1)
+    before = seen == 0
+    safe = where(zeros, 1.0, xv)
+    at_first = _reverse_cumsum(g * cumprod(where(first, 1.0, xv), axis=k), k)
+    x_first = (xv * first).sum(axis=k, keepdims=True)  # the first zero, in the graph
+    at_zeros: Any = 0.0
+    second = zeros & (seen == 2)
+    if second.any():
+        at_second = _reverse_cumsum(g * cumprod(where(first | second, 1.0, xv), axis=k), k)
+        at_zeros = where(second, x_first * at_second, 0.0)
+    later = where(zeros, at_zeros, x_first * at_first / safe)
+    return where(before, after / safe, where(first, at_first, later))
 
 
 __all__ = ["cumprod", "cumsum"]

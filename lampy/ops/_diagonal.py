@@ -25,6 +25,7 @@ from lampy.opkit import (
     real_result,
     value_of,
 )
+from lampy.ops._shape import broadcast_to, reshape
 
 _add = np.add
 
@@ -77,7 +78,32 @@ def diagonal(a: Operand, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Var
         view = _diagonal_view(out, k, ax1, ax2)
         _add(view, g, out=view)
 
-    return op("diagonal", value, param_of(a, d_a))
+    shape, dtype = np.shape(x), np.result_type(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return _on_diagonal(g, shape, dtype, k, ax1, ax2)
+
+    return op("diagonal", value, param_of(a, d_a, vjp=vjp))
+
+
+def _on_diagonal(g: Any, shape: tuple[int, ...], dtype: Any, k: int, ax1: int, ax2: int) -> Any:
+    """The transpose of ``diagonal(x, k, ax1, ax2)`` (``x`` of ``shape``) for a vjp: ``g``
+    on that diagonal of zeros, as an op whose gradient is the diagonal again."""
+    value = np.zeros(shape, dtype)
+    view = _diagonal_view(value, k, ax1, ax2)
+    _add(view, value_of(g), out=view)
+    if type(g) is not Variable:
+        return value
+    return op(
+        "diagonal_scatter",
+        value,
+        contrib_of(
+            g,
+            lambda h: np.diagonal(h, k, ax1, ax2),
+            fresh=False,
+            vjp=lambda h, out: diagonal(h, k, ax1, ax2),
+        ),
+    )
 
 
 def trace(
@@ -103,7 +129,16 @@ def trace(
         view = _diagonal_view(out, k, ax1, ax2)
         _add(view, g[..., None], out=view)
 
-    return op("trace", value, param_of(a, d_a))
+    shape, dtype = np.shape(x), np.result_type(value)
+
+    def vjp(g: Any, out: Any) -> Any:
+        rows, cols = shape[ax1], shape[ax2]
+        n = max(0, min(rows, cols - k) if k >= 0 else min(rows + k, cols))
+        batch = np.shape(value)
+        along = broadcast_to(reshape(g, (*batch, 1)), (*batch, n))
+        return _on_diagonal(along, shape, dtype, k, ax1, ax2)
+
+    return op("trace", value, param_of(a, d_a, vjp=vjp))
 
 
 def diag(v: Operand, k: int = 0) -> Variable:
@@ -122,7 +157,9 @@ def diag(v: Operand, k: int = 0) -> Variable:
         return op(
             "diag",
             value,
-            contrib_of(v, lambda g: np.diagonal(g, k), fresh=False),
+            contrib_of(
+                v, lambda g: np.diagonal(g, k), fresh=False, vjp=lambda g, out: diagonal(g, k)
+            ),
         )
     if nd != 2:
         raise ShapeError(
@@ -134,7 +171,12 @@ def diag(v: Operand, k: int = 0) -> Variable:
         view = _diagonal_view(out, k)
         _add(view, g, out=view)
 
-    return op("diag", np.diagonal(x, k), param_of(v, d_v))
+    shape, dtype = np.shape(x), np.result_type(x)
+    return op(
+        "diag",
+        np.diagonal(x, k),
+        param_of(v, d_v, vjp=lambda g, out: _on_diagonal(g, shape, dtype, k, 0, 1)),
+    )
 
 
 def _triangle(name: str, m: Any, k: Any, upper: bool) -> Variable:
@@ -155,7 +197,8 @@ def _triangle(name: str, m: Any, k: Any, upper: bool) -> Variable:
         else:
             accumulate(out, np.where(mask, g, g.dtype.type(0)))
 
-    return op(name, value, param_of(m, d_m))
+    # the vjp: the same triangle of g (the pass sums the rows of a 1-d m)
+    return op(name, value, param_of(m, d_m, vjp=lambda g, out: _triangle(name, g, k, upper)))
 
 
 def tril(m: Operand, k: int = 0) -> Variable:

@@ -21,7 +21,17 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.opkit import Variable, contribution, op, param_of, real_result, value_of
+from lampy.opkit import (
+    Variable,
+    contribution,
+    graph_value,
+    node_of,
+    op,
+    param_of,
+    real_result,
+    value_of,
+)
+from lampy.ops._shape import broadcast_to, expand_dims
 
 _add, _einsum = np.add, np.einsum
 
@@ -254,6 +264,26 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
     if value.dtype.kind in "cO":  # complex or object: refused if a gradient is needed
         real_result("einsum", value, args)
 
+    nodes = [node_of(x) for x in args]
+
+    def vjp(k: int) -> Any:
+        step = plan.steps[k]
+
+        def rule(g: Any, out: Any) -> Any:
+            others = [graph_value(nodes[j], values[j]) for j in step.others]
+            grad = einsum(step.formula, g, *others)
+            if step.missing:
+                grad = expand_dims(grad, step.missing)
+            if step.summed:
+                grad = grad.sum(axis=step.summed, keepdims=True)
+            if grad.shape != step.target:  # letters only this operand has, or that the
+                grad = broadcast_to(grad, step.target)  # others have with length 1
+            if step.distinct == step.labels:
+                return grad
+            return _onto_diagonal(grad, step.labels, step.distinct, plan.steps)
+
+        return rule
+
     def closure(k: int) -> Any:
         step = plan.steps[k]
         others = [values[j] for j in step.others]
@@ -278,7 +308,34 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
 
         return d
 
-    return op("einsum", value, *(param_of(x, closure(k)) for k, x in enumerate(args)))
+    return op("einsum", value, *(param_of(x, closure(k), vjp=vjp(k)) for k, x in enumerate(args)))
+
+
+def _onto_diagonal(grad: Any, labels: str, distinct: str, steps: tuple[_Step, ...]) -> Any:
+    """``grad`` (axes ``distinct``) written onto the diagonal of an operand with axes
+    ``labels`` (a letter repeated), zero elsewhere, with lampy ops: an einsum of ``grad``
+    with identity matrices, which tie each repeat of a letter (renamed to an unused
+    letter) to its first axis."""
+    used = set("".join(s.labels + s.formula for s in steps))
+    free = iter(c for c in _LETTERS if c not in used)
+    out_labels, eyes, terms = [], [], []
+    seen: set[str] = set()
+    sizes = dict(zip(distinct, grad.shape, strict=True))
+    for c in labels:
+        if c in seen:
+            r = next(free, None)
+            if r is None:
+                raise LampyValueError(
+                    f"einsum: no unused letter is left to write the gradient of an operand "
+                    f"with subscripts {labels!r} onto its diagonal differentiably."
+                )
+            out_labels.append(r)
+            eyes.append(np.eye(sizes[c], dtype=grad.dtype))
+            terms.append(c + r)
+        else:
+            seen.add(c)
+            out_labels.append(c)
+    return einsum(",".join([distinct, *terms]) + "->" + "".join(out_labels), grad, *eyes)
 
 
 __all__ = ["einsum"]

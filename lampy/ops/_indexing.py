@@ -273,6 +273,22 @@ def _scattered(g: Any, shape: tuple[int, ...], dtype: Any, idx: Any, d_x: Any) -
     )
 
 
+def scattered_along(g: Any, shape: tuple[int, ...], dtype: Any, idx: np.ndarray, axis: int) -> Any:
+    """The transpose of ``take(x, idx, axis)`` (``x`` of ``shape``, ``idx`` in-range
+    ``intp``) for a vjp: zeros with ``g`` added at ``idx`` along ``axis``, repeats
+    accumulating, as an op whose gradient is the take again."""
+    index = (slice(None),) * axis + (idx,)
+    return _scattered(g, shape, dtype, index, lambda h, out: add_along(out, idx, h, axis))
+
+
+def scattered_flat(g: Any, shape: tuple[int, ...], dtype: Any, lin: np.ndarray) -> Any:
+    """The transpose of ``x.reshape(-1)[lin]`` (``x`` of ``shape``, ``lin`` in-range flat
+    positions) for a vjp: zeros with ``g`` (of ``lin``'s shape) added at ``lin``."""
+    size = math.prod(shape)
+    flat = _scattered(g, (size,), dtype, (lin,), lambda h, out: add_flat(out, lin, h))
+    return flat.reshape(shape) if type(flat) is Variable else np.reshape(flat, shape)
+
+
 # ------------------------------------------------------------------------ take, compress
 def _source(name: str, x: Any, axis: Any) -> tuple[np.ndarray, int]:
     """The array to index (flattened for ``axis=None``, 0-d as 1-d) and the axis."""
@@ -327,7 +343,12 @@ def take(a: Operand, indices: Any, axis: int | None = None, *, mode: str = "rais
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
         add_along(out, idx, g, ax, shape=in_shape)
 
-    return op("take", value, param_of(a, d_a))
+    shape, dtype = np.shape(x), np.result_type(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return scattered_along(g, in_shape, dtype, idx, ax).reshape(shape)
+
+    return op("take", value, param_of(a, d_a, vjp=vjp))
 
 
 def compress(condition: Operand, a: Operand, axis: int | None = None) -> Variable:
@@ -372,7 +393,12 @@ def compress(condition: Operand, a: Operand, axis: int | None = None) -> Variabl
         d.reshape(pre, n, post)[:, idx, :] = g.reshape(pre, idx.size, post)
         return d.reshape(shape)
 
-    return op("compress", value, param_of(a, contribution(d_a)))
+    dtype = np.result_type(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return scattered_along(g, in_shape, dtype, idx, ax).reshape(shape)
+
+    return op("compress", value, param_of(a, contribution(d_a), vjp=vjp))
 
 
 __all__ = ["getitem", "take", "compress"]

@@ -33,6 +33,7 @@ from lampy.opkit import (
     reserve_output,
     value_of,
 )
+from lampy.ops._pad import pad
 from lampy.ops._torch_names import axis_or_dim
 
 _add = np.add
@@ -83,7 +84,10 @@ def _single(
         d[where] = g.reshape(-1)
         return d.reshape(shape)
 
-    return op(name, value, param_of(x, contribution(back)))
+    def vjp(g: Any, out: Any) -> Any:  # the inverse permutation, as a gather of g
+        return g.reshape(-1)[np.argsort(where)].reshape(shape)
+
+    return op(name, value, param_of(x, contribution(back), vjp=vjp))
 
 
 def _shapes(shapes: list[tuple[int, ...]]) -> str:
@@ -150,8 +154,9 @@ def _joined(
     for x, n, shape in zip(items, sizes, shapes, strict=True):
         if needs_grad(x):
             idx = (slice(None),) * axis + (slice(lo, lo + n),)
+            # g[idx].reshape(shape) on a Variable g is its own vjp
             back = lambda g, idx=idx, shape=shape: g[idx].reshape(shape)
-            params.append(param_of(x, contribution(back, fresh=False)))
+            params.append(param_of(x, contribution(back, fresh=False), vjp=_as_vjp(back)))
         lo += n
     return op(name, value, *params)
 
@@ -306,12 +311,19 @@ def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = No
     for i, x in enumerate(items):
         if needs_grad(x):
             idx = (slice(None),) * ax + (i,)
-            params.append(param_of(x, contribution(_taker(idx), fresh=False)))
+            take = _taker(idx)
+            params.append(param_of(x, contribution(take, fresh=False), vjp=_as_vjp(take)))
     return op("stack", value, *params)
 
 
 def _taker(idx: Any) -> Callable[[np.ndarray], np.ndarray]:
     return lambda g: g[idx]
+
+
+def _as_vjp(back: Callable[[Any], Any]) -> Callable[[Any, Any], Any]:
+    """``back``, written with indexing and methods Variables share with arrays, as a
+    vjp (it records itself on a Variable ``g``)."""
+    return lambda g, out: back(g)
 
 
 def _split(
@@ -344,7 +356,13 @@ def _split(
             view = out[idx]
             _add(view, g, out=view)
 
-        pieces.append(op(name, x[idx], param_of(ary, back)))
+        def vjp(g: Any, out: Any, lo: int = lo, hi: int = hi) -> Any:  # g padded into place
+            start, stop, _ = slice(lo, hi).indices(n)
+            widths = [(0, 0)] * x.ndim
+            widths[ax] = (start, n - start - max(stop - start, 0))
+            return pad(g, widths)
+
+        pieces.append(op(name, x[idx], param_of(ary, back, vjp=vjp)))
     return pieces
 
 
@@ -456,7 +474,7 @@ def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
         op(
             "broadcast_arrays",
             np.broadcast_to(v, shape),
-            param_of(a, contribution(lambda g: g, fresh=False)),
+            param_of(a, contribution(lambda g: g, fresh=False), vjp=_as_vjp(lambda g: g)),
         )
         for a, v in zip(args, vals, strict=True)
     )

@@ -31,7 +31,7 @@ def positive(x: Operand) -> Variable:
         ``dx = g``.
     """
     value = apply_unary(np.positive, value_of(x))
-    return op("positive", value, contrib_of(x, lambda g: g, fresh=False))
+    return op("positive", value, contrib_of(x, lambda g: g, fresh=False, vjp=lambda g, out: g))
 
 
 def _times(s: Any, g: np.ndarray) -> Any:
@@ -50,7 +50,11 @@ def abs(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.absolute, a, "abs")
-    return op("abs", value, contrib_of(x, lambda g: _times(sign_or_zero(a), g)))
+    return op(
+        "abs",
+        value,
+        contrib_of(x, lambda g: _times(sign_or_zero(a), g), vjp=lambda g, out: g * sign_or_zero(a)),
+    )
 
 
 absolute = abs
@@ -75,7 +79,7 @@ def fabs(x: Operand) -> Variable:
             f"fabs: takes real numbers, got dtype {np.result_type(a)}; numpy's fabs has no "
             "complex version (use lampy.abs for magnitudes)."
         ) from None
-    return op("fabs", value, contrib_of(x, lambda g: g * _sign(a)))
+    return op("fabs", value, contrib_of(x, lambda g: g * _sign(a), vjp=lambda g, out: g * _sign(a)))
 
 
 def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
@@ -185,12 +189,29 @@ def clip(
     def d_max(g: np.ndarray, out: np.ndarray) -> None:
         _masked_add(out, g, hi < (x if lo is None else np.maximum(x, lo)))
 
+    # The vjps: g times the same masks, as constants (the pass sums over broadcast axes).
+    def vjp_a(g: Any, out: Any) -> Any:
+        if lo is None and hi is None:
+            return g
+        if hi is None:
+            return g * (x >= lo)
+        if lo is None:
+            return g * (x <= hi)
+        return g * ((x >= lo) & (x <= hi))
+
+    def vjp_min(g: Any, out: Any) -> Any:
+        mask = x < lo
+        return g * (mask if hi is None else mask & (lo <= hi))
+
+    def vjp_max(g: Any, out: Any) -> Any:
+        return g * (hi < (x if lo is None else np.maximum(x, lo)))
+
     return op(
         "clip",
         value,
-        param_of(a, d_a),
-        None if lo is None else param_of(a_min, d_min),
-        None if hi is None else param_of(a_max, d_max),
+        param_of(a, d_a, vjp=vjp_a),
+        None if lo is None else param_of(a_min, d_min, vjp=vjp_min),
+        None if hi is None else param_of(a_max, d_max, vjp=vjp_max),
     )
 
 

@@ -58,11 +58,16 @@ def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
     def d_value(g: np.ndarray) -> Any:
         return np.sum(g, where=m)
 
+    # the vjps: piecewise-constant masks, as constants (built only when a pass needs them)
     return op(
         "masked_fill",
         result,
-        param_of(x, contribution(lambda g: _where(m, g.dtype.type(0), g))),
-        contrib_of(value, d_value),
+        param_of(
+            x,
+            contribution(lambda g: _where(m, g.dtype.type(0), g)),
+            vjp=lambda g, out: g * ~m,
+        ),
+        contrib_of(value, d_value, vjp=lambda g, out: (g * m).sum()),
     )
 
 
@@ -102,13 +107,20 @@ def nan_to_num(
     def replaced(test: Any) -> Any:
         return lambda g: np.sum(g, where=test(a))
 
+    def replaced_vjp(test: Any) -> Any:
+        return lambda g, out: (g * test(a)).sum()
+
     return op(
         "nan_to_num",
         value,
-        param_of(x, contribution(lambda g: _where(np.isfinite(a), g, g.dtype.type(0)))),
-        contrib_of(nan, replaced(np.isnan), fresh=False),
-        contrib_of(posinf, replaced(np.isposinf), fresh=False),
-        contrib_of(neginf, replaced(np.isneginf), fresh=False),
+        param_of(
+            x,
+            contribution(lambda g: _where(np.isfinite(a), g, g.dtype.type(0))),
+            vjp=lambda g, out: g * np.isfinite(a),
+        ),
+        contrib_of(nan, replaced(np.isnan), fresh=False, vjp=replaced_vjp(np.isnan)),
+        contrib_of(posinf, replaced(np.isposinf), fresh=False, vjp=replaced_vjp(np.isposinf)),
+        contrib_of(neginf, replaced(np.isneginf), fresh=False, vjp=replaced_vjp(np.isneginf)),
     )
 
 

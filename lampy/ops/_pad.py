@@ -24,6 +24,7 @@ from lampy.opkit import (
     param_of,
     value_of,
 )
+from lampy.ops._indexing import scattered_along
 
 _add = np.add
 _FEW = 16
@@ -53,7 +54,15 @@ def flip(m: Operand, axis: Any = None) -> Variable:
 
 def _flipped(name: str, m: Any, x: np.ndarray, axes: tuple[int, ...]) -> Variable:
     value = np.flip(x, axes)
-    return op(name, value, param_of(m, contribution(lambda g: np.flip(g, axes), fresh=False)))
+    return op(
+        name,
+        value,
+        param_of(
+            m,
+            contribution(lambda g: np.flip(g, axes), fresh=False),
+            vjp=lambda g, out: flip(g, axes),
+        ),
+    )
 
 
 def fliplr(m: Operand) -> Variable:
@@ -117,7 +126,13 @@ def rot90(m: Operand, k: int = 1, axes: Any = (0, 1)) -> Variable:
     normalize_axis("rot90", pair, x.ndim)  # raises unless in range and distinct
     value = np.rot90(x, turns, pair)
     return op(
-        "rot90", value, param_of(m, contribution(lambda g: np.rot90(g, -turns, pair), fresh=False))
+        "rot90",
+        value,
+        param_of(
+            m,
+            contribution(lambda g: np.rot90(g, -turns, pair), fresh=False),
+            vjp=lambda g, out: rot90(g, -turns, pair),
+        ),
     )
 
 
@@ -149,7 +164,15 @@ def roll(a: Operand, shift: Any, axis: Any = None) -> Variable:
         raise ShapeError(f"roll: with axis=None, shift must be one int, got {shift!r}.")
     value = np.roll(x, shift, axis)
     back = np.negative(shift)
-    return op("roll", value, param_of(a, contribution(lambda g: np.roll(g, back, axis))))
+    return op(
+        "roll",
+        value,
+        param_of(
+            a,
+            contribution(lambda g: np.roll(g, back, axis)),
+            vjp=lambda g, out: roll(g, back, axis),
+        ),
+    )
 
 
 def tile(A: Any, reps: Any) -> Variable:
@@ -173,10 +196,10 @@ def tile(A: Any, reps: Any) -> Variable:
     split = tuple(n for pair in zip(full, sides, strict=True) for n in pair)
     summed = tuple(range(0, 2 * len(full), 2))
 
-    def back(g: np.ndarray) -> Any:
+    def back(g: np.ndarray) -> Any:  # Variable methods only: its own vjp
         return g.reshape(split).sum(axis=summed).reshape(shape)
 
-    return op("tile", value, param_of(A, contribution(back)))
+    return op("tile", value, param_of(A, contribution(back), vjp=lambda g, out: back(g)))
 
 
 def repeat(a: Operand, repeats: Any, axis: int | None = None) -> Variable:
@@ -215,7 +238,14 @@ def repeat(a: Operand, repeats: Any, axis: int | None = None) -> Variable:
         back = lambda g: _sum_copies(g, inner, ax, k).reshape(shape)
     else:
         back = lambda g: _sum_runs(g, inner, ax, r).reshape(shape)
-    return op("repeat", value, param_of(a, contribution(back)))
+
+    dtype = value.dtype
+
+    def vjp(g: Any, out: Any) -> Any:  # the transpose of take(flat, source, ax)
+        source = np.repeat(np.arange(n, dtype=np.intp), r)
+        return scattered_along(g, inner, dtype, source, ax).reshape(shape)
+
+    return op("repeat", value, param_of(a, contribution(back), vjp=vjp))
 
 
 def _sum_copies(g: np.ndarray, shape: tuple[int, ...], ax: int, k: int) -> Any:
@@ -313,6 +343,26 @@ def _fold(g: np.ndarray, shape: tuple[int, ...], pairs: Any, mode: str) -> np.nd
     return g
 
 
+def _fold_vjp(g: Any, shape: tuple[int, ...], pairs: Any, mode: str, dtype: Any) -> Any:
+    """``_fold`` with lampy ops, for a vjp: per axis, the middle of ``g`` plus each padded
+    part scattered onto the elements it copies."""
+    for ax, (b, e) in enumerate(pairs):
+        if not (b or e):
+            continue
+        n = shape[ax]
+        source = np.pad(np.arange(n), (b, e), mode)  # type: ignore[call-overload]
+        pre = (slice(None),) * ax
+        middle = (*pre, slice(b, b + n))
+        d = g[middle]
+        for where, to in ((slice(0, b), source[:b]), (slice(b + n, b + n + e), source[b + n :])):
+            if to.size:
+                src = (*pre, where)
+                part = g[src]
+                d = d + scattered_along(part, d.shape, dtype, to.astype(np.intp), ax)
+        g = d
+    return g
+
+
 def pad(
     array: Operand, pad_width: Any, mode: str = "constant", constant_values: Any = 0
 ) -> Variable:
@@ -358,8 +408,15 @@ def pad(
             )
     if mode != "constant" and any(b or e for b, e in pairs):
         value = np.pad(x, _as_array(pairs), mode)  # type: ignore[call-overload]
+        dtype = value.dtype
         return op(
-            "pad", value, param_of(array, contribution(lambda g: _fold(g, shape, pairs, mode)))
+            "pad",
+            value,
+            param_of(
+                array,
+                contribution(lambda g: _fold(g, shape, pairs, mode)),
+                vjp=lambda g, out: _fold_vjp(g, shape, pairs, mode, dtype),
+            ),
         )
     cv = value_of(constant_values)
     if needs_grad(constant_values) and np.size(cv) != 1:
@@ -378,11 +435,20 @@ def pad(
     def d_cv(g: np.ndarray, out: np.ndarray) -> None:
         _add(out, (g.sum() - g[interior].sum()).reshape(out.shape), out=out)
 
+    cv_shape = np.shape(cv)
     return op(
         "pad",
         value,
-        param_of(array, contribution(lambda g: g[interior], fresh=False)),
-        param_of(constant_values, d_cv),
+        param_of(
+            array,
+            contribution(lambda g: g[interior], fresh=False),
+            vjp=lambda g, out: g[interior],
+        ),
+        param_of(
+            constant_values,
+            d_cv,
+            vjp=lambda g, out: (g.sum() - g[interior].sum()).reshape(cv_shape),
+        ),
     )
 
 

@@ -32,7 +32,8 @@ from lampy.opkit import (
     unbroadcast,
     values_of,
 )
-from lampy.ops._shape import reshape, swapaxes
+from lampy.ops._join import concatenate
+from lampy.ops._shape import moveaxis, reshape, swapaxes, transpose
 
 _matmul, _add, _tensordot = np.matmul, np.add, np.tensordot
 
@@ -138,7 +139,15 @@ def _tensordot_op(
     def d_b(g: np.ndarray) -> Any:
         return _tensordot(a, g, axes=(fa, g_a)).transpose(to_b)
 
-    return op(name, value, contrib_of(x1, d_a), contrib_of(x2, d_b))
+    n1, n2 = node_of(x1), node_of(x2)
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        return transpose(tensordot(g, graph_value(n2, b), axes=(g_b, fb)), to_a)
+
+    def vjp_b(g: Any, out: Any) -> Any:
+        return transpose(tensordot(graph_value(n1, a), g, axes=(fa, g_a)), to_b)
+
+    return op(name, value, contrib_of(x1, d_a, vjp=vjp_a), contrib_of(x2, d_b, vjp=vjp_b))
 
 
 def _check_pairs(name: str, a: Any, b: Any, ia: list[int], ib: list[int], detail: str) -> None:
@@ -242,11 +251,20 @@ def vdot(a: Operand, b: Operand) -> Variable:
     value = np.vdot(x, y)
     real_result("vdot", value, a, b)
     sa, sb = np.shape(x), np.shape(y)
+    na, nb = node_of(a), node_of(b)
     return op(
         "vdot",
         value,
-        contrib_of(a, lambda g: g * np.reshape(y, sa)),
-        contrib_of(b, lambda g: g * np.reshape(x, sb)),
+        contrib_of(
+            a,
+            lambda g: g * np.reshape(y, sa),
+            vjp=lambda g, out: g * reshape(graph_value(nb, y), sa),
+        ),
+        contrib_of(
+            b,
+            lambda g: g * np.reshape(x, sb),
+            vjp=lambda g, out: g * reshape(graph_value(na, x), sb),
+        ),
     )
 
 
@@ -277,11 +295,20 @@ def outer(a: Operand, b: Operand) -> Variable:
     real_result("outer", value, a, b)
     xf, yf = np.ravel(x), np.ravel(y)
     sa, sb = np.shape(x), np.shape(y)
+    na, nb = node_of(a), node_of(b)
     return op(
         "outer",
         value,
-        contrib_of(a, lambda g: _matmul(g, yf).reshape(sa)),
-        contrib_of(b, lambda g: _matmul(xf, g).reshape(sb)),
+        contrib_of(
+            a,
+            lambda g: _matmul(g, yf).reshape(sa),
+            vjp=lambda g, out: reshape(matmul(g, reshape(graph_value(nb, y), -1)), sa),
+        ),
+        contrib_of(
+            b,
+            lambda g: _matmul(xf, g).reshape(sb),
+            vjp=lambda g, out: reshape(matmul(reshape(graph_value(na, x), -1), g), sb),
+        ),
     )
 
 
@@ -367,7 +394,17 @@ def kron(a: Operand, b: Operand) -> Variable:
         d = _tensordot(g.reshape(paired), x_nd, axes=(even, every))
         _add(out, d.reshape(out.shape), out=out)
 
-    return op("kron", value, param_of(a, d_a), param_of(b, d_b))
+    n1, n2, shape_a, shape_b = node_of(a), node_of(b), np.shape(x), np.shape(y)
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        yv = reshape(graph_value(n2, y), sb)
+        return reshape(tensordot(reshape(g, paired), yv, axes=(odd, every)), shape_a)
+
+    def vjp_b(g: Any, out: Any) -> Any:
+        xv = reshape(graph_value(n1, x), sa)
+        return reshape(tensordot(reshape(g, paired), xv, axes=(even, every)), shape_b)
+
+    return op("kron", value, param_of(a, d_a, vjp=vjp_a), param_of(b, d_b, vjp=vjp_b))
 
 
 def _vectors(name: str, x: np.ndarray, axis: int, which: str) -> np.ndarray:
@@ -457,11 +494,35 @@ def cross(
         d = np.cross(g3(g), _as_3d(am).astype(g.dtype, copy=False))[..., :nb]
         return np.moveaxis(unbroadcast(d, bm.shape), -1, axisb)
 
+    n1, n2 = node_of(a), node_of(b)
+
+    def vectors(node: Any, v: Any, ax: int) -> Any:
+        """An operand's vectors in the graph, on the last axis, as 3-vectors."""
+        m = moveaxis(graph_value(node, v), ax, -1)
+        if m.shape[-1] == 3:
+            return m
+        return concatenate([m, np.zeros((*m.shape[:-1], 1), m.dtype)], axis=-1)
+
+    def g3_vjp(g: Any) -> Any:
+        """``g3`` with lampy ops."""
+        if not scalar:
+            return moveaxis(g, axisc, -1)
+        z = reshape(g, (*np.shape(g), 1))
+        return concatenate([np.zeros((*np.shape(g), 2), z.dtype), z], axis=-1)
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        d = cross(vectors(n2, y, axisb), g3_vjp(g))[..., :na]
+        return moveaxis(sum_to(d, am.shape), -1, axisa)
+
+    def vjp_b(g: Any, out: Any) -> Any:
+        d = cross(g3_vjp(g), vectors(n1, x, axisa))[..., :nb]
+        return moveaxis(sum_to(d, bm.shape), -1, axisb)
+
     return op(
         "cross",
         value,
-        param_of(a, contribution(d_a, fresh=False)),
-        param_of(b, contribution(d_b, fresh=False)),
+        param_of(a, contribution(d_a, fresh=False), vjp=vjp_a),
+        param_of(b, contribution(d_b, fresh=False), vjp=vjp_b),
     )
 
 

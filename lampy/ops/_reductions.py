@@ -28,16 +28,20 @@ from lampy.opkit import (
     array_of,
     contrib_of,
     expand_reduced,
+    graph_value,
+    lifted,
     needs_grad,
+    node_of,
     normalize_axis,
     op,
     param_of,
     real_result,
     reserve_output,
+    sum_to,
     unbroadcast,
     value_of,
 )
-from lampy.ops._shape import broadcast_to, reshape
+from lampy.ops._shape import broadcast_to, reshape, transpose
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
 _add = np.add
@@ -190,7 +194,20 @@ def var(
         scale = expand_reduced(g, axes, keepdims) * 2 / dof
         return _centered(x, axes, dtype, n) * scale
 
-    return op("var", value, contrib_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        kept = reduced_shape(shape, axes, True)
+        return _centered_vjp(node, x, axes, n) * (reshape(g, kept) * (2 / dof))
+
+    return op("var", value, contrib_of(a, d_a, vjp=vjp))
+
+
+def _centered_vjp(node: Any, x: Any, axes: tuple[int, ...], n: int) -> Any:
+    """``a - mean(a)`` over ``axes`` with lampy ops (``a`` of value ``x``, in the graph
+    through ``node``), for the vjps of var and std."""
+    xv = graph_value(node, x)
+    return xv - sum(xv, axis=axes, keepdims=True) / n
 
 
 def std(
@@ -216,7 +233,16 @@ def std(
         scale = np.where(s == 0, 0, expand_reduced(g, axes, keepdims) / (dof * s))
         return _centered(x, axes, dtype, n) * scale
 
-    return op("std", value, contrib_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        kept = reduced_shape(shape, axes, True)
+        s = reshape(lifted(out, value), kept)
+        zero = np.reshape(value, kept) == 0  # the constant slices: gradient 0
+        scale = reshape(g, kept) / (dof * (s + zero)) * ~zero
+        return _centered_vjp(node, x, axes, n) * scale
+
+    return op("std", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def prod(
@@ -252,7 +278,43 @@ def prod(
         gk = expand_reduced(g, axes, keepdims)
         _add(out, prod_grad(xv, gk, expand_reduced(value, axes, keepdims), axes), out=out)
 
-    return op("prod", value, param_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        kept = reduced_shape(np.shape(x), axes, True)
+        pk = np.reshape(value, kept)
+        d = _prod_vjp(
+            graph_value(node, x), np.asarray(x), reshape(lifted(out, value), kept), pk, axes
+        )
+        return reshape(g, kept) * d
+
+    return op("prod", value, param_of(a, d_a, vjp=vjp))
+
+
+def _prod_vjp(xv: Any, x: np.ndarray, pv: Any, pk: np.ndarray, axes: tuple[int, ...]) -> Any:
+    """``prod_grad``'s factor ``prod_{j != i} x_j`` with lampy ops, for the vjp of prod
+    (``xv`` the input in the graph, ``x`` its value, ``pv`` and ``pk`` the product with
+    the reduced axes kept, in the graph and its value).
+
+    Its derivatives are exact in slices with up to two zeros: in a slice with one zero
+    ``x_z``, a non-zero ``x_i`` gets ``x_z * others / x_i`` (0, with its derivative in
+    ``x_z``); with two, each zero gets the other zero times the product of the rest.
+    With three or more every second derivative is 0, and so is this factor's."""
+    if not (np.any(pk == 0) or np.any(np.isnan(pk))):
+        return pv / xv
+    zeros = x == 0
+    n_zeros = np.sum(zeros, axis=axes, keepdims=True)
+    nonzero = xv * ~zeros + zeros  # 1 at the zeros, not depending on them
+    others = prod(nonzero, axis=axes, keepdims=True)
+    x_zeros = sum(xv * zeros, axis=axes, keepdims=True)  # the zeros' sum: 0, in the graph
+    ratio = others / nonzero
+    one, two = n_zeros == 1, n_zeros == 2
+    return (
+        ratio * (n_zeros == 0)
+        + ratio * x_zeros * (~zeros & one)
+        + others * (zeros & one)
+        + (x_zeros - xv) * others * (zeros & two)
+    )
 
 
 def prod_grad(xv: Any, gk: Any, pk: Any, axes: tuple[int, ...]) -> Any:
@@ -370,7 +432,39 @@ def average(
         dwb *= expand_reduced(g, axes, keepdims) / total
         return to_weights(unbroadcast(dwb, wb.shape))
 
-    avg = op("average", reduced, param_of(a, d_a), contrib_of(weights, d_w))
+    n_a, n_w = node_of(a), node_of(weights)
+    kd_shape = np.shape(avg_kd)
+
+    def laid_weights() -> Any:
+        """The weights laid out like ``wb``, in the graph."""
+        wv = graph_value(n_w, w)
+        return wv if perm is None else reshape(transpose(wv, perm), wb.shape)
+
+    def to_weights_vjp(dwb: Any) -> Any:
+        """``to_weights`` with lampy ops."""
+        if perm is None:
+            return dwb
+        laid_shape = tuple(np.shape(w)[i] for i in perm)
+        return transpose(reshape(dwb, laid_shape), tuple(np.argsort(perm).tolist()))
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        wv = laid_weights()
+        return reshape(g, kd_shape) / sum(wv, axis=axes, keepdims=True) * wv
+
+    def vjp_w(g: Any, out: Any) -> Any:
+        wv = laid_weights()
+        avg_v = reshape(lifted(out, reduced), kd_shape)
+        dwb = (graph_value(n_a, x) - avg_v) * (
+            reshape(g, kd_shape) / sum(wv, axis=axes, keepdims=True)
+        )
+        return to_weights_vjp(sum_to(dwb, wb.shape))
+
+    avg = op(
+        "average",
+        reduced,
+        param_of(a, d_a, vjp=vjp_a),
+        contrib_of(weights, d_w, vjp=vjp_w),
+    )
     if not returned:
         return avg
     scl_kd = total if keepdims else np.squeeze(total, axes)
@@ -381,8 +475,18 @@ def average(
         t = gk.sum(axis=spread, keepdims=True) if spread else gk
         return to_weights(np.broadcast_to(t, wb.shape))
 
+    def vjp_w_total(g: Any, out: Any) -> Any:
+        gk = reshape(g, kd_shape)
+        return to_weights_vjp(broadcast_to(sum_to(gk, _kept_of(kd_shape, wb.shape)), wb.shape))
+
     scl = np.broadcast_to(scl_kd, np.shape(reduced)).copy()
-    return avg, op("average", scl, contrib_of(weights, d_w_total, fresh=False))
+    return avg, op("average", scl, contrib_of(weights, d_w_total, fresh=False, vjp=vjp_w_total))
+
+
+def _kept_of(shape: tuple[int, ...], target: tuple[int, ...]) -> tuple[int, ...]:
+    """``shape`` with 1 wherever ``target`` has 1 (the axes a broadcast to ``target``
+    from ``shape`` summed over would come from)."""
+    return tuple(1 if t == 1 else n for n, t in zip(shape, target, strict=True))
 
 
 __all__ = ["average", "mean", "prod", "std", "sum", "var"]

@@ -4,9 +4,14 @@ Their derivative is 0 wherever it exists and undefined at the jumps. As in PyTor
 gradient is taken as exactly 0 everywhere: the result of a float input still needs a
 gradient (so the graph stays connected and ``backward`` works through it), and its
 closure adds nothing, so an input reached only through these ops gets a zero gradient.
+Their differentiable rule (for ``create_graph`` passes) is a constant zero of the input's
+shape: exactly 0 like the closure, even where ``g`` is inf or nan (``g * 0`` would be
+nan there), and nothing for a later pass to differentiate.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -17,13 +22,20 @@ def _zero(g: np.ndarray, out: np.ndarray) -> None:
     """The gradient of a piecewise-constant op: 0, so nothing is added to ``out``."""
 
 
+def _zero_vjp(g: Any, out: Any) -> np.ndarray:
+    """The differentiable gradient of a piecewise-constant (elementwise) op: a constant 0
+    of ``g``'s shape (a broadcast view of one zero; the pass casts it to the input's
+    dtype)."""
+    return np.broadcast_to(np.zeros((), g.dtype), g.shape)
+
+
 def sign(x: Operand) -> Variable:
     """Elementwise sign: -1, 0 or 1 (0 for ``±0``, nan for nan), as numpy.
 
     Gradient:
         ``dx = 0`` everywhere, at ``x = 0`` too.
     """
-    return op("sign", np.sign(value_of(x)), param_of(x, _zero))
+    return op("sign", np.sign(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def floor(x: Operand) -> Variable:
@@ -32,7 +44,7 @@ def floor(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at integers too.
     """
-    return op("floor", np.floor(value_of(x)), param_of(x, _zero))
+    return op("floor", np.floor(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def ceil(x: Operand) -> Variable:
@@ -41,7 +53,7 @@ def ceil(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at integers too.
     """
-    return op("ceil", np.ceil(value_of(x)), param_of(x, _zero))
+    return op("ceil", np.ceil(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def trunc(x: Operand) -> Variable:
@@ -50,7 +62,7 @@ def trunc(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at integers too.
     """
-    return op("trunc", np.trunc(value_of(x)), param_of(x, _zero))
+    return op("trunc", np.trunc(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def round(a: Operand, decimals: int = 0) -> Variable:
@@ -63,7 +75,7 @@ def round(a: Operand, decimals: int = 0) -> Variable:
     Gradient:
         ``da = 0`` everywhere, at the rounding jumps (halves) too.
     """
-    return op("round", np.round(value_of(a), decimals), param_of(a, _zero))
+    return op("round", np.round(value_of(a), decimals), param_of(a, _zero, vjp=_zero_vjp))
 
 
 around = round

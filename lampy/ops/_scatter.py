@@ -28,7 +28,18 @@ from lampy.opkit import (
     single_axis,
     value_of,
 )
-from lampy.ops._indexing import add_along, add_flat, in_bounds, int_indices, linear_index
+from lampy.ops._indexing import (
+    add_along,
+    add_flat,
+    in_bounds,
+    int_indices,
+    linear_index,
+    scattered_along,
+    scattered_flat,
+    take,
+)
+from lampy.ops._pad import pad
+from lampy.ops._shape import reshape
 from lampy.ops._torch_names import axis_or_dim
 
 _intp = np.intp
@@ -87,7 +98,12 @@ def take_along_axis(
     def d_arr(g: np.ndarray, out: np.ndarray) -> None:
         add_flat(out, lin, g)
 
-    return op("take_along_axis", value, param_of(arr, d_arr))
+    dtype = np.result_type(a)
+    return op(
+        "take_along_axis",
+        value,
+        param_of(arr, d_arr, vjp=lambda g, out: scattered_flat(g, shape, dtype, lin)),
+    )
 
 
 def put_along_axis(arr: Operand, indices: Any, values: Operand, axis: int | None) -> Variable:
@@ -147,8 +163,20 @@ def put_along_axis(arr: Operand, indices: Any, values: Operand, axis: int | None
             landed[~won] = 0
         accumulate(out, landed.reshape(lin.shape))
 
+    def vjp_arr(g: Any, out: Any) -> Any:
+        kept = np.ones(np.size(a), result.dtype)
+        kept[pos] = 0
+        return g * kept.reshape(shape)
+
+    def vjp_values(g: Any, out: Any) -> Any:
+        landed = reshape(g, -1)[flat_lin]
+        return reshape(landed if everyone else landed * won, lin.shape)
+
     return op(
-        "put_along_axis", result, param_of(arr, contribution(d_arr)), param_of(values, d_values)
+        "put_along_axis",
+        result,
+        param_of(arr, contribution(d_arr), vjp=vjp_arr),
+        param_of(values, d_values, vjp=vjp_values),
     )
 
 
@@ -212,9 +240,14 @@ def gather(x: Operand, axis: int, indices: Any) -> Variable:
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         add_flat(out, lin, np.reshape(g, lin.shape))
 
+    x_shape, dtype = np.shape(value_of(x)), np.result_type(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return reshape(scattered_flat(reshape(g, lin.shape), shape, dtype, lin), x_shape)
+
     if value.shape != out_shape:  # a 0-d x with a 0-d index
         value = value.reshape(out_shape)
-    return op("gather", value, param_of(x, d_x))
+    return op("gather", value, param_of(x, d_x, vjp=vjp))
 
 
 def scatter_add(x: Operand, axis: int, indices: Any, src: Any) -> Variable:
@@ -256,13 +289,25 @@ def scatter_add(x: Operand, axis: int, indices: Any, src: Any) -> Variable:
         d[used] = part
         return d.reshape(np.shape(s))
 
+    def vjp_src(g: Any, out: Any) -> Any:
+        part = reshape(g, -1)[lin]
+        if not whole:
+            part = _scattered_part(part, np.shape(s1), used)
+        return reshape(part, np.shape(s))
+
     real_result("scatter_add", value, x, src)
     return op(
         "scatter_add",
         value.reshape(()) if scalar else value,
-        param_of(x, contribution(lambda g: g, fresh=False)),
-        param_of(src, contribution(d_src)),
+        param_of(x, contribution(lambda g: g, fresh=False), vjp=lambda g, out: g),
+        param_of(src, contribution(d_src), vjp=vjp_src),
     )
+
+
+def _scattered_part(part: Any, shape: tuple[int, ...], used: tuple[slice, ...]) -> Any:
+    """``part`` (a Variable or an array) placed at ``used`` in zeros of ``shape``."""
+    pads = [(0, n - s.stop) for s, n in zip(used, shape, strict=True)]
+    return pad(part, pads)
 
 
 def _vector_index(name: str, idx: np.ndarray, n: int, ax: int, shape: Any) -> np.ndarray:
@@ -298,7 +343,12 @@ def index_select(x: Operand, axis: int, indices: Any) -> Variable:
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         add_along(out, idx, g, ax, shape=shape)
 
-    return op("index_select", value.reshape(()) if scalar else value, param_of(x, d_x))
+    dtype, v_shape, x_shape = np.result_type(a), value.shape, np.shape(value_of(x))
+
+    def vjp(g: Any, out: Any) -> Any:
+        return reshape(scattered_along(reshape(g, v_shape), shape, dtype, idx, ax), x_shape)
+
+    return op("index_select", value.reshape(()) if scalar else value, param_of(x, d_x, vjp=vjp))
 
 
 def index_add(x: Operand, axis: int, indices: Any, source: Any, *, alpha: float = 1) -> Variable:
@@ -341,12 +391,16 @@ def index_add(x: Operand, axis: int, indices: Any, source: Any, *, alpha: float 
         d = np.take(np.reshape(g, a.shape), idx, axis=ax)
         return (d if alpha == 1 else d * alpha).reshape(s_shape)
 
+    def vjp_source(g: Any, out: Any) -> Any:
+        d = take(reshape(g, a.shape), idx, axis=ax)
+        return reshape(d if alpha == 1 else d * alpha, s_shape)
+
     real_result("index_add", value, x, source)
     return op(
         "index_add",
         value.reshape(()) if scalar else value,
-        param_of(x, contribution(lambda g: g, fresh=False)),
-        param_of(source, contribution(d_source)),
+        param_of(x, contribution(lambda g: g, fresh=False), vjp=lambda g, out: g),
+        param_of(source, contribution(d_source), vjp=vjp_source),
     )
 
 
