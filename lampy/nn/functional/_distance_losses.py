@@ -18,7 +18,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.nn.functional._loss_reduction import check_reduction, reduced
-from lampy.nn.functional._normalization import vector_norm, vector_norm_grad
+from lampy.nn.functional._p_norms import vector_norm, vector_norm_grad
 from lampy.opkit import Operand, Variable, contrib_of, normalize_axis, op, unbroadcast, value_of
 
 __all__ = [
