@@ -12,6 +12,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy.nn.functional._activations import log_softmax
+from lampy.nn.functional._shared import zero_tangent
 from lampy.opkit import Variable, broadcast_error, contrib_of, lifted, op, values_of
 from lampy.ops import moveaxis, reshape
 
@@ -129,19 +130,6 @@ def pointwise_operands(name: str, input: Any, target: Any, reduction: str) -> tu
     except ValueError:
         raise broadcast_error(name, a, b) from None
     return np.asarray(a), np.asarray(b)
-
-
-def zero_tangent(node: Any) -> Any:
-    """A Variable of zeros of ``node``'s shape whose gradient flows into ``node`` (0 when
-    ``node`` is None): added to a saved value that is affine in ``node``'s value with
-    slope 1 (``diff = input - target``), it brings that value into the graph exactly,
-    with every derivative, without keeping the input's value (``diff + zero_tangent(n_in)
-    - zero_tangent(n_t)``)."""
-    if node is None:
-        return 0
-    zero = np.zeros((), node.dtype)
-    zero.flags.writeable = False
-    return lifted(node, np.broadcast_to(zero, node.shape))
 
 
 def graph_log_probs(node: Any, logp: np.ndarray, c_axis: int) -> Any:
