@@ -5,7 +5,7 @@ without keeping more than the first-order closures keep."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,7 @@ def reduced(
     n: Any,
     pairs: list[tuple[Any, Deriv]],
     classes_of: np.ndarray | None = None,
-    vjps: list[Deriv] | None = None,
+    vjps: Sequence[Deriv] | None = None,
 ) -> Variable:
     """Reduce the elementwise ``loss`` and record the op.
 
