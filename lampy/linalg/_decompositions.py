@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 
 from lampy.linalg._common import QRResult, matrix_value, mT, wants_grad
-from lampy.opkit import Lazy, Operand, Variable, contrib_of, op
+from lampy.linalg._inverse import inv
+from lampy.opkit import Lazy, Operand, Variable, contrib_of, lifted, op
+from lampy.ops import matmul, matrix_transpose, tril
 
 _add = np.add
 
@@ -45,7 +47,17 @@ def cholesky(a: Operand, /, *, upper: bool = False) -> Variable:
         linv = np.linalg.inv(low)
         return mT(linv) @ (0.5 * (phi + mT(phi))) @ linv
 
-    return op("cholesky", value, contrib_of(a, d_a, fresh=False))
+    def vjp(g: Any, out: Any) -> Any:  # d_a in lampy ops of L (its own value)
+        lv = lifted(out, value)
+        low = matrix_transpose(lv) if upper else lv
+        gl = tril(matrix_transpose(g) if upper else g)
+        n = value.shape[-1]
+        half_diag = np.tril(np.ones((n, n), value.dtype)) - 0.5 * np.eye(n, dtype=value.dtype)
+        phi = matmul(matrix_transpose(low), gl) * half_diag  # tril, the diagonal halved
+        linv = inv(low)
+        return matmul(matmul(matrix_transpose(linv), (phi + matrix_transpose(phi)) * 0.5), linv)
+
+    return op("cholesky", value, contrib_of(a, d_a, fresh=False, vjp=vjp))
 
 
 def _copyltu(m: np.ndarray) -> Any:

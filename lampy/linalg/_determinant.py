@@ -7,7 +7,9 @@ from typing import Any
 import numpy as np
 
 from lampy.linalg._common import SlogdetResult, matrix_value, mT
-from lampy.opkit import Operand, Variable, contrib_of, op
+from lampy.linalg._inverse import inv
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, lifted, node_of, op
+from lampy.ops import matrix_transpose, reshape
 
 _add = np.add
 
@@ -58,7 +60,13 @@ def det(a: Operand) -> Variable:
     def d_a(g: np.ndarray) -> Any:
         return np.asarray(g)[..., None, None] * _cofactor(arr, np.asarray(value))
 
-    return op("det", value, contrib_of(a, d_a, fresh=False))
+    n = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:  # g det a^{-T}: through inv, so not at singular a
+        scale = reshape(g * lifted(out, value), (*np.shape(value), 1, 1))
+        return scale * matrix_transpose(inv(graph_value(n, arr)))
+
+    return op("det", value, contrib_of(a, d_a, fresh=False, vjp=vjp))
 
 
 def slogdet(a: Operand) -> SlogdetResult:
@@ -83,8 +91,14 @@ def slogdet(a: Operand) -> SlogdetResult:
             inv_t = (u / s[..., None, :]) @ vh
         return np.asarray(g)[..., None, None] * inv_t
 
+    n = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:  # g a^{-T}, through inv (not at singular a)
+        inv_t = matrix_transpose(inv(graph_value(n, arr)))
+        return reshape(g, (*np.shape(logabsdet), 1, 1)) * inv_t
+
     return SlogdetResult(
-        np.asarray(sign), op("slogdet", logabsdet, contrib_of(a, d_a, fresh=False))
+        np.asarray(sign), op("slogdet", logabsdet, contrib_of(a, d_a, fresh=False, vjp=vjp))
     )
 
 

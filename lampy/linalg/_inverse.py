@@ -16,14 +16,17 @@ from lampy.opkit import (
     SharedInBackward,
     Variable,
     contrib_of,
+    graph_value,
+    lifted,
     needs_grad,
+    node_of,
     op,
     param_of,
     real_result,
     unbroadcast,
     value_of,
 )
-from lampy.ops import matmul, reshape
+from lampy.ops import matmul, matrix_transpose, reshape
 
 _add, _subtract, _matmul = np.add, np.subtract, np.matmul
 _NOVALUE: Any = getattr(np, "_NoValue", object())
@@ -45,7 +48,11 @@ def inv(a: Operand) -> Variable:
         xt = mT(x)
         _subtract(out, xt @ g @ xt, out=out)
 
-    return op("inv", x, param_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        xt = matrix_transpose(lifted(out, x))
+        return -matmul(matmul(xt, g), xt)
+
+    return op("inv", x, param_of(a, d_a, vjp=vjp))
 
 
 def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row: bool) -> Any:
@@ -167,7 +174,27 @@ def solve(a: Operand, b: Operand) -> Variable:
     def d_b(g: np.ndarray) -> Any:
         return unbroadcast(shared(g), b_shape)
 
-    return op("solve", x, param_of(a, d_a), contrib_of(b, d_b, fresh=False))
+    n_a = node_of(a)
+
+    def vjp_b(g: Any) -> Any:  # solve(a^T, g), recorded (the engine sums broadcast axes)
+        at = matrix_transpose(graph_value(n_a, arr))
+        if vector:
+            return reshape(solve(at, reshape(g, (*np.shape(g), 1))), np.shape(g))
+        return solve(at, g)
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        gb, xv = vjp_b(g), lifted(out, x)
+        if vector:
+            m = np.shape(x)[-1]
+            return -(reshape(gb, (*np.shape(x), 1)) * reshape(xv, (*np.shape(x)[:-1], 1, m)))
+        return -matmul(gb, matrix_transpose(xv))
+
+    return op(
+        "solve",
+        x,
+        param_of(a, d_a, vjp=vjp_a),
+        contrib_of(b, d_b, fresh=False, vjp=lambda g, out: vjp_b(g)),
+    )
 
 
 def lstsq(

@@ -12,14 +12,17 @@ Variable is always returned.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.autograd import _ledger, is_grad_enabled
-from lampy.nn.functional._erf import erf, normal_cdf_float32
+from lampy.nn.functional._erf import normal_cdf_float32
+from lampy.nn.functional._gelu_vjp import _INV_SQRT_2PI, _SQRT_2_OVER_PI, _c, _gelu_vjp, _normal_cdf
+from lampy.nn.functional._hard_activations import hardsigmoid as hardsigmoid
+from lampy.nn.functional._hard_activations import hardswish as hardswish
+from lampy.nn.functional._hard_activations import softsign as softsign
 from lampy.nn.functional._shared import (
     compiled,
     dot_along,
@@ -35,18 +38,17 @@ from lampy.opkit import (
     Operand,
     Variable,
     contrib_of,
-    contrib_with,
     graph_value,
     lifted,
     needs_grad,
     node_of,
     normalize_axis,
     op,
-    times,
 )
+from lampy.ops import concatenate, where
 from lampy.ops import exp as exp_op
 from lampy.ops import sum as sum_op
-from lampy.ops import where
+from lampy.ops import tanh as tanh_op
 
 __all__ = [
     "celu",
@@ -72,14 +74,6 @@ __all__ = [
 
 _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
-_SQRT_2_OVER_PI = math.sqrt(2.0 / math.pi)
-_INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
-_INV_SQRT_2 = 1.0 / math.sqrt(2.0)
-
-
-def _c(a: Any, v: float) -> Any:
-    """The Python float ``v`` as a scalar of ``a``'s dtype (keeps float32 float32)."""
-    return np.asarray(a).dtype.type(v)
 
 
 def _sigmoid(a: Any) -> Any:
@@ -91,15 +85,6 @@ def _sigmoid(a: Any) -> Any:
         return 1 / (1 + e)
     np.add(e, 1, out=e)
     return np.reciprocal(e, out=e)
-
-
-def _normal_cdf(a: Any) -> Any:
-    """``Phi(a) = (1 + erf(a / sqrt(2))) / 2`` in ``a``'s dtype, in place on erf's result."""
-    cdf = erf(np.multiply(a, _c(a, _INV_SQRT_2)))
-    if np.ndim(cdf) == 0:
-        return (1 + cdf) * _c(a, 0.5)
-    np.add(cdf, 1, out=cdf)
-    return np.multiply(cdf, _c(a, 0.5), out=cdf)
 
 
 def relu(input: Operand, inplace: bool = False) -> Variable:
@@ -225,12 +210,18 @@ def _value_and_slope(
     return y, d if slope else None
 
 
-def _with_slope(input: Operand, value: np.ndarray, slope: np.ndarray | None) -> Variable:
+def _with_slope(
+    input: Operand, a: np.ndarray, approximate: str, value: np.ndarray, slope: np.ndarray | None
+) -> Variable:
     """gelu's result from its value and its slope (None when no gradient is wanted), cast
-    to the value's dtype: ``dx = g * slope``."""
+    to the value's dtype: ``dx = g * slope``. The vjp recomputes the slope from the input
+    ``a`` with lampy ops, so the op keeps ``a`` next to the slope."""
     if slope is None:
         return op("gelu", value)
-    return op("gelu", value, contrib_with(input, times, slope.astype(value.dtype, copy=False)))
+    s = slope.astype(value.dtype, copy=False)
+    return op(
+        "gelu", value, contrib_of(input, lambda g: g * s, vjp=_gelu_vjp(input, a, approximate))
+    )
 
 
 def gelu(input: Operand, approximate: str = "none") -> Variable:
@@ -270,10 +261,11 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
         else:
             cdf, d = normal_cdf_float32(a32, slope)
             value = np.multiply(a32, cdf, out=cdf)
-        return _with_slope(input, value.astype(a.dtype, copy=False), d)
+        return _with_slope(input, a, approximate, value.astype(a.dtype, copy=False), d)
     k, c = _c(a, _SQRT_2_OVER_PI), _c(a, 0.044715)
     if approximate == "tanh" and (kernels := compiled(a)) is not None:
-        return _with_slope(input, *_value_and_slope(kernels.gelu_tanh, a, slope, k, c))
+        value, d = _value_and_slope(kernels.gelu_tanh, a, slope, k, c)
+        return _with_slope(input, a, approximate, value, d)
     if approximate == "none":
         cdf = _normal_cdf(a)
         value = a * cdf
@@ -295,7 +287,7 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
         def d_x(g: np.ndarray) -> Any:
             return g * (0.5 * (1 + t) + 0.5 * a * (1 - t * t) * k * (1 + 3 * c * a * a))
 
-    return op("gelu", value, contrib_of(input, d_x))
+    return op("gelu", value, contrib_of(input, d_x, vjp=_gelu_vjp(input, a, approximate)))
 
 
 def sigmoid(input: Operand) -> Variable:
@@ -345,7 +337,14 @@ def mish(input: Operand, inplace: bool = False) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return g * (t + a * _sigmoid(a) * (1 - t * t))
 
-    return op("mish", value, contrib_of(input, d_x))
+    n = node_of(input)
+
+    def vjp(g: Any, out: Any) -> Any:  # softplus(x) = -log_sigmoid(-x), without overflow
+        x = graph_value(n, a)
+        tv = tanh_op(-log_sigmoid(-x))
+        return g * (tv + x * sigmoid(x) * (1 - tv * tv))
+
+    return op("mish", value, contrib_of(input, d_x, vjp=vjp))
 
 
 def softplus(input: Operand, beta: float = 1.0, threshold: float = 20.0) -> Variable:
@@ -420,57 +419,6 @@ def hardtanh(
     lo, hi = _c(a, min_val), _c(a, max_val)
     value = np.minimum(np.maximum(a, lo), hi)
     return op("hardtanh", value, contrib_of(input, lambda g: g * ~((a <= lo) | (a >= hi))))
-
-
-def hardsigmoid(input: Operand, inplace: bool = False) -> Variable:
-    """Elementwise ``relu6(x + 3) / 6``.
-
-    Gradient:
-        ``dx = g / 6`` for ``-3 < x < 3``, else 0; 0 at ``x = -3`` and ``x = 3``
-        (PyTorch's convention). In float64 the factor is the exact ``1/6``; PyTorch
-        multiplies by the float32 ``1/6``, so its float64 gradient differs by ~2e-8.
-    """
-    a = float_value(input, "hardsigmoid")
-    value = np.minimum(np.maximum(a + 3, 0), 6) / 6
-    sixth = _c(a, 1 / 6)
-    return op(
-        "hardsigmoid",
-        value,
-        contrib_of(input, lambda g: g * np.where((a > -3) & (a < 3), sixth, 0)),
-    )
-
-
-def hardswish(input: Operand, inplace: bool = False) -> Variable:
-    """Elementwise ``x * relu6(x + 3) / 6``.
-
-    Gradient:
-        ``dx = g * (0 if x <= -3 else 1 if x >= 3 else x / 3 + 0.5)``; 0 at ``x = -3``
-        and 1 at ``x = 3`` (PyTorch's convention), 1 at ``x = nan`` (PyTorch's).
-    """
-    a = float_value(input, "hardswish")
-    value = a * np.minimum(np.maximum(a + 3, 0), 6) / 6
-
-    def d_x(g: np.ndarray) -> Any:
-        d = a / 3 + _c(a, 0.5)
-        if np.ndim(d) == 0:
-            return g * (0 if a <= -3 else d if a < 3 else 1)
-        np.copyto(d, 0, where=a <= -3)
-        np.copyto(d, 1, where=~(a < 3))  # x >= 3, and nan
-        return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
-
-    return op("hardswish", value, contrib_of(input, d_x))
-
-
-def softsign(input: Operand) -> Variable:
-    """Elementwise ``x / (1 + |x|)``.
-
-    Gradient:
-        ``dx = g / (1 + |x|)**2``.
-    """
-    a = float_value(input, "softsign")
-    d = 1 + np.abs(a)
-    value = a / d
-    return op("softsign", value, contrib_of(input, lambda g: g / (d * d)))
 
 
 def _dim(name: str, dim: Any, ndim: int) -> int:
@@ -606,4 +554,13 @@ def glu(input: Operand, dim: int = -1) -> Variable:
     def d_x(g: np.ndarray) -> Any:
         return np.concatenate([g * s, g * first * s * (1 - s)], axis=ax)
 
-    return op("glu", value, contrib_of(input, d_x))
+    node = node_of(input)
+
+    def vjp(g: Any, out: Any) -> Any:
+        x = graph_value(node, arr)
+        lo = tuple(slice(None) if k != ax else slice(0, n // 2) for k in range(arr.ndim))
+        hi = tuple(slice(None) if k != ax else slice(n // 2, n) for k in range(arr.ndim))
+        fv, sv = x[lo], sigmoid(x[hi])
+        return concatenate([g * sv, g * fv * sv * (1 - sv)], axis=ax)
+
+    return op("glu", value, contrib_of(input, d_x, vjp=vjp))

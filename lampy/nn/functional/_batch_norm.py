@@ -13,9 +13,27 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.nn.functional._normalization import _affine, _as_dtype_of, _channels
+from lampy.nn.functional._normalization import (
+    _affine,
+    _as_dtype_of,
+    _channels,
+    recorded_standardize,
+    recorded_standardize_backward,
+)
 from lampy.nn.functional._shared import float_value, frozen
-from lampy.opkit import Operand, Variable, contrib_of, needs_grad, op, recomputing, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    graph_value,
+    needs_grad,
+    node_of,
+    op,
+    recomputing,
+    value_of,
+)
+from lampy.ops import reshape
+from lampy.ops import sum as sum_op
 
 __all__ = ["batch_norm"]
 
@@ -180,12 +198,30 @@ def _batch_norm_train(
     def d_bias(g: np.ndarray) -> Any:
         return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
 
+    # The vjps standardise again with lampy ops; the input's graph enters through
+    # xhat / rstd, the saved input centred per channel (batch_norm does not see the shift).
+    n_in, n_w = node_of(input), node_of(weight)
+
+    def standardized(g: Any) -> tuple[Any, Any]:
+        xc = (xhat / rstd[:, None]).reshape(shape)
+        x3v = reshape(graph_value(n_in, xc), (n, c, s))
+        return recorded_standardize(x3v, (0, 2), eps)[0:2]
+
+    def vjp_input(g: Any, out: Any) -> Any:
+        xh, r = standardized(g)
+        g3 = reshape(g, (n, c, s))
+        dxhat = g3 if w is None else g3 * reshape(graph_value(n_w, w), (c, 1))
+        return reshape(recorded_standardize_backward(dxhat, xh, r, (0, 2)), shape)
+
+    def vjp_weight(g: Any, out: Any) -> Any:
+        return sum_op(reshape(g, (n, c, s)) * standardized(g)[0], axis=(0, 2))
+
     out = op(
         "batch_norm",
         frozen(value, shape),
-        contrib_of(input, d_input) if count else _zeros_of(input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, d_bias),
+        contrib_of(input, d_input, vjp=vjp_input) if count else _zeros_of(input),
+        contrib_of(weight, d_weight, vjp=vjp_weight if count else _no_vjp),
+        contrib_of(bias, d_bias, vjp=_bias_vjp(n, c, s)),
     )
     # the running statistics change only once the result is recorded: a call
     # that fails (no Scope open, ...) leaves the module state alone; remat's
@@ -204,7 +240,19 @@ def _batch_norm_train(
 
 def _zeros_of(x: Any) -> Any:
     """A param giving ``x`` a zero gradient (an empty batch), or None."""
-    return contrib_of(x, lambda g: np.zeros(x.shape, x.dtype)) if needs_grad(x) else None
+    if not needs_grad(x):
+        return None
+    return contrib_of(x, lambda g: np.zeros(x.shape, x.dtype), vjp=_no_vjp)
+
+
+def _no_vjp(g: Any, out: Any) -> None:
+    """The vjp of a zero contribution (an empty batch): None, zero."""
+    return None
+
+
+def _bias_vjp(n: int, c: int, s: int) -> Any:
+    """The vjp of the bias's ``dbias = sum(g)`` over N and space."""
+    return lambda g, out: sum_op(reshape(g, (n, c, s)), axis=(0, 2))
 
 
 def _batch_norm_eval(
@@ -239,10 +287,21 @@ def _batch_norm_eval(
     def d_bias(g: np.ndarray) -> Any:
         return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
 
+    # affine in the input: the vjps are the closures written with lampy ops
+    n_in, n_w = node_of(input), node_of(weight)
+
+    def vjp_input(g: Any, out: Any) -> Any:
+        sc = rstd if w is None else rstd * graph_value(n_w, w)
+        return reshape(reshape(g, (n, c, s)) * reshape(sc, (c, 1)), shape)
+
+    def vjp_weight(g: Any, out: Any) -> Any:
+        x3v = reshape(graph_value(n_in, x3.reshape(shape)), (n, c, s))
+        return sum_op(reshape(g, (n, c, s)) * (x3v - mean[:, None]), axis=(0, 2)) * rstd
+
     return op(
         "batch_norm",
         frozen(value, shape),
-        contrib_of(input, d_input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, d_bias),
+        contrib_of(input, d_input, vjp=vjp_input),
+        contrib_of(weight, d_weight, vjp=vjp_weight),
+        contrib_of(bias, d_bias, vjp=_bias_vjp(n, c, s)),
     )

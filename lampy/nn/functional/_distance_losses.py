@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.nn.functional._losses import _check_reduction, _reduced
-from lampy.nn.functional._normalization import vector_norm, vector_norm_grad
+from lampy.nn.functional._loss_reduction import check_reduction, reduced
+from lampy.nn.functional._p_norms import vector_norm, vector_norm_grad
 from lampy.opkit import Operand, Variable, contrib_of, normalize_axis, op, unbroadcast, value_of
 
 __all__ = [
@@ -187,7 +187,7 @@ def cosine_embedding_loss(
         symmetrically for ``x2``. The target gets no gradient.
     """
     name = "cosine_embedding_loss"
-    _check_reduction(name, reduction)
+    check_reduction(name, reduction)
     a, b, t = _floats(input1, input2, target)
     if a.shape != b.shape or t.ndim not in (0, 1) or a.ndim != t.ndim + 1:
         raise ShapeError(
@@ -220,7 +220,7 @@ def cosine_embedding_loss(
         return d
 
     pairs = [(input1, d_in(input1, a, b, s1)), (input2, d_in(input2, b, a, s2))]
-    return _reduced(name, loss, reduction, loss.size, pairs)
+    return reduced(name, loss, reduction, loss.size, pairs)
 
 
 def margin_ranking_loss(
@@ -239,7 +239,7 @@ def margin_ranking_loss(
         ``dx2 = g target``, ``dtarget = -g (x1 - x2)``; 0 elsewhere.
     """
     name = "margin_ranking_loss"
-    _check_reduction(name, reduction)
+    check_reduction(name, reduction)
     a, b, t = _floats(input1, input2, target)
     if not a.ndim == b.ndim == t.ndim:
         raise ShapeError(
@@ -261,7 +261,7 @@ def margin_ranking_loss(
         (input2, to(input2, lambda c: ta * c)),
         (target, to(target, lambda c: np.where(active, -diff, 0) * c)),
     ]
-    return _reduced(name, loss, reduction, loss.size, pairs)
+    return reduced(name, loss, reduction, loss.size, pairs)
 
 
 def triplet_margin_loss(
@@ -285,7 +285,7 @@ def triplet_margin_loss(
         ``d(a, n)`` and ``d(p, n)`` splits the gradient equally, as PyTorch's ``min``.
     """
     name = "triplet_margin_loss"
-    _check_reduction(name, reduction)
+    check_reduction(name, reduction)
     if margin <= 0:
         raise LampyValueError(f"{name}: margin must be greater than 0, got {margin}.")
     a, pos, neg = _floats(anchor, positive, negative)
@@ -327,7 +327,7 @@ def triplet_margin_loss(
         (positive, grad(positive, lambda gp, gn, gs: -gp - gs)),
         (negative, grad(negative, lambda gp, gn, gs: gn + gs)),
     ]
-    return _reduced(name, loss, reduction, loss.size, pairs)
+    return reduced(name, loss, reduction, loss.size, pairs)
 
 
 def hinge_embedding_loss(
@@ -342,7 +342,7 @@ def hinge_embedding_loss(
         no gradient.
     """
     name = "hinge_embedding_loss"
-    _check_reduction(name, reduction)
+    check_reduction(name, reduction)
     a, t = _floats(input, target)
     shape = _broadcast(name, a, t)
     z = a.dtype.type(margin) - a
@@ -350,7 +350,7 @@ def hinge_embedding_loss(
     loss = np.asarray(np.broadcast_to(loss, shape), dtype=a.dtype)
     slope = ((t != -1).astype(a.dtype) - ((t != 1) & (z >= 0))).astype(a.dtype)
     pairs = [(input, lambda c: _grad_to(input, np.broadcast_to(slope * c, shape)))]
-    return _reduced(name, loss, reduction, loss.size, pairs)
+    return reduced(name, loss, reduction, loss.size, pairs)
 
 
 def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
@@ -362,7 +362,7 @@ def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -
         does not differentiate it either).
     """
     name = "soft_margin_loss"
-    _check_reduction(name, reduction)
+    check_reduction(name, reduction)
     a, t = _floats(input, target)
     shape = _broadcast(name, a, t)
     u = -t * a
@@ -374,4 +374,4 @@ def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -
             sig = 1 / (1 + np.exp(-u))
         return _grad_to(input, np.broadcast_to(-t * sig * c, shape))
 
-    return _reduced(name, loss, reduction, loss.size, [(input, d_input)])
+    return reduced(name, loss, reduction, loss.size, [(input, d_input)])

@@ -47,7 +47,8 @@ def _float_or_trivial(
     if not training or p == 0 or a.size == 0:
         return a, input if type(input) is Variable else op(name, a)
     if p == 1:
-        return a, op(name, np.zeros_like(a), contrib_of(input, lambda g: np.zeros_like(g)))
+        zero = contrib_of(input, lambda g: np.zeros_like(g), vjp=lambda g, out: None)
+        return a, op(name, np.zeros_like(a), zero)
     return a, None
 
 
@@ -75,7 +76,7 @@ def _masked(
     )
     mask = np.multiply(keep, a.dtype.type(1.0 / (1.0 - p)), dtype=a.dtype)  # 0 or 1/(1-p)
     value = a * mask
-    return op(name, value, contrib_of(input, lambda g: g * mask))
+    return op(name, value, contrib_of(input, lambda g: g * mask, vjp=lambda g, out: g * mask))
 
 
 def dropout(
@@ -225,4 +226,4 @@ def alpha_dropout(
     mask = np.multiply(keep, t(a), dtype=a_in.dtype)
     shift = np.where(keep, t(a * al * p), t(a * al * (p - 1)))
     value = a_in * mask + shift
-    return op(name, value, contrib_of(input, lambda g: g * mask))
+    return op(name, value, contrib_of(input, lambda g: g * mask, vjp=lambda g, out: g * mask))

@@ -10,11 +10,13 @@ one-dimensional ``add.at`` on flat element indices (several times faster than
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, shape_mismatch
-from lampy.opkit import Operand, Variable, op, param_of, value_of
+from lampy.opkit import Operand, Variable, contrib_of, op, param_of, value_of
+from lampy.ops import getitem, reshape
 
 __all__ = ["embedding"]
 
@@ -182,4 +184,28 @@ def embedding(
         else:
             np.add.at(out, idx, g2)
 
-    return op(name, value, param_of(weight, d_weight))
+    def vjp(g: Any, out: Any) -> Any:
+        # d_weight is linear in g: a scatter-add of g's rows, as an op whose own
+        # gradient gathers the rows again (times 1 / count, 0 at padding_idx)
+        dw = np.zeros(w.shape, w.dtype)
+        d_weight(np.asarray(value_of(g)), dw)
+        if type(g) is not Variable:
+            return dw
+        f = np.ones(len(flat_ids), w.dtype)
+        if scale_grad_by_freq:
+            f /= np.bincount(flat_ids, minlength=n_emb)[flat_ids]
+        if pad is not None:
+            f[flat_ids == pad] = 0
+        f2, g_shape = f[:, None], g.shape
+
+        def gather(h: np.ndarray) -> Any:
+            return (h[flat_ids] * f2).reshape(g_shape)
+
+        def gather_vjp(h: Any, out: Any) -> Any:
+            return reshape(getitem(h, flat_ids) * f2, g_shape)
+
+        return op("embedding_backward", dw, contrib_of(g, gather, vjp=gather_vjp))
+
+    # With max_norm's renormalisation the rule depends on the weight nonlinearly: no vjp
+    # (a differentiable pass raises NoSecondOrderError naming the op).
+    return op(name, value, param_of(weight, d_weight, vjp=vjp if renorm is None else None))

@@ -1,8 +1,10 @@
 """Loss functions with PyTorch's names and semantics (``torch.nn.functional``).
 
 Each loss is one fused op with an exact gradient: ``mse_loss``, ``l1_loss``,
-``smooth_l1_loss``, ``huber_loss``, ``cross_entropy``, ``nll_loss``,
-``binary_cross_entropy``, ``binary_cross_entropy_with_logits`` and ``kl_div``.
+``smooth_l1_loss``, ``huber_loss``, ``cross_entropy`` and ``nll_loss`` here;
+``binary_cross_entropy``, ``binary_cross_entropy_with_logits`` and ``kl_div`` in
+``_bce_kl_div`` (re-exported here), on the reduction helper of ``_loss_reduction``.
+Each gradient is also written with lampy ops (a vjp), so it can be differentiated again.
 ``reduction`` is ``"mean"``, ``"sum"`` or ``"none"``; float32 stays float32.
 Weights (``weight``, ``pos_weight``) are constants: they get no gradient. A float
 target that is a Variable gets its exact gradient (as in PyTorch: the pointwise losses,
@@ -19,17 +21,31 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BadIndexError, LampyTypeError, LampyValueError, shape_mismatch
-from lampy.nn.functional._shared import shifted_exp, softplus_value, spread
+from lampy.nn.functional._bce_kl_div import binary_cross_entropy as binary_cross_entropy
+from lampy.nn.functional._bce_kl_div import (
+    binary_cross_entropy_with_logits as binary_cross_entropy_with_logits,
+)
+from lampy.nn.functional._bce_kl_div import kl_div as kl_div
+from lampy.nn.functional._loss_reduction import (
+    Deriv,
+    check_reduction,
+    graph_log_probs,
+    pointwise_operands,
+    reduced,
+    times_deriv,
+    zero_tangent,
+)
+from lampy.nn.functional._shared import shifted_exp, spread
 from lampy.opkit import (
     Operand,
     Variable,
-    broadcast_error,
-    contrib_of,
-    op,
+    node_of,
     sign_or_zero,
     value_of,
-    values_of,
 )
+from lampy.ops import exp as exp_op
+from lampy.ops import moveaxis
+from lampy.ops import sum as sum_op
 
 __all__ = [
     "binary_cross_entropy",
@@ -43,90 +59,32 @@ __all__ = [
     "smooth_l1_loss",
 ]
 
-_REDUCTIONS = ("mean", "sum", "none")
-# The ufuncs' reductions, without the Python layer of ndarray.sum and ndarray.max.
-_add_reduce, _max_reduce = np.add.reduce, np.maximum.reduce
-_BCE_EPS = float(np.float32(1e-12))  # PyTorch's EPSILON, a C float even for double inputs
-Deriv = Callable[[Any], Any]
-
-
-def _times(d: Callable[[], Any]) -> Deriv:
-    """The Deriv ``c -> d() * c`` of a function giving an elementwise derivative."""
-    return lambda c: d() * c
-
-
-def _check_reduction(name: str, reduction: str, allowed: tuple[str, ...] = _REDUCTIONS) -> None:
-    if reduction not in allowed:
-        raise LampyValueError(
-            f"{name}: reduction must be one of {', '.join(map(repr, allowed))}, got {reduction!r}."
-        )
-
-
-def _reduced(
-    name: str,
-    loss: np.ndarray,
-    reduction: str,
-    n: Any,
-    pairs: list[tuple[Any, Deriv]],
-    classes_of: np.ndarray | None = None,
-) -> Variable:
-    """Reduce the elementwise ``loss`` and record the op.
-
-    ``n`` is the divisor of ``"mean"``; each pair is an input and a function giving its
-    elementwise derivative (``d loss / d input``, the shape of ``loss``), run in backward.
-    With ``classes_of`` (the input of a class loss), derivatives are given with the class
-    axis last, of shape ``loss.shape + (C,)``, and moved back to ``classes_of``'s layout.
-    """
-    dtype = loss.dtype
-    if reduction == "none":
-        value, scale = loss, None
-    else:
-        # numpy scalars of the loss's dtype: the arithmetic is numpy's, in that dtype.
-        divisor = dtype.type(n if reduction == "mean" else 1)
-        total = _add_reduce(loss, axis=None, dtype=dtype)
-        if divisor != 0:
-            scale = 1 / divisor
-            value = np.asarray(total / divisor, dtype=dtype)
-        else:
-            # A mean over nothing (every target ignored) is nan, as in PyTorch, but its
-            # gradient is 0, not 0 * inf: no element took part.
-            scale = dtype.type(0)
-            with np.errstate(divide="ignore", invalid="ignore"):
-                value = np.asarray(total / divisor, dtype=dtype)
-
-    def contribution(d: Deriv) -> Callable[[np.ndarray], Any]:
-        def fn(g: np.ndarray) -> Any:
-            if scale is not None:
-                grad = d(g * scale)
-            elif classes_of is None:
-                grad = d(g)
-            else:
-                grad = d(g[..., None])
-            if classes_of is not None and classes_of.ndim > 2:  # classes back on axis 1
-                grad = np.moveaxis(grad, -1, 1)
-            return grad
-
-        return fn
-
-    return op(name, value, *[contrib_of(x, contribution(d)) for x, d in pairs])
-
-
-def _pointwise_operands(name: str, input: Any, target: Any, reduction: str) -> tuple[Any, Any]:
-    _check_reduction(name, reduction)
-    a, b = values_of(input, target)
-    try:
-        np.broadcast_shapes(np.shape(a), np.shape(b))
-    except ValueError:
-        raise broadcast_error(name, a, b) from None
-    return np.asarray(a), np.asarray(b)
+# The ufunc's reduction, without the Python layer of ndarray.max.
+_max_reduce = np.maximum.reduce
 
 
 def _pointwise(
-    name: str, input: Any, target: Any, reduction: str, loss: np.ndarray, d_input: Deriv
+    name: str,
+    input: Any,
+    target: Any,
+    reduction: str,
+    loss: np.ndarray,
+    d_input: Deriv,
+    vjp_input: Callable[[Any], Deriv],
+    diff: np.ndarray,
 ) -> Variable:
-    """An elementwise loss of ``input - target``: ``d/d target = -d/d input``."""
+    """An elementwise loss of ``diff = input - target``: ``d/d target = -d/d input``.
+
+    ``vjp_input(diff_var)`` is ``d_input`` written with lampy ops of ``diff_var``, the
+    difference as a Variable of the graph (built from the saved ``diff``, affine in both
+    operands: nothing more is kept)."""
+    n_in, n_t = node_of(input), node_of(target)
+
+    def dv(c: Any) -> Any:
+        return vjp_input(diff + zero_tangent(n_in) - zero_tangent(n_t))(c)
+
     pairs = [(input, d_input), (target, lambda c: d_input(-c))]
-    return _reduced(name, loss, reduction, loss.size, pairs)
+    return reduced(name, loss, reduction, loss.size, pairs, vjps=[dv, lambda c: dv(-c)])
 
 
 def mse_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
@@ -136,9 +94,18 @@ def mse_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variab
         ``d input = 2 (input - target) g`` (divided by the element count for "mean"),
         ``d target = -d input``.
     """
-    a, b = _pointwise_operands("mse_loss", input, target, reduction)
+    a, b = pointwise_operands("mse_loss", input, target, reduction)
     diff = a - b
-    return _pointwise("mse_loss", input, target, reduction, diff * diff, lambda c: diff * (2 * c))
+    return _pointwise(
+        "mse_loss",
+        input,
+        target,
+        reduction,
+        diff * diff,
+        lambda c: diff * (2 * c),
+        lambda d: lambda c: d * (2 * c),
+        diff,
+    )
 
 
 def l1_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variable:
@@ -148,10 +115,17 @@ def l1_loss(input: Operand, target: Operand, reduction: str = "mean") -> Variabl
         ``d input = sign(input - target) g`` (0 where ``input == target``, and 0 where
         the difference is nan, as PyTorch), ``d target = -d input``.
     """
-    a, b = _pointwise_operands("l1_loss", input, target, reduction)
+    a, b = pointwise_operands("l1_loss", input, target, reduction)
     diff = a - b
     return _pointwise(
-        "l1_loss", input, target, reduction, np.abs(diff), lambda c: sign_or_zero(diff) * c
+        "l1_loss",
+        input,
+        target,
+        reduction,
+        np.abs(diff),
+        lambda c: sign_or_zero(diff) * c,
+        lambda d: lambda c: sign_or_zero(diff) * c,  # piecewise constant
+        diff,
     )
 
 
@@ -168,7 +142,7 @@ def smooth_l1_loss(
         raise LampyValueError(f"smooth_l1_loss: beta must be >= 0, got {beta}.")
     if beta == 0:
         return l1_loss(input, target, reduction)
-    a, b = _pointwise_operands("smooth_l1_loss", input, target, reduction)
+    a, b = pointwise_operands("smooth_l1_loss", input, target, reduction)
     diff = a - b
     ad = np.abs(diff)
     small = ad < beta
@@ -177,7 +151,13 @@ def smooth_l1_loss(
     def d_input() -> Any:
         return np.where(small, diff * (1.0 / beta), np.sign(diff)).astype(diff.dtype)
 
-    return _pointwise("smooth_l1_loss", input, target, reduction, loss, _times(d_input))
+    def vjp_input(d: Any) -> Deriv:  # d / beta where |d| < beta, the constant sign elsewhere
+        slope = np.where(small, 1.0 / beta, 0).astype(diff.dtype)
+        return lambda c: (d * slope + np.where(small, 0, np.sign(diff)).astype(diff.dtype)) * c
+
+    return _pointwise(
+        "smooth_l1_loss", input, target, reduction, loss, times_deriv(d_input), vjp_input, diff
+    )
 
 
 def huber_loss(
@@ -191,7 +171,7 @@ def huber_loss(
     """
     if delta <= 0:
         raise LampyValueError(f"huber_loss: delta must be > 0, got {delta}.")
-    a, b = _pointwise_operands("huber_loss", input, target, reduction)
+    a, b = pointwise_operands("huber_loss", input, target, reduction)
     diff = a - b
     ad = np.abs(diff)
     small = ad < delta
@@ -200,7 +180,13 @@ def huber_loss(
     def d_input() -> Any:
         return np.where(small, diff, delta * np.sign(diff)).astype(diff.dtype)
 
-    return _pointwise("huber_loss", input, target, reduction, loss, _times(d_input))
+    def vjp_input(d: Any) -> Deriv:  # d where |d| < delta, the constant delta sign elsewhere
+        outside = np.where(small, 0, delta * np.sign(diff)).astype(diff.dtype)
+        return lambda c: (d * small.astype(diff.dtype) + outside) * c
+
+    return _pointwise(
+        "huber_loss", input, target, reduction, loss, times_deriv(d_input), vjp_input, diff
+    )
 
 
 # Each native integer dtype with the unsigned dtype of its size.
@@ -342,7 +328,7 @@ def nll_loss(
     Gradient:
         ``d input[t] = -weight[t] g`` at each kept target, 0 elsewhere.
     """
-    _check_reduction("nll_loss", reduction)
+    check_reduction("nll_loss", reduction)
     a = np.asarray(value_of(input))
     t = np.asarray(value_of(target))  # the closure keeps the targets
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
@@ -359,8 +345,30 @@ def nll_loss(
         _subtract_at_targets(d, safe_t, wt, flat)
         return d
 
-    # The derivative is built in (..., C) layout; the cotangent is broadcast over C.
-    return _reduced("nll_loss", loss, reduction, wt.sum(), [(input, _times(d_input))], a)
+    # The derivative is built in (..., C) layout; the cotangent is broadcast over C. It
+    # does not depend on the input: the recorded rule is the constant times the cotangent.
+    return reduced(
+        "nll_loss",
+        loss,
+        reduction,
+        wt.sum(),
+        [(input, times_deriv(d_input))],
+        a,
+        vjps=[lambda c: c * d_input()],
+    )
+
+
+def _classes_last(v: Any, c_axis: int) -> Any:
+    """``v`` (a Variable or 0) with its class axis ``c_axis`` moved last."""
+    return v if type(v) is not Variable else moveaxis(v, c_axis, -1)
+
+
+def _probs(node: Any, e: np.ndarray, sums: np.ndarray, c_axis: int) -> Any:
+    """``softmax(x)`` (classes last) as a Variable of ``x``'s graph, from cross_entropy's
+    saved unnormalised exps ``e`` and their sums: through ``graph_log_probs``."""
+    with np.errstate(divide="ignore"):  # an exp that underflowed: log p = -inf, p = 0
+        logp = np.log(e) - np.log(sums)
+    return exp_op(graph_log_probs(node, logp, c_axis))
 
 
 def _log_softmax_last(x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -393,7 +401,7 @@ def cross_entropy(
         ``d target_c = -g (1 - ls) weight[c] log_softmax(input)_c``.
     """
     name = "cross_entropy"
-    _check_reduction(name, reduction)
+    check_reduction(name, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise LampyValueError(f"{name}: label_smoothing must be in [0, 1], got {label_smoothing}.")
     # The closures keep arrays computed from the input (a caller's writable array is
@@ -431,12 +439,23 @@ def cross_entropy(
             return -(1 - ls) * w * logp
 
         pairs = [
-            (input, _times(lambda: p * q.sum(axis=-1, keepdims=True) - q)),
-            (target, _times(d_target)),
+            (input, times_deriv(lambda: p * q.sum(axis=-1, keepdims=True) - q)),
+            (target, times_deriv(d_target)),
         ]
-        return _reduced(name, loss, reduction, n, pairs, a)
+        n_in, n_t = node_of(input), node_of(target)
+
+        def vjp_input(c: Any) -> Any:  # q is affine in the target (slope (1 - ls) w)
+            p_var = exp_op(graph_log_probs(n_in, logp, c_axis))
+            q_var = q + (1 - ls) * w * _classes_last(zero_tangent(n_t), c_axis)
+            return (p_var * sum_op(q_var, axis=-1, keepdims=True) - q_var) * c
+
+        def vjp_target(c: Any) -> Any:
+            return (-(1 - ls) * w) * graph_log_probs(n_in, logp, c_axis) * c
+
+        return reduced(name, loss, reduction, n, pairs, a, vjps=[vjp_input, vjp_target])
     x, safe_t, kept, w_class = _class_targets(name, a, t, weight, ignore_index)
     n_classes = x.shape[-1]
+    c_axis, n_in = (0 if a.ndim == 1 else 1), node_of(input)
     # log p = z - log(sum(exp(z))) with z = x - shift; only its values at the targets
     # (and, with label smoothing, its weighted sum over classes) enter the loss. The
     # exps e are kept unnormalised: backward scales them by its per-sample factor
@@ -460,14 +479,24 @@ def cross_entropy(
         smooth = -(w_sum_z - log_s * w_s.sum()) * kept_s  # -sum_c w_c log p_c
         loss = (-(1 - ls) * wt_s * picked + (ls / n_classes) * smooth).astype(a.dtype)
 
-        def d_smoothed(c: Any) -> Any:
+        def smoothed_q() -> Any:
             q = (ls / n_classes) * w_s * kept_s[..., None]
             _subtract_at_targets(q, safe_t, -(1 - ls) * wt_s, flat)  # + (1 - ls) weight[t]
+            return q
+
+        def d_smoothed(c: Any) -> Any:
+            q = smoothed_q()
             d = spread(np.multiply, e, (q.sum(axis=-1, keepdims=True) / sums).astype(a.dtype))
             d -= q
             return np.multiply(d, c, out=d)
 
-        return _reduced(name, loss, reduction, wt_s.sum(), [(input, d_smoothed)], a)
+        def vjp_smoothed(c: Any) -> Any:
+            q = smoothed_q()
+            return (_probs(n_in, e, sums, c_axis) * q.sum(axis=-1, keepdims=True) - q) * c
+
+        return reduced(
+            name, loss, reduction, wt_s.sum(), [(input, d_smoothed)], a, vjps=[vjp_smoothed]
+        )
 
     loss = -picked if wt is None else -(wt * picked)
 
@@ -479,152 +508,14 @@ def cross_entropy(
         _subtract_at_targets(d, safe_t, cw if cw.ndim == 0 else cw[..., 0], flat)
         return d
 
+    def vjp_hard(c: Any) -> Any:  # (p - onehot(t)) weight[t] c
+        hot = np.zeros(e.shape, a.dtype)
+        _subtract_at_targets(hot, safe_t, -1, flat)
+        cw = c if wt is None else wt[..., None] * c
+        return (_probs(n_in, e, sums, c_axis) - hot) * cw
+
     n = safe_t.size if wt is None else wt.sum()
-    return _reduced(name, loss, reduction, n, [(input, d_hard)], a)
-
-
-def _same_shape(name: str, a: np.ndarray, b: np.ndarray) -> None:
-    if a.shape != b.shape:
-        raise shape_mismatch(name, a, b, detail="The target must have the input's shape.")
-
-
-def _weight_of(name: str, weight: Any, a: np.ndarray) -> np.ndarray | None:
-    if weight is None:
-        return None
-    w = np.asarray(value_of(weight), dtype=a.dtype)
-    try:
-        return np.broadcast_to(w, a.shape)
-    except ValueError:
-        raise broadcast_error(name, a, w) from None
-
-
-def binary_cross_entropy(
-    input: Operand, target: Operand, weight: Operand | None = None, reduction: str = "mean"
-) -> Variable:
-    """Binary cross-entropy of probabilities ``input`` in [0, 1]:
-    ``-weight (t log(x) + (1 - t) log(1 - x))``, each log clamped at -100 as PyTorch.
-
-    Raises:
-        LampyValueError: an element of ``input`` or of ``target`` outside [0, 1] (as
-            PyTorch), or an unknown ``reduction``.
-
-    Gradient:
-        ``d input = g weight (x - t) / max(x (1 - x), 1e-12)`` (PyTorch's formula, with
-        its float32 ``1e-12``), ``d target = g weight (log(1 - x) - log(x))`` with the
-        logs not clamped (infinite at x = 0 or 1, as in PyTorch).
-    """
-    name = "binary_cross_entropy"
-    _check_reduction(name, reduction)
-    a, b = values_of(input, target)
-    a, b = np.asarray(a), np.asarray(b).astype(np.asarray(a).dtype, copy=False)
-    _same_shape(name, a, b)
-    if np.any((a < 0) | (a > 1)):
-        raise LampyValueError(f"{name}: all elements of input should be between 0 and 1.")
-    if np.any((b < 0) | (b > 1)):
-        raise LampyValueError(
-            f"{name}: all elements of target should be between 0 and 1 (probabilities, as "
-            f"in PyTorch), got values in [{b.min()}, {b.max()}]."
-        )
-    w = _weight_of(name, weight, a)
-    with np.errstate(divide="ignore"):
-        log_x = np.maximum(np.log(a), -100)
-        log_1mx = np.maximum(np.log1p(-a), -100)
-    loss = -(b * log_x + (1 - b) * log_1mx)
-    if w is not None:
-        loss = loss * w
-
-    def d_input() -> Any:
-        d = (a - b) / np.maximum(a * (1 - a), a.dtype.type(_BCE_EPS))
-        return d if w is None else d * w
-
-    def d_target() -> Any:
-        with np.errstate(divide="ignore"):
-            d = np.log1p(-a) - np.log(a)
-        return d if w is None else d * w
-
-    return _reduced(
-        name, loss, reduction, loss.size, [(input, _times(d_input)), (target, _times(d_target))]
-    )
-
-
-def binary_cross_entropy_with_logits(
-    input: Operand,
-    target: Operand,
-    weight: Operand | None = None,
-    reduction: str = "mean",
-    pos_weight: Any = None,
-) -> Variable:
-    """Binary cross-entropy of logits, computed stably:
-    ``weight (pw t softplus(-x) + (1 - t) softplus(x))`` with ``pw = pos_weight``
-    (broadcast along the last axis, the classes) or 1.
-
-    Gradient:
-        ``d input = g weight ((1 + (pw - 1) t) sigmoid(x) - pw t)``,
-        ``d target = g weight (pw softplus(-x) - softplus(x))``.
-    """
-    name = "binary_cross_entropy_with_logits"
-    _check_reduction(name, reduction)
-    a, b = values_of(input, target)
-    a, b = np.asarray(a), np.asarray(b).astype(np.asarray(a).dtype, copy=False)
-    _same_shape(name, a, b)
-    w = _weight_of(name, weight, a)
-    pw = _weight_of(name, pos_weight, a)
-    sp_neg = softplus_value(-a)  # -log(sigmoid(x))
-    sp_pos = sp_neg + a  # -log(1 - sigmoid(x))
-    loss = (b if pw is None else pw * b) * sp_neg + (1 - b) * sp_pos
-    if w is not None:
-        loss = loss * w
-
-    def d_input() -> Any:
-        sig = np.exp(-sp_neg)
-        d = sig - b if pw is None else (1 + (pw - 1) * b) * sig - pw * b
-        return d if w is None else d * w
-
-    def d_target() -> Any:
-        d = -a if pw is None else pw * sp_neg - sp_pos
-        return d if w is None else d * w
-
-    return _reduced(
-        name, loss, reduction, loss.size, [(input, _times(d_input)), (target, _times(d_target))]
-    )
-
-
-def kl_div(
-    input: Operand, target: Operand, reduction: str = "mean", log_target: bool = False
-) -> Variable:
-    """Kullback-Leibler divergence with log-probabilities ``input``: elementwise
-    ``t (log(t) - x)`` (``0`` where ``t == 0``), or ``exp(t) (t - x)`` with
-    ``log_target``. "mean" averages over all elements, "batchmean" divides the sum by
-    ``input.shape[0]`` (by 1 for a 0-d input), as PyTorch.
-
-    Gradient:
-        ``d input = -g t`` (``-g exp(t)`` with ``log_target``);
-        ``d target = g (log(t) + 1 - x)`` (``-inf`` at ``t = 0``; PyTorch gives nan), or
-        ``g exp(t) (t - x + 1)`` with ``log_target``.
-    """
-    name = "kl_div"
-    _check_reduction(name, reduction, (*_REDUCTIONS, "batchmean"))
-    a, b = _pointwise_operands(name, input, target, "mean")
-    if log_target:
-        et = np.exp(b)
-        loss = et * (b - a)
-        pairs = [
-            (input, lambda c: -et * c),
-            (target, _times(lambda: et * (b - a + 1))),
-        ]
-    else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            log_t = np.log(b)
-            loss = np.where(b == 0, 0, b * log_t) - b * a
-        loss = np.asarray(loss, dtype=np.result_type(a, b))
-
-        def d_target() -> Any:
-            return log_t + 1 - a
-
-        pairs = [(input, lambda c: -b * c), (target, _times(d_target))]
-    if reduction == "batchmean":
-        return _reduced(name, loss, "mean", loss.shape[0] if loss.ndim else 1, pairs)
-    return _reduced(name, loss, reduction, loss.size, pairs)
+    return reduced(name, loss, reduction, n, [(input, d_hard)], a, vjps=[vjp_hard])
 
 
 def _foreign_array(name: str, x: Any) -> Any:

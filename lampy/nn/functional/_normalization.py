@@ -1,7 +1,8 @@
 """Normalisation ops of ``lampy.nn.functional`` with PyTorch's names, arguments and
 semantics: ``layer_norm``, ``group_norm``, ``rms_norm`` and ``normalize``, the helpers
 they share with ``batch_norm`` (in ``_batch_norm.py``), and the p-norm helpers that
-``normalize`` shares with the distance losses.
+``normalize`` shares with the distance losses (in ``_p_norms.py``, with ``normalize``,
+re-exported here).
 
 Each op is fused: one forward pass in numpy and closures computing the closed-form
 gradient (for a standardisation ``xhat = (x - mean) * rstd`` over ``n`` values,
@@ -17,12 +18,12 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy.nn.functional._p_norms import normalize as normalize
 from lampy.nn.functional._shared import (
     SharedInBackward,
     compiled,
@@ -32,7 +33,19 @@ from lampy.nn.functional._shared import (
     kernel_input,
     spread,
 )
-from lampy.opkit import Operand, Variable, contrib_of, needs_grad, normalize_axis, op, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    graph_value,
+    needs_grad,
+    node_of,
+    op,
+    value_of,
+)
+from lampy.ops import mean as mean_op
+from lampy.ops import reshape
+from lampy.ops import sum as sum_op
 
 __all__ = ["group_norm", "layer_norm", "normalize", "rms_norm"]
 
@@ -111,6 +124,22 @@ def _rows_backward(dxhat: np.ndarray, xhat: np.ndarray, rstd: np.ndarray, fresh:
     corr = np.multiply(xhat, mean_gx[:, None])
     dx -= corr
     return dx
+
+
+def recorded_standardize(x: Any, axes: Any, eps: float) -> tuple[Any, Any]:
+    """``(xhat, rstd)`` of ``x`` standardised over ``axes`` (biased variance), written
+    with lampy ops (``x`` a Variable of the graph or a constant), for the vjps."""
+    xc = x - mean_op(x, axis=axes, keepdims=True)
+    rstd = (mean_op(xc * xc, axis=axes, keepdims=True) + eps) ** -0.5
+    return xc * rstd, rstd
+
+
+def recorded_standardize_backward(dxhat: Any, xhat: Any, rstd: Any, axes: Any) -> Any:
+    """``rstd * (dxhat - mean(dxhat) - xhat * mean(dxhat * xhat))`` over ``axes`` with
+    lampy ops: the derivative of ``recorded_standardize``, recorded."""
+    mean_g = mean_op(dxhat, axis=axes, keepdims=True)
+    mean_gx = mean_op(dxhat * xhat, axis=axes, keepdims=True)
+    return rstd * (dxhat - mean_g - xhat * mean_gx)
 
 
 def _trailing(name: str, normalized_shape: Any, a: np.ndarray) -> tuple[int, ...]:
@@ -321,12 +350,31 @@ def layer_norm(
     def d_bias(g: np.ndarray) -> Any:
         return _as_dtype_of(bias, shared(g)[2].reshape(shape))
 
+    # The vjps standardise again with lampy ops: the input's graph enters through the
+    # saved xc, which differs from it by a per-row constant (layer_norm does not see it).
+    n_in, n_w = node_of(input), node_of(weight)
+
+    def standardized(g: Any) -> tuple[Any, Any, Any]:
+        x2 = reshape(graph_value(n_in, xc.reshape(in_shape)), (m, d))
+        return (*recorded_standardize(x2, 1, eps), reshape(g, (m, d)))
+
+    def vjp_input(g: Any, out: Any) -> Any:
+        xhat, r, g2 = standardized(g)
+        dxhat = g2 if w is None else g2 * reshape(graph_value(n_w, w), (d,))
+        return reshape(recorded_standardize_backward(dxhat, xhat, r, 1), in_shape)
+
+    def vjp_weight(g: Any, out: Any) -> Any:
+        xhat, _, g2 = standardized(g)
+        return reshape(sum_op(g2 * xhat, axis=0), shape)
+
     return op(
         name,
         frozen(value, in_shape),
-        contrib_of(input, d_input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, d_bias),
+        contrib_of(input, d_input, vjp=vjp_input),
+        contrib_of(weight, d_weight, vjp=vjp_weight),
+        contrib_of(
+            bias, d_bias, vjp=lambda g, out: reshape(sum_op(reshape(g, (m, d)), axis=0), shape)
+        ),
     )
 
 
@@ -399,12 +447,32 @@ def group_norm(
     def d_bias(g: np.ndarray) -> Any:
         return _as_dtype_of(bias, g.reshape(n, c, s).sum(axis=(0, 2)))
 
+    # The vjps standardise again with lampy ops; the input's graph enters through
+    # xhat / rstd, the saved rows centred (group_norm does not see the shift).
+    n_in, n_w, in_shape = node_of(input), node_of(weight), a.shape
+
+    def standardized(g: Any) -> tuple[Any, Any, Any]:
+        xc = (xhat2 / rstd[:, None]).reshape(in_shape)
+        x2 = reshape(graph_value(n_in, xc), (rows, d))
+        xh, r = recorded_standardize(x2, 1, eps)
+        return xh, r, reshape(g, (n, c, s))
+
+    def vjp_input(g: Any, out: Any) -> Any:
+        xh, r, g3 = standardized(g)
+        dxhat = g3 if w is None else g3 * reshape(graph_value(n_w, w), (c, 1))
+        dx = recorded_standardize_backward(reshape(dxhat, (rows, d)), xh, r, 1)
+        return reshape(dx, in_shape)
+
+    def vjp_weight(g: Any, out: Any) -> Any:
+        xh, _, g3 = standardized(g)
+        return sum_op(g3 * reshape(xh, (n, c, s)), axis=(0, 2))
+
     return op(
         name,
         frozen(value, a.shape),
-        contrib_of(input, d_input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, d_bias),
+        contrib_of(input, d_input, vjp=vjp_input),
+        contrib_of(weight, d_weight, vjp=vjp_weight),
+        contrib_of(bias, d_bias, vjp=lambda g, out: sum_op(reshape(g, (n, c, s)), axis=(0, 2))),
     )
 
 
@@ -464,102 +532,3 @@ def rms_norm(
     return op(
         name, frozen(value, a.shape), contrib_of(input, d_input), contrib_of(weight, d_weight)
     )
-
-
-# --- p-norms (shared with the distance losses) --------------------------------------
-
-
-def vector_norm(a: np.ndarray, p: float, axis: int | tuple[int, ...]) -> Any:
-    """The p-norm of ``a`` along ``axis`` (one axis or a tuple of them), kept as
-    length-1 axes (``torch.norm``): p = 0 counts the non-zeros, ±inf is the max/min of
-    ``|a|``, else ``sum(|a|**p)**(1/p)``."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if p == 2:
-            return np.sqrt((a * a).sum(axis=axis, keepdims=True))
-        if p == 1:
-            return np.abs(a).sum(axis=axis, keepdims=True)
-        if p == 0:
-            return (a != 0).sum(axis=axis, keepdims=True).astype(a.dtype)
-        if math.isinf(p):
-            axes = (axis,) if isinstance(axis, int) else axis
-            if any(a.shape[ax] == 0 for ax in axes):
-                kept = tuple(1 if ax in axes else n for ax, n in enumerate(a.shape))
-                return np.zeros(kept, a.dtype)
-            reduce = np.max if p > 0 else np.min
-            return np.asarray(reduce(np.abs(a), axis=axis, keepdims=True))
-        s = (np.abs(a) ** p).sum(axis=axis, keepdims=True)
-        return np.asarray(s ** (1.0 / p), dtype=a.dtype)
-
-
-def vector_norm_grad(
-    a: np.ndarray, norm: np.ndarray, p: float, axis: int | tuple[int, ...], c: Any
-) -> Any:
-    """``c * d norm / d a`` for ``norm = vector_norm(a, p, axis)`` (``c`` broadcasts
-    against ``norm``), with PyTorch's conventions: 0 where the norm is 0, and for ±inf
-    the gradient split evenly among the entries attaining it; p = 0 gives zeros."""
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        if p == 0:
-            return np.zeros(np.broadcast_shapes(a.shape, np.shape(c)), a.dtype)
-        if p == 1:
-            return np.sign(a) * c
-        if math.isinf(p):
-            hit = np.abs(a) == norm
-            share = c / hit.sum(axis=axis, keepdims=True).astype(a.dtype)
-            return np.sign(a) * hit * share
-        if p == 2:
-            scale = np.where(norm == 0, 0, c / norm)
-            return a * scale.astype(a.dtype, copy=False)
-        if p < 1:
-            scaled = np.where(a == 0, 0, np.sign(a) * np.abs(a) ** (p - 1))
-        elif p < 2:
-            scaled = np.sign(a) * np.abs(a) ** (p - 1)
-        else:
-            scaled = a * np.abs(a) ** (p - 2)
-        scale = np.where(norm == 0, 0, c / norm ** (p - 1))
-        return (scaled * scale).astype(a.dtype, copy=False)
-
-
-def normalize(
-    input: Operand, p: float = 2.0, dim: int | Sequence[int] | None = 1, eps: float = 1e-12
-) -> Variable:
-    """``input / max(||input||_p, eps)`` along ``dim``, as
-    ``torch.nn.functional.normalize``.
-
-    Args:
-        input: The array to normalise (at least 1-d).
-        p: The order of the norm: a float, ``math.inf`` or ``-math.inf``.
-        dim: The axis, or a tuple of axes whose elements are normalised together (the
-            p-norm of all of them); None or ``()`` normalises over every axis, as
-            PyTorch.
-        eps: The smallest divisor.
-
-    Raises:
-        ShapeError: a 0-d input, or an axis out of range or repeated.
-        LampyTypeError: ``dim`` is not an int, a sequence of ints or None.
-
-    Gradient:
-        With ``n`` the p-norm and ``d = max(n, eps)``: ``dx = g / d - x * sum(g x) / d**2
-        * dn/dx`` where ``n >= eps``, and ``dx = g / eps`` where the norm was clamped
-        (PyTorch's ``clamp_min`` passes no gradient below the bound). ``dn/dx`` is 0 where
-        ``n = 0``.
-    """
-    name = "normalize"
-    a = np.asarray(float_value(input))
-    if a.ndim == 0:
-        raise ShapeError(f"{name}: the input must have at least one dimension, got a 0-d array.")
-    empty = isinstance(dim, (tuple, list)) and len(dim) == 0
-    axes = normalize_axis(name, None if empty else dim, a.ndim)
-    axis = axes[0] if len(axes) == 1 else axes
-    norm = vector_norm(a, p, axis)
-    clamped = norm < eps
-    denom = np.maximum(norm, a.dtype.type(eps))
-    value = a / denom
-
-    def d_input(g: np.ndarray) -> Any:
-        dx = g / denom
-        gy = np.sum(g * value, axis=axis, keepdims=True)
-        c = np.where(clamped, 0, -gy / denom).astype(a.dtype, copy=False)
-        dx += vector_norm_grad(a, norm, p, axis, c)
-        return dx
-
-    return op(name, value, contrib_of(input, d_input))

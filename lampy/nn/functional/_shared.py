@@ -31,10 +31,11 @@ from typing import Any
 import numpy as np
 
 from lampy.autograd import _ledger
-from lampy.opkit import SharedInBackward, frozen, value_of
+from lampy.opkit import SharedInBackward, frozen, lifted, value_of
 from lampy.random import resolve_rng
 
 __all__ = [
+    "zero_tangent",
     "SharedInBackward",
     "compiled",
     "dot_along",
@@ -229,3 +230,16 @@ def rng_or_default(owner: str, rng: Any) -> np.random.Generator:
         LampyTypeError: if ``rng`` is neither None nor a Generator.
     """
     return resolve_rng(owner, rng)
+
+
+def zero_tangent(node: Any) -> Any:
+    """A Variable of zeros of ``node``'s shape whose gradient flows into ``node`` (0 when
+    ``node`` is None): added to a saved value that is affine in ``node``'s value with
+    slope 1 (``diff = input - target``), it brings that value into the graph exactly,
+    with every derivative, without keeping the input's value (``diff + zero_tangent(n_in)
+    - zero_tangent(n_t)``)."""
+    if node is None:
+        return 0
+    zero = np.zeros((), node.dtype)
+    zero.flags.writeable = False
+    return lifted(node, np.broadcast_to(zero, node.shape))
