@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import warnings
 
 import numpy as np
@@ -77,68 +78,24 @@ def test_binary_with_constant_operand(
             assert out.dtype == expected.dtype
 
 
-# The second-order column: every op of the table either has a differentiable backward
-# rule, checked by check_grad(order=2) (PyTorch's gradgradcheck: central differences of
-# the first-order gradient), or is listed here and raises NoSecondOrderError when a
-# differentiable pass reaches it (the list is kept honest both ways).
+# The second-order column: every op of the table has a differentiable backward rule,
+# checked by check_grad(order=2) (PyTorch's gradgradcheck: central differences of the
+# first-order gradient), or is listed here: then a differentiable pass through it raises
+# NoSecondOrderError naming it (or, for inputs where its result comes from ops that have
+# rules, gives the right answer): never a silently wrong second derivative.
 FIRST_ORDER_ONLY: frozenset[str] = frozenset(
     {
-        "abs",
-        "append",
-        "arctan2",
-        "array_split",
-        "atleast_1d",
-        "atleast_2d",
-        "atleast_3d",
-        "average_returned_weight_sum",
-        "average_weighted",
-        "broadcast_arrays",
-        "ceil",
-        "clip",
-        "clip_keyword_bounds",
-        "clip_variable_bounds",
-        "clip_variable_min",
-        "column_stack",
-        "column_stack_one_array",
-        "compress",
-        "concatenate",
-        "concatenate_one_array",
         "convolve",
         "correlate",
-        "cross",
-        "cumprod",
-        "cumsum",
-        "diag",
-        "diagonal",
         "diff",
-        "dot",
-        "dsplit",
-        "einsum",
-        "fabs",
-        "flip",
-        "fliplr",
-        "flipud",
-        "floor",
         "full",
-        "gather",
         "gradient",
-        "hsplit",
-        "hstack",
-        "hstack_one_array",
-        "hypot",
-        "index_add",
-        "index_select",
-        "inner",
         "interp",
         "interp_left_right",
-        "kron",
-        "linalg.cholesky",
-        "linalg.det",
         "linalg.eig",
         "linalg.eigh",
         "linalg.eigvals",
         "linalg.eigvalsh",
-        "linalg.inv",
         "linalg.lstsq",
         "linalg.matrix_power",
         "linalg.norm_default",
@@ -147,12 +104,9 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "linalg.pinv",
         "linalg.pinv_hermitian",
         "linalg.qr",
-        "linalg.slogdet",
-        "linalg.solve_matrix",
         "linalg.solve_sylvester",
         "linalg.solve_triangular_matrix",
         "linalg.solve_triangular_vector",
-        "linalg.solve_vector",
         "linalg.sqrtm",
         "linalg.sqrtm_symmetric",
         "linalg.svd",
@@ -160,12 +114,8 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "linalg.svd_values",
         "linspace",
         "linspace_step",
-        "logaddexp",
-        "logaddexp2",
-        "masked_fill",
         "median",
         "mod",
-        "nan_to_num",
         "nancumprod",
         "nancumsum",
         "nanmax",
@@ -178,25 +128,12 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "nanstd",
         "nansum",
         "nanvar",
-        "outer",
-        "pad",
         "partition",
         "percentile",
         "polyval",
-        "positive",
-        "prod",
-        "put_along_axis",
         "quantile",
         "remainder",
-        "repeat",
-        "roll",
-        "rot90",
-        "round",
-        "round_decimals_-1",
-        "round_decimals_1",
-        "scatter_add",
         "select",
-        "sign",
         "signal.convolve",
         "sinc",
         "sinc_near_zero",
@@ -240,9 +177,6 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "special.y0",
         "special.y1",
         "special.yn",
-        "split",
-        "stack",
-        "stack_one_array",
         "stats.beta.cdf",
         "stats.beta.logcdf",
         "stats.beta.logpdf",
@@ -258,12 +192,6 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "stats.gamma.logcdf",
         "stats.gamma.logpdf",
         "stats.gamma.pdf",
-        "stats.multivariate_normal.logpdf_diagonal",
-        "stats.multivariate_normal.logpdf_matrix",
-        "stats.multivariate_normal.logpdf_scalar",
-        "stats.multivariate_normal.pdf_diagonal",
-        "stats.multivariate_normal.pdf_matrix",
-        "stats.multivariate_normal.pdf_scalar",
         "stats.norm.cdf",
         "stats.norm.logcdf",
         "stats.norm.logpdf",
@@ -278,21 +206,7 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "stats.t.logcdf",
         "stats.t.logpdf",
         "stats.t.pdf",
-        "std",
-        "take",
-        "take_along_axis",
-        "tensordot",
-        "tile",
         "topk",
-        "trace",
-        "tril",
-        "triu",
-        "trunc",
-        "var",
-        "vdot",
-        "vsplit",
-        "vstack",
-        "vstack_one_array",
     }
 )
 
@@ -311,10 +225,10 @@ def test_second_order_matches_finite_differences(spec: OpSpec, data: st.DataObje
     skip = SECOND_ORDER_SKIP.get(spec.name)
     assume(skip is None or not skip(arrays))
     f = lambda *vs: spec.fn(*vs, **kwargs)
-    if spec.name in FIRST_ORDER_ONLY:
-        with pytest.raises(lampy.NoSecondOrderError):
-            check_grad(f, *arrays, order=2)
-        return
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
+        if spec.name in FIRST_ORDER_ONLY:
+            with contextlib.suppress(lampy.NoSecondOrderError):  # named in its message
+                check_grad(f, *arrays, atol=spec.grad_atol, rtol=spec.grad_rtol, order=2)
+            return
         check_grad(f, *arrays, atol=spec.grad_atol, rtol=spec.grad_rtol, order=2)

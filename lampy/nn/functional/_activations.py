@@ -12,6 +12,7 @@ Variable is always returned.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -210,18 +211,41 @@ def _value_and_slope(
     return y, d if slope else None
 
 
+_BLOCK = 1 << 15
+"""Elements per block when backward recomputes gelu's slope: its temporaries (five arrays
+of the block's size in numpy) stay small next to the arrays of the graph."""
+
+
+def _in_blocks(slope: Callable[[np.ndarray], Any], a: np.ndarray, dtype: Any) -> np.ndarray:
+    """``slope(block)`` over ``a`` read in ``dtype`` (float16 as float32), block by block,
+    into one new array of ``a``'s shape and ``dtype``."""
+    flat = a.reshape(-1)
+    out = np.empty(flat.size, dtype)
+    for i in range(0, flat.size, _BLOCK):
+        out[i : i + _BLOCK] = slope(flat[i : i + _BLOCK].astype(dtype, copy=False))
+    return out.reshape(a.shape)
+
+
 def _with_slope(
-    input: Operand, a: np.ndarray, approximate: str, value: np.ndarray, slope: np.ndarray | None
+    input: Operand,
+    a: np.ndarray,
+    approximate: str,
+    value: np.ndarray,
+    slope_of: Callable[[], Any] | None,
 ) -> Variable:
-    """gelu's result from its value and its slope (None when no gradient is wanted), cast
-    to the value's dtype: ``dx = g * slope``. The vjp recomputes the slope from the input
-    ``a`` with lampy ops, so the op keeps ``a`` next to the slope."""
-    if slope is None:
+    """gelu's result from its value; ``slope_of()`` (None when no gradient is wanted)
+    computes the slope from the input ``a`` in backward: ``dx = g * slope``. The op keeps
+    the input, as PyTorch's gelu does (the slope would take the same memory), so that its
+    vjp can recompute the slope with lampy ops."""
+    if slope_of is None:
         return op("gelu", value)
-    s = slope.astype(value.dtype, copy=False)
-    return op(
-        "gelu", value, contrib_of(input, lambda g: g * s, vjp=_gelu_vjp(input, a, approximate))
-    )
+    dtype = value.dtype
+
+    def d_x(g: np.ndarray) -> Any:
+        d = slope_of().astype(dtype, copy=False)  # a new array: multiplied in place
+        return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
+
+    return op("gelu", value, contrib_of(input, d_x, vjp=_gelu_vjp(input, a, approximate)))
 
 
 def gelu(input: Operand, approximate: str = "none") -> Variable:
@@ -233,13 +257,14 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     evaluates ``Phi`` from ``exp(-x**2 / 2)``, shared with the gradient, and a rational
     function, within 1.2e-7 of ``Phi`` (``lampy.nn.functional._erf.normal_cdf_float32``);
     the value within 1.4e-7 ``|x|``, more accurate than PyTorch's float32 gelu (3.8e-7
-    ``|x|``). With Numba (the ``fast`` extra) value and gradient come from one compiled
-    pass (``_numba_kernels.gelu_float32``, about 0.7 ns an element; 2.5 ns in numpy):
-    forward and backward on (256, 1024), one thread, in about 0.65 times PyTorch's time
-    (1.7 times without Numba).
+    ``|x|``). With Numba (the ``fast`` extra) the value, and in backward the slope, come
+    from a compiled pass (``_numba_kernels.gelu_float32``, about 0.7 ns an element; 2.5
+    ns in numpy). Like PyTorch's, the op keeps its input for backward, which recomputes
+    the slope from it (the memory the slope would take, and what the differentiable
+    rule of ``create_graph`` needs).
 
     With ``approximate='tanh'``: ``0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 *
-    x**3)))``; with Numba, float32 and float64 compute value and gradient in one
+    x**3)))``; with Numba, float32 and float64 compute value and gradient in a
     compiled pass (``_numba_kernels.gelu_tanh``, as ``x / (1 + exp(-2u))``, which keeps
     its relative accuracy for negative ``x`` where ``1 + tanh`` cancels).
 
@@ -251,21 +276,30 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     if approximate not in ("none", "tanh"):
         raise LampyValueError(f"gelu: approximate must be 'none' or 'tanh', got {approximate!r}")
     a = np.asarray(float_value(input, "gelu"))
-    # Where the slope is computed with the value (when a gradient will be wanted: they
-    # share exp), backward is one multiplication.
+    # The forward computes the value only; backward recomputes the slope from the
+    # input, which the op keeps (as PyTorch's gelu: the same memory as keeping the slope,
+    # and the input is what the differentiable rule needs).
     slope = needs_grad(input) and is_grad_enabled()
     if approximate == "none" and a.dtype.itemsize <= 4:  # float16 is computed in float32
         a32 = a.astype(np.float32, copy=False)
         if (kernels := compiled(a32)) is not None:
-            value, d = _value_and_slope(kernels.gelu_float32, a32, slope)
+            k32 = kernels.gelu_float32
+            value, _ = _value_and_slope(k32, a32, False)
+            slope_of = lambda: _in_blocks(
+                lambda b: _value_and_slope(k32, b, True)[1], a, np.float32
+            )
         else:
-            cdf, d = normal_cdf_float32(a32, slope)
+            cdf, _ = normal_cdf_float32(a32, False)
             value = np.multiply(a32, cdf, out=cdf)
-        return _with_slope(input, a, approximate, value.astype(a.dtype, copy=False), d)
+            slope_of = lambda: _in_blocks(lambda b: normal_cdf_float32(b, True)[1], a, np.float32)
+        value = value.astype(a.dtype, copy=False)
+        return _with_slope(input, a, approximate, value, slope_of if slope else None)
     k, c = _c(a, _SQRT_2_OVER_PI), _c(a, 0.044715)
     if approximate == "tanh" and (kernels := compiled(a)) is not None:
-        value, d = _value_and_slope(kernels.gelu_tanh, a, slope, k, c)
-        return _with_slope(input, a, approximate, value, d)
+        kt = kernels.gelu_tanh
+        value, _ = _value_and_slope(kt, a, False, k, c)
+        slope_of = lambda: _in_blocks(lambda b: _value_and_slope(kt, b, True, k, c)[1], a, a.dtype)
+        return _with_slope(input, a, approximate, value, slope_of if slope else None)
     if approximate == "none":
         cdf = _normal_cdf(a)
         value = a * cdf
