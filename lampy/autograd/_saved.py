@@ -85,8 +85,8 @@ def view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
 def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     """Bytes of the arrays an op's params saved for backward beyond the graph's values:
     the arrays a closure captured (its cells, and tuples or lists in them) or a
-    ``WITH_SAVED`` edge saved (and what a vjp captured), each counted once by the array
-    owning its memory,
+    ``WITH_SAVED`` edge saved, each counted once by the array owning its memory (an
+    edge's vjp keeps no array its closure does not: nodes, shapes, constants),
     leaving out the op's value and its inputs' values (counted with their nodes)."""
     counted: set[int] | None = None
     total = 0
@@ -97,13 +97,10 @@ def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
                 continue
         else:
             cells = getattr(fn, "__closure__", None)
+            if not cells:
+                continue
             found = []
-            if cells:
-                _captured(cells, found, 3)
-            if saved is not None:  # a vjp (create_graph's rule) keeps what it captured
-                cells = getattr(saved, "__closure__", None)
-                if cells:
-                    _captured(cells, found, 3)
+            _captured(cells, found, 3)
             if not found:
                 continue
         if counted is None:  # the graph's own values: counted with their nodes

@@ -55,7 +55,8 @@ Differentiable backward rules (for ``create_graph=True``, nested ``lampy.grad``,
 - ``contrib_of(x, fn, vjp=...)`` and ``param_of(x, fn, vjp=...)``: ``vjp(g, out)`` (of
   type ``Vjp``) is the contribution computed with lampy ops (``g`` a Variable or a numpy
   constant, ``out`` the op's node); ``NoSecondOrderError`` is what a pass raises for an
-  op without one.
+  op without one. A vjp keeps no array its numpy closure does not (memory accounting
+  reads the closure): operands' nodes, shapes and constants besides.
 - ``node_of(x)``: what a vjp keeps of an operand (its node, or None for a constant);
   ``graph_value(node, value)`` gives the saved value back as a Variable of the graph
   (``lifted(out, value)`` for the op's own value).
