@@ -75,29 +75,26 @@ def _extreme(
         raise reduce_error(name, shape, axis, e) from None
     value = value_kd if keepdims else np.squeeze(value_kd, axes)
 
-    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+    def hits(dtype: Any) -> tuple[np.ndarray, np.ndarray]:
+        """Where the extreme is taken, and how many places share each slice's gradient."""
         hit = _equal(x, value_kd)
         nan = _isnan(value_kd)
         if nan.any():
             hit = hit | (_isnan(x) & nan)
         if masked:
             hit = hit & where
-        count = np.sum(hit, axis=axes, keepdims=True, dtype=g.dtype)
+        count = np.sum(hit, axis=axes, keepdims=True, dtype=dtype)
         if initial is not None:  # a tie with `initial` takes its share, which is dropped
             count = count + _equal(value_kd, initial)
+        return hit, count
+
+    def d_a(g: np.ndarray, out: np.ndarray) -> None:
+        hit, count = hits(g.dtype)
         share = expand_reduced(g, axes, keepdims) / count
         _add(out, share, out=out, where=hit)
 
     def vjp(g: Any, out: Any) -> Any:
-        hit = _equal(x, value_kd)
-        nan = _isnan(value_kd)
-        if nan.any():
-            hit = hit | (_isnan(x) & nan)
-        if masked:
-            hit = hit & where
-        count = np.sum(hit, axis=axes, keepdims=True, dtype=value_kd.dtype)
-        if initial is not None:
-            count = count + _equal(value_kd, initial)
+        hit, count = hits(value_kd.dtype)
         share = broadcast_to(reshape(g, value_kd.shape) / count, shape)
         return where_(hit, share, 0.0)
 
