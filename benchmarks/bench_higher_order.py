@@ -68,8 +68,8 @@ def agreement() -> list[tuple[str, float]]:
     _, hv_l = lampy.hvp(loss_l, w1, v)
     _, hv_t = torch.autograd.functional.hvp(loss_t, _t(w1), _t(v))
     rows.append(("hvp", float(np.abs(hv_l - hv_t.numpy()).max())))
-    f_l = lambda a: lampy.tanh(x[:4] @ a)  # noqa: E731
-    f_t = lambda a: torch.tanh(_t(x[:4]) @ a)  # noqa: E731
+    f_l = lambda a: lampy.tanh(x[:4] @ a)
+    f_t = lambda a: torch.tanh(_t(x[:4]) @ a)
     j_l = lampy.jacobian(f_l)(w1)
     j_t = torch.func.jacrev(f_t)(_t(w1)).numpy()
     rows.append(("jacobian (jacrev)", float(np.abs(j_l - j_t).max())))
@@ -96,13 +96,13 @@ def _wgan(rng: np.random.Generator) -> float:
     x_hat = alpha * real + (1 - alpha) * fake
 
     def loss_l(w1: Any, b1: Any, w2: Any) -> Any:
-        critic = lambda z: F.linear(F.leaky_relu(F.linear(z, w1, b1), 0.2), w2)  # noqa: E731
+        critic = lambda z: F.linear(F.leaky_relu(F.linear(z, w1, b1), 0.2), w2)
         gx = lampy.grad(lambda z: critic(z).sum())(x_hat)
         norm = lampy.sqrt((gx * gx).sum(axis=1))
         return critic(fake).mean() - critic(real).mean() + 10 * ((norm - 1) ** 2).mean()
 
     ps = [_t(a).requires_grad_() for a in (w1, b1, w2)]
-    critic = lambda z: TF.linear(TF.leaky_relu(TF.linear(z, ps[0], ps[1]), 0.2), ps[2])  # noqa: E731
+    critic = lambda z: TF.linear(TF.leaky_relu(TF.linear(z, ps[0], ps[1]), 0.2), ps[2])
     xh = _t(x_hat).requires_grad_()
     (gx,) = torch.autograd.grad(critic(xh).sum(), xh, create_graph=True)
     norm = torch.sqrt((gx * gx).sum(dim=1))
@@ -116,13 +116,13 @@ def _pinn(rng: np.random.Generator) -> float:
     w1, b1, w2 = rng.normal(size=(16, 1)), rng.normal(size=16), rng.normal(size=(1, 16))
 
     def loss_l(w1: Any, b1: Any, w2: Any) -> Any:
-        u = lambda z: F.linear(lampy.tanh(F.linear(z[:, None], w1, b1)), w2)[:, 0]  # noqa: E731
-        du = lambda z: lampy.grad(lambda q: u(q).sum())(z)  # noqa: E731
+        u = lambda z: F.linear(lampy.tanh(F.linear(z[:, None], w1, b1)), w2)[:, 0]
+        du = lambda z: lampy.grad(lambda q: u(q).sum())(z)
         d2u = lampy.grad(lambda z: du(z).sum())(xs)
         return ((d2u + u(xs)) ** 2).mean()
 
     ps = [_t(a).requires_grad_() for a in (w1, b1, w2)]
-    u = lambda z: TF.linear(torch.tanh(TF.linear(z[:, None], ps[0], ps[1])), ps[2])[:, 0]  # noqa: E731
+    u = lambda z: TF.linear(torch.tanh(TF.linear(z[:, None], ps[0], ps[1])), ps[2])[:, 0]
     z = _t(xs).requires_grad_()
     (du,) = torch.autograd.grad(u(z).sum(), z, create_graph=True)
     (d2u,) = torch.autograd.grad(du.sum(), z, create_graph=True)
@@ -142,7 +142,7 @@ def _maml(rng: np.random.Generator) -> float:
         return inner_l(w - 0.1 * gw, b - 0.1 * gb, xq, yq)
 
     ps = [_t(a).requires_grad_() for a in (w0, b0)]
-    inner_t = lambda w, b, x, y: TF.mse_loss(TF.linear(_t(x), w, b)[:, 0], _t(y))  # noqa: E731
+    inner_t = lambda w, b, x, y: TF.mse_loss(TF.linear(_t(x), w, b)[:, 0], _t(y))
     gw, gb = torch.autograd.grad(inner_t(ps[0], ps[1], xs, ys), ps, create_graph=True)
     inner_t(ps[0] - 0.1 * gw, ps[1] - 0.1 * gb, xq, yq).backward()
     return _max_diff(lampy.grad(meta_l, argnums=(0, 1))(w0, b0), ps)
@@ -164,7 +164,7 @@ def timing(repeats: int) -> list[tuple[str, float]]:
     }
     if torch is not None:
         tx, tl, tw2, tv = _t(x), torch.tensor(labels), _t(w2), _t(v)
-        loss_t = lambda a: TF.cross_entropy(torch.tanh(tx @ a) @ tw2, tl)  # noqa: E731
+        loss_t = lambda a: TF.cross_entropy(torch.tanh(tx @ a) @ tw2, tl)
         tw1 = _t(w1)
 
         def torch_grad() -> Any:

@@ -395,6 +395,17 @@ def _as_roots(roots: Variable | Sequence[Variable]) -> list[Variable]:
     return out
 
 
+_RECORDED_PASS: list[Callable[[list[Variable], Any], None]] | None = None
+"""The recorded pass that serves ``backward(create_graph=True)``: ``lampy.autograd._higher``
+(one floor up: it records with ``lampy.op``) registers it when imported."""
+
+
+def serve_create_graph(fn: Callable[[list[Variable], Any], None]) -> None:
+    """Register ``fn(roots, grads)`` as the pass behind ``backward(create_graph=True)``."""
+    global _RECORDED_PASS
+    _RECORDED_PASS = [fn]
+
+
 def backward(
     roots: Variable | Sequence[Variable],
     grads: Sequence[Any] | None = None,
@@ -403,6 +414,7 @@ def backward(
     retain_graph: bool = False,
     workers: int | str | None = None,
     atomic: bool | None = None,
+    create_graph: bool = False,
 ) -> None:
     """Backpropagate from one or several roots into the gradients of the params.
 
@@ -441,6 +453,13 @@ def backward(
             free; accumulated gradients added as soon as final. True: all or nothing
             for every param (accumulated ones held to the end, a second copy). False:
             every gradient added as soon as it is final (as ``lampy.backward_iter``).
+        create_graph: Record the pass (PyTorch's ``create_graph``): each param's
+            ``.grad`` gets the value as usual, and its ``grad_graph`` the gradient as a
+            Variable of the current scope that can be differentiated again (summed over
+            such passes until ``zero_grad``). The graph is kept. Every op on the way
+            needs a differentiable rule (``lampy.NoSecondOrderError`` names one that has
+            none); ``workers`` and ``atomic`` do not apply. For the gradients of a few
+            inputs only, ``lampy.gradients(..., create_graph=True)`` returns them.
 
     Raises:
         ShapeError: a root is not a scalar and no grad was given, or a grad has the
@@ -458,6 +477,11 @@ def backward(
         grads = [grads]  # backward(root, g): one root, one grad
     if retain is True:
         retain_graph, retain = True, ()
+    if create_graph:
+        if _RECORDED_PASS is None:  # pragma: no cover (lampy.autograd registers it)
+            raise LampyTypeError("backward(create_graph=True): import lampy.autograd first.")
+        _RECORDED_PASS[0](_as_roots(roots), grads)
+        return
     with _memory.backward_phase():  # shades the pass in lampy.memory_profile's plot
         if atomic is not False:
             _backward_held(_as_roots(roots), grads, retain, workers, retain_graph, bool(atomic))

@@ -32,10 +32,12 @@ from lampy._errors import (
     ShapeError,
     spent_graph,
 )
+from lampy.autograd._backprop import serve_create_graph
 from lampy.autograd._edge import CONTRIBUTION, NODE, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import SPENT, Node
 from lampy.autograd._pass import _check_versions as check_versions
+from lampy.autograd._pass import commit_all
 from lampy.autograd._unbroadcast import Contribution, unbroadcast
 from lampy.autograd._variable import Variable, op
 
@@ -291,8 +293,26 @@ def gradients(
                 f"{name}: input {k} ({x.node.describe()}) does not need a gradient; make it "
                 "with lampy.param (or requires_grad=True)."
             )
-    seeds = _seeds(name, outs, grad_outputs)
-    targets = {x.node for x in ins}
+    found = _pass_of(outs, _seeds(name, outs, grad_outputs), {x.node for x in ins}, create_graph)
+    results: list[Variable | None] = []
+    for k, x in enumerate(ins):
+        g = found.get(x.node)
+        if g is None and not allow_unused:
+            raise LampyValueError(
+                f"{name}: input {k} ({x.node.describe()}) is not used to compute the "
+                "outputs, so it has no gradient; pass allow_unused=True to get None."
+            )
+        if g is not None and type(g) is not Variable:
+            g = _constant(g)
+        results.append(g)
+    return tuple(results)
+
+
+def _pass_of(
+    outs: list[Variable], seeds: list[Any], targets: set[Node], create_graph: bool
+) -> dict[Node, Any]:
+    """One pass from ``outs`` (seeded) into ``targets``: each target's gradient (a
+    Variable or a numpy array), recorded with ``create_graph``."""
     order, reach = _order([o.node for o in outs], targets)
     token = GRAD_ENABLED.set(bool(create_graph) and GRAD_ENABLED.get())
     try:
@@ -312,20 +332,40 @@ def gradients(
                     d = _vjp(node, i, g) if create_graph else _numpy_contribution(node, i, g)
                     if d is not None:
                         _accumulate(cts, params[i][NODE], d)
-        results: list[Variable | None] = []
-        for k, x in enumerate(ins):
-            g = cts.get(x.node)
-            if g is None and not allow_unused:
-                raise LampyValueError(
-                    f"{name}: input {k} ({x.node.describe()}) is not used to compute the "
-                    "outputs, so it has no gradient; pass allow_unused=True to get None."
-                )
-            if g is not None and type(g) is not Variable:
-                g = _constant(g)
-            results.append(g)
     finally:
         GRAD_ENABLED.reset(token)
-    return tuple(results)
+    return {n: cts[n] for n in targets if n in cts}
+
+
+def backward_recorded(roots: list[Variable], grads: Any) -> None:
+    """``backward(roots, grads, create_graph=True)``: the gradients of every param the
+    roots reach, recorded; each param's ``.grad`` gets the value (accumulated as by any
+    pass) and its ``grad_graph`` the recorded Variable (summed, recorded, over passes)."""
+    seeds = _seeds("backward", roots, grads)
+    leaves: set[Node] = set()
+    seen: set[Node] = set()
+    stack = [r.node for r in roots]
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if n.params is None:
+            if n.needs_grad:
+                leaves.add(n)
+        else:
+            stack.extend(e[NODE] for e in n.params)
+    found = _pass_of(roots, seeds, leaves, True)
+    done = []
+    for node, g in found.items():
+        if type(g) is not Variable:
+            g = _constant(g)
+        done.append((node, np.array(g.value)))  # this pass's, added into .grad
+        prev = getattr(node, "grad_graph", None)
+        if prev is not None and prev.node.scope is not None:
+            g = _plus(prev, g)
+        node.set_grad_graph(g)
+    commit_all(done)
 
 
 def _order(roots: list[Node], targets: set[Node]) -> tuple[list[Node], dict[Node, bool]]:
@@ -364,6 +404,9 @@ def _order(roots: list[Node], targets: set[Node]) -> tuple[list[Node], dict[Node
                     stack.append((inp, False))
     post.reverse()
     return post, reach
+
+
+serve_create_graph(backward_recorded)
 
 
 def _constant(value: Any) -> Variable:
@@ -418,6 +461,7 @@ __all__ = [
     "graph_value",
     "lifted",
     "no_second_order",
+    "backward_recorded",
     "saved_vjp",
     "sum_to",
 ]

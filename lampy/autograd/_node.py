@@ -130,6 +130,7 @@ class Node:
         "charged",
         "dtype",
         "grad",
+        "grad_graph",
         "handle",
         "held",
         "kept",
@@ -219,9 +220,17 @@ class Node:
         self.grad = g
 
     def take_grad(self) -> np.ndarray | None:
-        """Drop the ``.grad`` buffer (``zero_grad``) and return it, for its refund."""
+        """Drop the ``.grad`` buffer (``zero_grad``) and return it, for its refund; a
+        recorded gradient (``grad_graph``) goes with it."""
         g, self.grad = self.grad, None
+        self.grad_graph = None
         return g
+
+    def set_grad_graph(self, g: Any) -> None:
+        """Hold ``g``, the recorded gradient of ``backward(create_graph=True)`` (a Variable),
+        as ``grad_graph``. The slot is set only here and in ``take_grad``: read it with
+        ``getattr(node, "grad_graph", None)``, so that making a node costs nothing more."""
+        self.grad_graph = g
 
     def bump_version(self) -> None:
         """Count one in-place write into the value (``lampy.in_place``)."""

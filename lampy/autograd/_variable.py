@@ -85,6 +85,18 @@ class Variable(VariableOperators):
         return node.grad
 
     @property
+    def grad_graph(self) -> Variable | None:
+        """The gradient that ``backward(create_graph=True)`` recorded (summed over such
+        passes), as a Variable that can be differentiated again (PyTorch's ``.grad``
+        after ``backward(create_graph=True)``); None without one. ``.grad`` holds its
+        value. Reset by ``zero_grad``; owned by the scope the pass ran in."""
+        node = self.node
+        if node.scope is None:
+            raise node.released_error(".grad_graph")
+        g: Variable | None = getattr(node, "grad_graph", None)
+        return g
+
+    @property
     def op(self) -> Op | None:
         """The ``lampy.Op`` that computed this Variable, or None for a leaf (a param or a
         constant) and for results computed under ``lampy.no_grad``."""
@@ -173,6 +185,7 @@ class Variable(VariableOperators):
         retain_graph: bool = False,
         workers: int | str | None = None,
         atomic: bool | None = None,
+        create_graph: bool = False,
     ) -> None:
         """Backpropagate from this Variable; see ``lampy.backward``."""
         backward(
@@ -182,6 +195,7 @@ class Variable(VariableOperators):
             retain_graph=retain_graph,
             workers=workers,
             atomic=atomic,
+            create_graph=create_graph,
         )
 
     def zero_grad(self, set_to_none: bool = True) -> None:

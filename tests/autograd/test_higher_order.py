@@ -359,3 +359,39 @@ def test_third_order_through_nested_hessian(n: int, k: int) -> None:
         return lampy.hvp(lambda z: (z**p).sum(), y, np.ones(n))[1].sum()
 
     np.testing.assert_allclose(lampy.grad(hv_sum)(x), p * (p - 1) * (p - 2) * x**k, rtol=1e-10)
+
+
+# ------------------------------------------------- backward(create_graph=True)
+def test_backward_create_graph_fills_grad_and_grad_graph() -> None:
+    """PyTorch's gradient penalty written with backward: .grad gets the value, .grad_graph
+    the recorded gradient, which a second backward differentiates (d/dw sum(d**2) with
+    d = x (1 - tanh(x w)**2) is 2 d x**2 (-2 t)(1 - t**2)); zero_grad resets both."""
+    x = np.array([3.0, 4.0, -0.5])
+    with lampy.Scope():
+        w = lampy.param([0.1, -0.2, 0.3])
+        lampy.tanh(x * w).sum().backward(create_graph=True)
+        t = np.tanh(x * w.value)
+        d = x * (1 - t * t)
+        np.testing.assert_allclose(w.grad, d, rtol=1e-12)
+        gg = w.grad_graph
+        assert isinstance(gg, lampy.Variable) and gg.needs_grad
+        np.testing.assert_array_equal(gg.value, w.grad)
+        penalty = (gg**2).sum()
+        w.zero_grad()
+        assert w.grad_graph is None
+        penalty.backward()
+        np.testing.assert_allclose(w.grad, 2 * d * x * x * (-2 * t) * (1 - t * t), rtol=1e-12)
+
+
+def test_backward_create_graph_accumulates_over_passes() -> None:
+    """Two passes add up in .grad and in .grad_graph (recorded), as PyTorch's .grad."""
+    with lampy.Scope():
+        w = lampy.param(np.array([1.0, 2.0]))
+        (w * w).sum().backward(create_graph=True)
+        (w * w * w).sum().backward(create_graph=True)
+        np.testing.assert_array_equal(w.grad, 2 * w.value + 3 * w.value**2)
+        (h,) = lampy.gradients(w.grad_graph.sum(), w)
+        np.testing.assert_array_equal(h.value, 2 + 6 * w.value)
+        without = lampy.param(1.0)
+        (without * 2.0).backward()
+        assert without.grad_graph is None
