@@ -8,6 +8,9 @@ from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
 from lampy.autograd._higher import gradients as gradients
 from lampy.autograd._inplace import in_place as in_place
+from lampy.autograd._leaves import const as const
+from lampy.autograd._leaves import param as param
+from lampy.autograd._leaves import zero_grads as zero_grads
 from lampy.autograd._ledger import MemoryStats as MemoryStats
 from lampy.autograd._node import Node as Node
 from lampy.autograd._remat import recomputing as recomputing
@@ -33,10 +36,7 @@ from lampy.autograd._variable import Op as Op
 from lampy.autograd._variable import Operand as Operand
 from lampy.autograd._variable import Param as Param
 from lampy.autograd._variable import Variable as Variable
-from lampy.autograd._variable import const as const
 from lampy.autograd._variable import op as op
-from lampy.autograd._variable import param as param
-from lampy.autograd._variable import zero_grads as zero_grads
 from lampy.autograd._workers import get_num_workers as get_num_workers
 from lampy.autograd._workers import parallel_map as parallel_map
 from lampy.autograd._workers import set_num_workers as set_num_workers

@@ -14,9 +14,10 @@ from lampy.autograd._backprop import _propagate
 from lampy.autograd._edge import NODE
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._higher import gradients, lifted
+from lampy.autograd._leaves import const, param
 from lampy.autograd._node import Node
 from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable, const, param
+from lampy.autograd._variable import Variable
 
 
 def _argnums(name: str, argnums: int | Sequence[int], nargs: int) -> tuple[int, ...]:

@@ -53,12 +53,13 @@ from lampy._tree import Structure, flatten, leaves, leaves_with_paths, map_leave
 from lampy.autograd._backprop import _propagate
 from lampy.autograd._edge import NODE, contribution_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
+from lampy.autograd._leaves import const, param
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import RUNNING, Pass
 from lampy.autograd._scope import Scope, current_or_none
 from lampy.autograd._shared import ref_of
 from lampy.autograd._unbroadcast import Grad
-from lampy.autograd._variable import Variable, const, op, param
+from lampy.autograd._variable import Variable, op
 
 F = TypeVar("F", bound=Callable[..., Any])
 

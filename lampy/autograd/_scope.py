@@ -16,6 +16,7 @@ from lampy import _memory
 from lampy._errors import LampyError, no_scope
 from lampy._tree import leaves
 from lampy.autograd import _ledger
+from lampy.autograd._budget_units import parse_bytes
 from lampy.autograd._current import CURRENT as _CURRENT
 from lampy.autograd._current import current_or_none as current_or_none
 from lampy.autograd._ledger import Ledger, MemoryStats
@@ -95,7 +96,7 @@ class Scope:
         self._last_pass: tuple[frozenset[Node], int] | None = None
         self._warned = False
         self.keep_values = keep_values
-        limit = None if budget is None else _ledger.parse_bytes(budget)
+        limit = None if budget is None else parse_bytes(budget)
         self.ledger = Ledger(self, limit)
         """The scope's byte count, changed by ``lampy._memory`` only (read
         ``lampy.Scope.memory``)."""

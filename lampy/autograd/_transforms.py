@@ -20,8 +20,9 @@ from lampy.autograd._edge import CONTRIBUTION
 from lampy.autograd._functional import _argnums, _depends_outside, _input, grad
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._higher import gradients
+from lampy.autograd._leaves import const, param
 from lampy.autograd._scope import Scope
-from lampy.autograd._variable import Variable, const, op, param
+from lampy.autograd._variable import Variable, op
 
 
 def _output(name: str, out: Any) -> Variable:

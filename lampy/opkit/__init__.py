@@ -109,6 +109,8 @@ from lampy.autograd._higher import graph_value as graph_value
 from lampy.autograd._higher import lifted as lifted
 from lampy.autograd._higher import saved_vjp as saved_vjp
 from lampy.autograd._higher import sum_to as sum_to
+from lampy.autograd._leaves import const as const
+from lampy.autograd._leaves import param as param
 from lampy.autograd._remat import recomputing as recomputing
 from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._shared import Lazy as Lazy
@@ -122,9 +124,7 @@ from lampy.autograd._variable import Backward as Backward
 from lampy.autograd._variable import Operand as Operand
 from lampy.autograd._variable import Param as Param
 from lampy.autograd._variable import Variable as Variable
-from lampy.autograd._variable import const as const
 from lampy.autograd._variable import op as op
-from lampy.autograd._variable import param as param
 from lampy.opkit._axes import Axis as Axis
 from lampy.opkit._axes import expand_reduced as expand_reduced
 from lampy.opkit._axes import normalize_axis as normalize_axis
