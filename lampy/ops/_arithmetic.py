@@ -186,8 +186,12 @@ def remainder(x1: Operand, x2: Operand) -> Variable:
     return op(
         "remainder",
         value,
-        contrib_of(x1, lambda g: g, fresh=False),
-        contrib_of(x2, lambda g: -(g * np.floor_divide(a, b))),
+        contrib_of(x1, lambda g: g, fresh=False, vjp=lambda g, out: g),
+        contrib_of(
+            x2,
+            lambda g: -(g * np.floor_divide(a, b)),
+            vjp=lambda g, out: g * -np.floor_divide(a, b),  # a constant factor
+        ),
     )
 
 

@@ -24,6 +24,7 @@ from lampy.opkit import (
     real_result,
     value_of,
 )
+from lampy.ops._shape import moveaxis
 
 _matmul = np.matmul
 
@@ -109,7 +110,20 @@ def linspace(
     def d_stop(g: np.ndarray) -> Any:
         return _matmul(np.moveaxis(g, ax, -1), weights(g))
 
-    samples = op("linspace", value, contrib_of(start, d_start), contrib_of(stop, d_stop))
+    w = np.arange(n) / div if div > 0 else np.zeros(n)  # constants, for the vjps
+
+    def vjp_start(g: Any, out: Any) -> Any:
+        return (moveaxis(g, ax, -1) * (1 - w)).sum(axis=-1)
+
+    def vjp_stop(g: Any, out: Any) -> Any:
+        return (moveaxis(g, ax, -1) * w).sum(axis=-1)
+
+    samples = op(
+        "linspace",
+        value,
+        contrib_of(start, d_start, vjp=vjp_start),
+        contrib_of(stop, d_stop, vjp=vjp_stop),
+    )
     if not retstep:
         return samples
     step_value = np.asarray(step)
@@ -118,8 +132,8 @@ def linspace(
     return samples, op(
         "linspace",
         step_value,
-        contrib_of(start, lambda g: g / -div),
-        contrib_of(stop, lambda g: g / div),
+        contrib_of(start, lambda g: g / -div, vjp=lambda g, out: g / -div),
+        contrib_of(stop, lambda g: g / div, vjp=lambda g, out: g / div),
     )
 
 
@@ -150,7 +164,7 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Va
             f"full: fill_value of shape {np.shape(v)} does not broadcast to shape {shape}: {e}"
         ) from None
     real_result("full", value, fill_value)
-    return op("full", value, contrib_of(fill_value, lambda g: g, fresh=False))
+    return op("full", value, contrib_of(fill_value, lambda g: g, fresh=False, vjp=lambda g, out: g))
 
 
 def arange(

@@ -21,6 +21,7 @@ from lampy.opkit import (
     param_of,
     value_of,
 )
+from lampy.ops._where import where
 
 _add, _subtract, _sqrt = np.add, np.subtract, np.sqrt
 _PI = math.pi  # Python floats keep float32 float32
@@ -168,7 +169,19 @@ def sinc(x: Operand) -> Variable:
         near = np.abs(y) < _SINC_SERIES.get(y.dtype.itemsize, 0.1)
         return g * (np.where(near, series, closed) * _PI)
 
-    return op("sinc", value, contrib_of(x, d_x))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        y = graph_value(n, a) * _PI
+        y_np = np.asarray(a) * _PI
+        near = np.abs(y_np) < _SINC_SERIES.get(np.result_type(y_np).itemsize, 0.1)
+        far = where(near, 1.0, y)  # the closed form away from 0 only: no 0/0 to mask
+        y2, far2 = y * y, far * far
+        closed = (far * cos(far) - sin(far)) / far2
+        series = y * (y2 * (1 / 30 + y2 * (y2 / 45360 - 1 / 840)) - 1 / 3)
+        return g * (where(near, series, closed) * _PI)
+
+    return op("sinc", value, contrib_of(x, d_x, vjp=vjp))
 
 
 def deg2rad(x: Operand) -> Variable:

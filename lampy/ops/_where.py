@@ -137,11 +137,14 @@ def select(condlist: Any, choicelist: Any, default: Any = 0) -> Variable:
 
         return d
 
+    def vjp(i: int) -> Any:
+        return lambda g, out: where(masks()[i], g, 0.0)
+
     return op(
         "select",
         value,
-        *(param_of(x, closure(i)) for i, x in enumerate(choices)),
-        param_of(default, closure(len(choices))),
+        *(param_of(x, closure(i), vjp=vjp(i)) for i, x in enumerate(choices)),
+        param_of(default, closure(len(choices)), vjp=vjp(len(choices))),
     )
 
 
