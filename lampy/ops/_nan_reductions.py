@@ -25,14 +25,25 @@ from lampy.opkit import (
     array_of,
     contrib_of,
     expand_reduced,
+    graph_value,
+    lifted,
+    node_of,
     normalize_axis,
     op,
     single_axis,
     value_of,
 )
-from lampy.ops._cumulative import cumprod_grad, reverse_cumsum
+from lampy.ops._cumulative import _cumprod_vjp, _reverse_cumsum, cumprod_grad, reverse_cumsum
 from lampy.ops._extreme_reductions import reduce_error
-from lampy.ops._reductions import check_float_dtype, prod_grad
+from lampy.ops._reductions import (
+    _prod_vjp,
+    check_float_dtype,
+    prod_grad,
+    reduced_shape,
+    spread,
+)
+from lampy.ops._shape import reshape
+from lampy.ops._where import where
 
 _isnan, _where = np.isnan, np.where
 
@@ -72,7 +83,12 @@ def nansum(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = 
     def d_a(g: np.ndarray) -> Any:
         return _where(_nan_mask(x), 0, expand_reduced(g, axes, keepdims))
 
-    return op("nansum", value, contrib_of(a, d_a))
+    shape = np.shape(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return where(_nan_mask(x), 0.0, spread(g, shape, axes))
+
+    return op("nansum", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def nanmean(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
@@ -98,7 +114,12 @@ def nanmean(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool =
         count = np.sum(~nan, axis=axes, keepdims=True)
         return _where(nan, 0, expand_reduced(g, axes, keepdims) / count)
 
-    return op("nanmean", value, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        nan = _nan_mask(x)
+        count = np.maximum(np.sum(~nan, axis=axes, keepdims=True), 1)  # all nan: masked
+        return where(nan, 0.0, spread(g, np.shape(x), axes) / count)
+
+    return op("nanmean", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def nanprod(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
@@ -125,7 +146,18 @@ def nanprod(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool =
         d = prod_grad(filled, expand_reduced(g, axes, keepdims), pk, axes)
         return _where(nan, 0, d)
 
-    return op("nanprod", value, contrib_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        nan = _nan_mask(x)
+        kept = reduced_shape(np.shape(x), axes, True)
+        filled = _where(nan, 1, np.asarray(x, dtype=np.result_type(value)))
+        filled_v = where(nan, 1.0, graph_value(node, x))
+        pv = reshape(lifted(out, value), kept)
+        d = _prod_vjp(filled_v, filled, pv, np.reshape(value, kept), axes)
+        return where(nan, 0.0, reshape(g, kept) * d)
+
+    return op("nanprod", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def _nan_centered(x: Any, dtype: Any, axes: tuple[int, ...]) -> tuple[Any, Any, Any]:
@@ -135,6 +167,17 @@ def _nan_centered(x: Any, dtype: Any, axes: tuple[int, ...]) -> tuple[Any, Any, 
     count = np.sum(~nan, axis=axes, keepdims=True)
     mean = np.sum(_where(nan, 0, xv), axis=axes, keepdims=True) / count
     return nan, count, xv - mean
+
+
+def _nan_centered_vjp(node: Any, x: Any, axes: tuple[int, ...]) -> tuple[Any, Any, Any]:
+    """``_nan_centered`` with lampy ops (``x`` in the graph through ``node``), the nan
+    entries set to 0 and the mean of an all-nan slice to 0, so that no nan reaches a
+    derivative; for the vjps of nanvar and nanstd."""
+    nan = _nan_mask(x)
+    count = np.sum(~nan, axis=axes, keepdims=True)
+    filled = where(nan, 0.0, graph_value(node, x))
+    mean = filled.sum(axis=axes, keepdims=True) / np.maximum(count, 1)
+    return nan, count, where(nan, 0.0, filled - mean)
 
 
 def nanvar(
@@ -159,7 +202,15 @@ def nanvar(
         dof = np.maximum(count - ddof, 0)
         return _where(nan, 0, centered * (expand_reduced(g, axes, keepdims) * 2 / dof))
 
-    return op("nanvar", value, contrib_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        nan, count, centered = _nan_centered_vjp(node, x, axes)
+        dof = _where(count == 0, 1, np.maximum(count - ddof, 0))  # all nan: masked
+        kept = reduced_shape(np.shape(x), axes, True)
+        return where(nan, 0.0, centered * (reshape(g, kept) * 2 / dof))
+
+    return op("nanvar", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def nanstd(
@@ -183,7 +234,19 @@ def nanstd(
         scale = _where(s == 0, 0, expand_reduced(g, axes, keepdims) / (dof * s))
         return _where(nan, 0, centered * scale)
 
-    return op("nanstd", value, contrib_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        nan, count, centered = _nan_centered_vjp(node, x, axes)
+        dof = _where(count == 0, 1, np.maximum(count - ddof, 0))  # all nan: masked
+        kept = reduced_shape(np.shape(x), axes, True)
+        sk = np.reshape(value, kept)
+        skip = (sk == 0) | _isnan(sk)  # constant or all-nan slices: gradient 0
+        s = where(skip, 1.0, reshape(lifted(out, value), kept))
+        scale = where(skip, 0.0, reshape(g, kept) / (dof * s))
+        return where(nan, 0.0, centered * scale)
+
+    return op("nanstd", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def _nan_extreme(name: str, fn: Any, a: Any, axis: Any, keepdims: bool) -> Variable:
@@ -199,7 +262,14 @@ def _nan_extreme(name: str, fn: Any, a: Any, axis: Any, keepdims: bool) -> Varia
         count = np.sum(hit, axis=axes, keepdims=True, dtype=g.dtype)
         return _where(hit, expand_reduced(g, axes, keepdims) / count, 0)
 
-    return op(name, value, contrib_of(a, d_a))
+    shape = np.shape(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        hit = np.equal(x, value_kd)
+        count = np.maximum(np.sum(hit, axis=axes, keepdims=True), 1)  # all nan: no hit
+        return where(hit, spread(g, shape, axes) / count, 0.0)
+
+    return op(name, value, contrib_of(a, d_a, vjp=vjp))
 
 
 def nanmax(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
@@ -295,7 +365,11 @@ def nancumsum(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
         d = _where(_nan_mask(x).reshape(value.shape), 0, reverse_cumsum(g, k))
         return d.reshape(np.shape(x))
 
-    return op("nancumsum", value, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        d = where(_nan_mask(x).reshape(value.shape), 0.0, _reverse_cumsum(g, k))
+        return reshape(d, np.shape(x))
+
+    return op("nancumsum", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def nancumprod(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
@@ -315,7 +389,16 @@ def nancumprod(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
         d = _where(nan, 0, cumprod_grad(g, _where(nan, 1, xv), value, k))
         return d.reshape(np.shape(x))
 
-    return op("nancumprod", value, contrib_of(a, d_a))
+    node = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = np.asarray(x, dtype=value.dtype).reshape(value.shape)
+        nan = _isnan(xv)
+        filled_v = where(nan, 1.0, reshape(graph_value(node, x), value.shape))
+        d = _cumprod_vjp(g, filled_v, _where(nan, 1, xv), lifted(out, value), k)
+        return reshape(where(nan, 0.0, d), np.shape(x))
+
+    return op("nancumprod", value, contrib_of(a, d_a, vjp=vjp))
 
 
 __all__ = [
