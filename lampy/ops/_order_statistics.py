@@ -41,6 +41,7 @@ from lampy.opkit import (
     op,
     value_of,
 )
+from lampy.ops._shape import reshape
 
 _METHODS = (
     "inverted_cdf",
@@ -147,6 +148,25 @@ def _order_weights(
     return np.transpose(d, np.argsort(perm))
 
 
+def _order_vjp(g: Any, x: Any, axes: tuple[int, ...], q: Any, method: str, skip_nan: bool) -> Any:
+    """The gradient of :func:`_order_weights` with lampy ops, for the vjps: it is linear
+    in ``g`` with weights constant in ``x`` (piecewise), so it is ``g`` times the weights,
+    summed over the quantiles (the weights of quantile ``k`` are ``_order_weights`` of a
+    ``g`` that is 1 at ``k``, 0 at the others)."""
+    shape = np.shape(x)
+    kept = [shape[i] for i in range(len(shape)) if i not in axes]
+    k = int(np.size(q))
+    basis = np.eye(k).reshape((k, k, *[1] * len(kept)))
+    w = np.stack(
+        [
+            _order_weights(x, axes, q, method, skip_nan, np.broadcast_to(e, (k, *kept)))
+            for e in basis
+        ]
+    )
+    kd = [1 if i in axes else n for i, n in enumerate(shape)]
+    return (reshape(g, (k, *kd)) * w).sum(axis=0)
+
+
 def _quantile_op(
     name: str,
     a: Any,
@@ -187,7 +207,10 @@ def _quantile_op(
         gq = np.reshape(g, (qf.size, *[np.shape(x)[i] for i in range(np.ndim(x)) if i not in axes]))
         return _order_weights(x, axes, qf, method, skip_nan, gq)
 
-    return op(name, value, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        return _order_vjp(g, x, axes, qf, method, skip_nan)
+
+    return op(name, value, contrib_of(a, d_a, vjp=vjp))
 
 
 def quantile(
@@ -281,7 +304,10 @@ def median(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
         gq = np.reshape(g, (1, *[np.shape(x)[i] for i in range(np.ndim(x)) if i not in axes]))
         return _order_weights(x, axes, np.asarray(0.5), "linear", False, gq)
 
-    return op("median", value, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        return _order_vjp(g, x, axes, np.asarray(0.5), "linear", False)
+
+    return op("median", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def nanquantile(
@@ -358,7 +384,10 @@ def nanmedian(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variab
         gq = np.reshape(g, (1, *[np.shape(x)[i] for i in range(np.ndim(x)) if i not in axes]))
         return _order_weights(x, axes, np.asarray(0.5), "linear", True, gq)
 
-    return op("nanmedian", value, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        return _order_vjp(g, x, axes, np.asarray(0.5), "linear", True)
+
+    return op("nanmedian", value, contrib_of(a, d_a, vjp=vjp))
 
 
 __all__ = ["median", "nanmedian", "nanpercentile", "nanquantile", "percentile", "quantile"]

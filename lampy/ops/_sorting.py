@@ -21,7 +21,8 @@ from lampy.opkit import (
     param_of,
     value_of,
 )
-from lampy.ops._indexing import linear_index
+from lampy.ops._indexing import linear_index, scattered_flat
+from lampy.ops._shape import reshape
 from lampy.ops._torch_names import axis_or_dim
 
 _isnan = np.isnan
@@ -70,7 +71,12 @@ def sort(
         d.reshape(-1)[lin] = g
         return d.reshape(np.shape(x))
 
-    return op("sort", value, param_of(a, contribution(d_a)))
+    dtype = np.result_type(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return reshape(scattered_flat(g, shape, dtype, lin), np.shape(x))
+
+    return op("sort", value, param_of(a, contribution(d_a), vjp=vjp))
 
 
 def argsort(
@@ -151,7 +157,12 @@ def partition(
         d.reshape(-1)[lin] = g
         return d.reshape(np.shape(x))
 
-    return op("partition", value, param_of(a, contribution(d_a)))
+    dtype = np.result_type(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        return reshape(scattered_flat(g, shape, dtype, lin), np.shape(x))
+
+    return op("partition", value, param_of(a, contribution(d_a), vjp=vjp))
 
 
 class TopK(NamedTuple):
@@ -267,9 +278,15 @@ def topk(
         d.reshape(-1)[linear_index(shape, selected, ax, selected.shape)] = g.reshape(selected.shape)
         return d.reshape(np.shape(a))
 
+    dtype = np.result_type(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        lin = linear_index(shape, selected, ax, selected.shape)
+        return reshape(scattered_flat(reshape(g, lin.shape), shape, dtype, lin), np.shape(a))
+
     if scalar:
         value, indices = value.reshape(()), indices.reshape(())
-    return TopK(op("topk", value, param_of(x, contribution(d_x))), indices)
+    return TopK(op("topk", value, param_of(x, contribution(d_x), vjp=vjp)), indices)
 
 
 __all__ = ["sort", "argsort", "partition", "topk", "TopK"]
