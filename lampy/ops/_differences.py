@@ -37,6 +37,16 @@ def _along(ax: int, ndim: int, s: slice) -> tuple[slice, ...]:
     return (slice(None),) * ax + (s,)
 
 
+def _linear_map(name: str, g: Any, fn: Callable[..., Any], fn_t: Callable[..., Any]) -> Any:
+    """``fn(g)`` for a vjp, ``fn`` a linear map with constant coefficients and ``fn_t``
+    its transpose (both on numpy arrays): an op whose vjp is ``fn_t``, recorded the same
+    way, so every order of derivative is exact. A constant ``g`` gives a numpy array."""
+    value = fn(np.asarray(value_of(g)))
+    if type(g) is not Variable:
+        return value
+    return op(name, value, contrib_of(g, fn_t, vjp=lambda h, out: _linear_map(name, h, fn_t, fn)))
+
+
 def _diff_adjoint(h: np.ndarray, ax: int) -> np.ndarray:
     """The transpose of one difference along ``ax``: ``d[i] = h[i - 1] - h[i]`` on an axis
     one longer (``h[-1]`` and ``h[len]`` taken as 0)."""
@@ -122,13 +132,17 @@ def diff(
             d = _diff_adjoint(d, ax)
         return d
 
+    def forward(h: np.ndarray) -> np.ndarray:
+        return np.diff(h, n=order, axis=ax)
+
     params = []
     lo = 0
     for operand, v in parts:
         hi = lo + v.shape[ax]
         if needs_grad(operand):
             idx = _along(ax, x.ndim, slice(lo, hi))
-            params.append(contrib_of(operand, _part(adjoint, idx), fresh=False))
+            vjp = _part_vjp(adjoint, forward, idx)
+            params.append(contrib_of(operand, _part(adjoint, idx), fresh=False, vjp=vjp))
         lo = hi
     return op("diff", value, *params)
 
@@ -136,6 +150,20 @@ def diff(
 def _part(adjoint: Callable[[np.ndarray], np.ndarray], idx: Any) -> Callable[..., Any]:
     """The gradient of one of diff's joined operands: its slice of the adjoint."""
     return lambda g: adjoint(g)[idx]
+
+
+def _part_vjp(
+    adjoint: Callable[[np.ndarray], np.ndarray],
+    forward: Callable[[np.ndarray], np.ndarray],
+    idx: Any,
+) -> Callable[..., Any]:
+    """The vjp of one of diff's joined operands: its slice ``idx`` of the adjoint, as
+    an op whose own vjp is the difference again."""
+
+    def vjp(g: Any, out: Any) -> Any:
+        return _linear_map("diff_adjoint", g, adjoint, forward)[idx]
+
+    return vjp
 
 
 def _spacings(name: str, varargs: tuple[Any, ...], axes: tuple[int, ...]) -> list[Any]:
@@ -253,7 +281,13 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
         def back(g: np.ndarray, ax: int = ax, w: dict[str, Any] = w) -> np.ndarray:
             return _gradient_adjoint(g, ax, w)
 
-        results.append(op("gradient", value, param_of(f, contribution(back))))
+        def forward(v: np.ndarray, ax: int = ax, spacing: Any = h) -> Any:
+            return np.gradient(v, spacing, axis=ax, edge_order=edge_order)
+
+        def vjp(g: Any, out: Any, back: Any = back, forward: Any = forward) -> Any:
+            return _linear_map("gradient_adjoint", g, back, forward)
+
+        results.append(op("gradient", value, param_of(f, contribution(back), vjp=vjp)))
     return results[0] if len(results) == 1 else tuple(results)
 
 

@@ -87,8 +87,6 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
     {
         "convolve",
         "correlate",
-        "diff",
-        "gradient",
         "interp",
         "interp_left_right",
         "linalg.eig",
