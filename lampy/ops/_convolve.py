@@ -19,7 +19,18 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.opkit import Operand, Variable, contrib_of, op, real_result, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    graph_value,
+    node_of,
+    op,
+    real_result,
+    value_of,
+)
+from lampy.ops._pad import pad
+from lampy.ops._shape import reshape
 
 _MODES = {"valid": "valid", "same": "same", "full": "full", 0: "valid", 1: "same", 2: "full"}
 
@@ -81,7 +92,22 @@ def _linear_1d(name: str, a: Any, v: Any, mode: Any) -> Variable:
         d = np.correlate(g_full(g), x, "valid")
         return (d if name == "convolve" else d[::-1]).reshape(np.shape(vv))
 
-    return op(name, value, contrib_of(a, d_a), contrib_of(v, d_v))
+    node_a, node_v = node_of(a), node_of(v)
+
+    def padded(g: Any) -> Any:  # g_full with lampy ops
+        return pad(g, ((start, n + m - 1 - start - length),))
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        wv = reshape(graph_value(node_v, vv), (m,))
+        d = _linear_1d("correlate", padded(g), wv if name == "convolve" else wv[::-1], "valid")
+        return reshape(d, np.shape(av))
+
+    def vjp_v(g: Any, out: Any) -> Any:
+        xv = reshape(graph_value(node_a, av), (n,))
+        d = _linear_1d("correlate", padded(g), xv, "valid")
+        return reshape(d if name == "convolve" else d[::-1], np.shape(vv))
+
+    return op(name, value, contrib_of(a, d_a, vjp=vjp_a), contrib_of(v, d_v, vjp=vjp_v))
 
 
 def convolve(a: Operand, v: Operand, mode: str | int = "full") -> Variable:

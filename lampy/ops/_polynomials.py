@@ -7,7 +7,18 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.opkit import Operand, Variable, array_of, contrib_of, op, real_result, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    array_of,
+    contrib_of,
+    graph_value,
+    node_of,
+    op,
+    real_result,
+    value_of,
+)
+from lampy.ops._join import stack
 
 
 def polyval(p: Operand, x: Operand) -> Variable:
@@ -56,7 +67,28 @@ def polyval(p: Operand, x: Operand) -> Variable:
             power = power * xv
         return d
 
-    return op("polyval", value, contrib_of(p, d_p), contrib_of(x, d_x))
+    node_p, node_x = node_of(p), node_of(x)
+    dtype = np.result_type(value)
+
+    def vjp_x(g: Any, out: Any) -> Any:
+        pg, xg = graph_value(node_p, pv), graph_value(node_x, xv)
+        d: Any = np.zeros(np.shape(xv), dtype)
+        for i in range(n - 1):
+            d = d * xg + pg[i] * (n - 1 - i)
+        return g * d
+
+    def vjp_p(g: Any, out: Any) -> Any:
+        if n == 0:
+            return np.zeros(0, dtype)
+        xg = graph_value(node_x, xv)
+        power: Any = np.ones(np.shape(xv), dtype)
+        sums = []
+        for _ in range(n):  # dp[n - 1 - k] = sum(g * x**k)
+            sums.append((g * power).sum())
+            power = power * xg
+        return stack(sums[::-1])
+
+    return op("polyval", value, contrib_of(p, d_p, vjp=vjp_p), contrib_of(x, d_x, vjp=vjp_x))
 
 
 __all__ = ["polyval"]
