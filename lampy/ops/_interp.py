@@ -14,7 +14,19 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.opkit import Operand, Variable, contrib_of, op, param_of, real_result, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    graph_value,
+    node_of,
+    op,
+    param_of,
+    real_result,
+    value_of,
+)
+from lampy.ops._indexing import scattered_flat
+from lampy.ops._where import where
 
 
 def _check(x: Any, xp: Any, fp: Any, left: Any, right: Any) -> None:
@@ -169,14 +181,81 @@ def interp(
     def d_right(g: Any) -> Any:
         return np.sum(g, where=segments()[5])
 
+    nodes = (node_of(x), node_of(xp), node_of(fp))
+
+    def graph_segments() -> tuple[Any, Any]:
+        """``t`` and ``slope`` with lampy ops of ``x``, ``xp`` and ``fp`` (the segment,
+        the masks and the period's shifts are constants), for the vjps."""
+        j, _, _, inside, _, _ = segments()
+        xg, xpg, fpg = (graph_value(nd, v) for nd, v in zip(nodes, (xv, xpv, fpv), strict=True))
+        shift = np.where(inside, xs - np.asarray(xv, dtype=np.float64), 0)  # nan x: masked
+        xs_g = where(inside, xg + shift, 0.0)
+        xpe_g = xpg[source] + (xpe - np.asarray(xpv, dtype=np.float64)[source])
+        fpe_g = fpg[source]
+        width = xpe[j + 1] - xpe[j]
+        flat = width == 0
+        safe = where(flat, 1.0, xpe_g[j + 1] - xpe_g[j])
+        t = where(flat, 1.0, (xs_g - xpe_g[j]) / safe)
+        slope = where(flat, 0.0, (fpe_g[j + 1] - fpe_g[j]) / safe)
+        return t, slope
+
+    def scatter_vjp(w0: Any, w1: Any) -> Any:
+        """``scatter`` with lampy ops."""
+        j, _, _, inside, _, _ = segments()
+        size = (source.size,)
+        lo = scattered_flat(where(inside, w0, 0.0), size, np.float64, j)
+        hi = scattered_flat(where(inside, w1, 0.0), size, np.float64, j + 1)
+        return scattered_flat(lo + hi, (n,), np.float64, source)
+
+    def vjp_x(g: Any, out: Any) -> Any:
+        if single:
+            return np.zeros(np.shape(xv))
+        inside = segments()[3]
+        return where(inside, g * graph_segments()[1], 0.0)
+
+    def vjp_fp(g: Any, out: Any) -> Any:
+        _, _, _, inside, below, above = segments()
+        if single:
+            d: Any = where(inside, g, 0.0).sum().reshape(1)
+        else:
+            t = graph_segments()[0]
+            d = scatter_vjp(g * (1 - t), g * t)
+        ends = np.zeros((2, n))
+        ends[0, 0] = ends[1, -1] = 1
+        if lv is None:
+            d = d + where(below, g, 0.0).sum() * ends[0]
+        if rv is None:
+            d = d + where(above, g, 0.0).sum() * ends[1]
+        return d
+
+    def vjp_xp(g: Any, out: Any) -> Any:
+        if single:
+            return np.zeros(1)
+        t, slope = graph_segments()
+        gs = g * slope
+        return -scatter_vjp(gs * (1 - t), gs * t)
+
+    def vjp_left(g: Any, out: Any) -> Any:
+        return where(segments()[4], g, 0.0).sum()
+
+    def vjp_right(g: Any, out: Any) -> Any:
+        return where(segments()[5], g, 0.0).sum()
+
+    def vjp_ignored(g: Any, out: Any) -> Any:
+        return np.zeros(())
+
     return op(
         "interp",
         value,
-        contrib_of(x, d_x),
-        contrib_of(xp, d_xp),
-        contrib_of(fp, d_fp),
-        contrib_of(left, d_left) if period is None else param_of(left, _ignored),
-        contrib_of(right, d_right) if period is None else param_of(right, _ignored),
+        contrib_of(x, d_x, vjp=vjp_x),
+        contrib_of(xp, d_xp, vjp=vjp_xp),
+        contrib_of(fp, d_fp, vjp=vjp_fp),
+        contrib_of(left, d_left, vjp=vjp_left)
+        if period is None
+        else param_of(left, _ignored, vjp=vjp_ignored),
+        contrib_of(right, d_right, vjp=vjp_right)
+        if period is None
+        else param_of(right, _ignored, vjp=vjp_ignored),
     )
 
 

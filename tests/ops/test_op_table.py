@@ -85,8 +85,6 @@ def test_binary_with_constant_operand(
 # rules, gives the right answer): never a silently wrong second derivative.
 FIRST_ORDER_ONLY: frozenset[str] = frozenset(
     {
-        "interp",
-        "interp_left_right",
         "linalg.eig",
         "linalg.eigh",
         "linalg.eigvals",
