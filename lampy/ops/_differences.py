@@ -282,7 +282,7 @@ def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> An
             return _gradient_adjoint(g, ax, w)
 
         def forward(v: np.ndarray, ax: int = ax, spacing: Any = h) -> Any:
-            return np.gradient(v, spacing, axis=ax, edge_order=edge_order)
+            return np.gradient(v, spacing, axis=ax, edge_order=edge_order)  # type: ignore[call-overload]
 
         def vjp(g: Any, out: Any, back: Any = back, forward: Any = forward) -> Any:
             return _linear_map("gradient_adjoint", g, back, forward)
