@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy._errors import ShapeError
 from lampy.linalg._common import wants_grad
-from lampy.linalg._svd import values_backward
+from lampy.linalg._svd import graph_svd, values_backward
 from lampy.opkit import (
     Operand,
     Variable,
@@ -22,7 +22,7 @@ from lampy.opkit import (
     param_of,
     value_of,
 )
-from lampy.ops import reshape, where
+from lampy.ops import matmul, moveaxis, reshape, where
 
 _add, _abs, _sign = np.add, np.abs, np.sign
 _inf = np.inf
@@ -198,7 +198,17 @@ def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -
             gs = _extreme_share(s, np.asarray(ext)[..., None], -1) * np.asarray(gb)[..., None]
         return np.moveaxis(values_backward(u, vh, gs), (-2, -1), (r, c))
 
-    return op("norm", value, contrib_of(x, d_x, fresh=False) if grad else None)
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:  # U diag(gs) V^T, the SVD recomputed with lampy's
+        uv, _, vhv = graph_svd(moveaxis(graph_value(n, a), (r, c), (-2, -1)), s)
+        gs = reshape(g, (*s.shape[:-1], 1, 1))
+        if ord != "nuc":
+            ext = value if not keepdims else np.squeeze(value, (r, c))
+            gs = gs * _extreme_share(s, np.asarray(ext)[..., None], -1)[..., None, :]
+        return moveaxis(matmul(uv * gs, vhv), (-2, -1), (r, c))
+
+    return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=vjp) if grad else None)
 
 
 def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:
