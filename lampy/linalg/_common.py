@@ -118,7 +118,7 @@ def distinct_or_raise(name: str, w: np.ndarray) -> None:
     n = w.shape[-1] if w.ndim else 0
     if n < 2:
         return
-    gaps = np.abs(w[..., None, :] - w[..., :, None]) + np.eye(n) * np.inf
+    gaps = np.where(np.eye(n, dtype=bool), np.inf, np.abs(w[..., None, :] - w[..., :, None]))
     scale = np.maximum(np.max(np.abs(w), axis=-1), np.finfo(w.dtype).tiny)
     if np.any(gaps <= (16 * n * np.finfo(w.dtype).eps) * scale[..., None, None]):
         raise NoSecondOrderError(

@@ -299,7 +299,8 @@ def lstsq(
         return graph_value(n_a, arr), g2, reshape(x2v, (n, 1)) if vector else x2v
 
     def residual(av: Any, x2v: Any) -> Any:
-        bv = graph_value(n_b, b2)
+        bv = graph_value(n_b, rhs)
+        bv = reshape(bv, (m, 1)) if vector else bv
         return bv - matmul(av, x2v)
 
     def as_b_graph(gb: Any) -> Any:

@@ -9,8 +9,8 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import scipy.special
 import pytest
+import scipy.special
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
