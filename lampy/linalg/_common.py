@@ -6,8 +6,9 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from lampy._errors import ShapeError
+from lampy._errors import NoSecondOrderError, ShapeError
 from lampy.opkit import Operand, Variable, is_grad_enabled, needs_grad, value_of
+from lampy.ops import reshape
 
 _swapaxes = np.swapaxes
 
@@ -107,12 +108,46 @@ def inverse_gaps(w: np.ndarray) -> Any:
     return f
 
 
+def distinct_or_raise(name: str, w: np.ndarray) -> None:
+    """Raise ``NoSecondOrderError`` if two of the values ``w`` (eigenvalues, squared
+    singular values; along the last axis) coincide to rounding: a differentiable pass
+    through ``name`` there would need ``1 / (w_j - w_i)``, which does not exist (the
+    second derivative of a repeated eigenvalue is not defined), so it refuses rather
+    than give inf, nan or a silently wrong answer."""
+    w = np.asarray(w)
+    n = w.shape[-1] if w.ndim else 0
+    if n < 2:
+        return
+    gaps = np.where(np.eye(n, dtype=bool), np.inf, np.abs(w[..., None, :] - w[..., :, None]))
+    scale = np.maximum(np.max(np.abs(w), axis=-1), np.finfo(w.dtype).tiny)
+    if np.any(gaps <= (16 * n * np.finfo(w.dtype).eps) * scale[..., None, None]):
+        raise NoSecondOrderError(
+            f"op '{name}': a differentiable backward pass (create_graph=True, a nested "
+            "lampy.grad, lampy.hessian...) met a matrix with repeated eigenvalues or "
+            "singular values, where the second derivative does not exist. Perturb the "
+            "matrix, or compute this part under lampy.no_grad() if it is a constant for "
+            "the outer derivative."
+        )
+
+
+def graph_inverse_gaps(w: Any) -> Any:
+    """:func:`inverse_gaps` with lampy ops, for vjps: ``w`` a Variable of the graph
+    (distinct values, checked by :func:`distinct_or_raise`)."""
+    n = w.shape[-1]
+    lead = tuple(w.shape[:-1])
+    eye = np.eye(n, dtype=w.dtype)
+    d = reshape(w, (*lead, 1, n)) - reshape(w, (*lead, n, 1))
+    return (1 - eye) / (d + eye)
+
+
 __all__ = [
     "EigResult",
     "EighResult",
     "QRResult",
     "SVDResult",
     "SlogdetResult",
+    "distinct_or_raise",
+    "graph_inverse_gaps",
     "inverse_gaps",
     "matrix_value",
     "mT",

@@ -11,12 +11,15 @@ from lampy._errors import DTypeError
 from lampy.linalg._common import (
     EighResult,
     EigResult,
+    distinct_or_raise,
+    graph_inverse_gaps,
     inverse_gaps,
     matrix_value,
     mT,
     wants_grad,
 )
-from lampy.opkit import Operand, Variable, contrib_of, op
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, node_of, op
+from lampy.ops import matmul, matrix_transpose, reshape
 
 _add = np.add
 
@@ -24,6 +27,18 @@ _add = np.add
 def _values_backward(v: np.ndarray, g: np.ndarray) -> Any:
     """``V diag(g) V^T``: the gradient of the eigenvalues."""
     return (v * g[..., None, :]) @ mT(v)
+
+
+def _graph_values_backward(v: Any, g: Any) -> Any:
+    """:func:`_values_backward` with lampy ops."""
+    return matmul(v * reshape(g, (*np.shape(g)[:-1], 1, np.shape(g)[-1])), matrix_transpose(v))
+
+
+def _graph_eigh(name: str, n_a: Any, arr: np.ndarray, w: np.ndarray, UPLO: Any) -> Any:
+    """``eigh`` of the saved ``arr`` recomputed with lampy's, so that a vjp's result
+    differentiates again; ``NoSecondOrderError`` for repeated eigenvalues ``w``."""
+    distinct_or_raise(name, w)
+    return eigh(graph_value(n_a, arr), UPLO=UPLO)
 
 
 def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
@@ -57,9 +72,22 @@ def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
         inner *= 0.5
         return v @ inner @ mT(v)
 
+    n_a = node_of(a)
+
+    def vjp_w(g: Any, out: Any) -> Any:
+        _, vv = _graph_eigh("eigh", n_a, arr, w, UPLO)
+        return _graph_values_backward(vv, g)
+
+    def vjp_v(g: Any, out: Any) -> Any:
+        wv, vv = _graph_eigh("eigh", n_a, arr, w, UPLO)
+        vt = matrix_transpose(vv)
+        x = matmul(vt, g)
+        inner = (x - matrix_transpose(x)) * graph_inverse_gaps(wv) * 0.5
+        return matmul(matmul(vv, inner), vt)
+
     return EighResult(
-        op("eigh", w, contrib_of(a, d_w, fresh=False)),
-        op("eigh", v, contrib_of(a, d_v, fresh=False)),
+        op("eigh", w, contrib_of(a, d_w, fresh=False, vjp=vjp_w)),
+        op("eigh", v, contrib_of(a, d_v, fresh=False, vjp=vjp_v)),
     )
 
 
@@ -78,7 +106,14 @@ def eigvalsh(a: Operand, UPLO: Literal["L", "U"] = "L") -> Variable:
     if not wants_grad(a):
         return op("eigvalsh", np.linalg.eigvalsh(arr, UPLO=UPLO))
     w, v = np.linalg.eigh(arr, UPLO=UPLO)
-    return op("eigvalsh", w, contrib_of(a, lambda g: _values_backward(v, g), fresh=False))
+    n_a = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        _, vv = _graph_eigh("eigvalsh", n_a, arr, w, UPLO)
+        return _graph_values_backward(vv, g)
+
+    d_a = lambda g: _values_backward(v, g)
+    return op("eigvalsh", w, contrib_of(a, d_a, fresh=False, vjp=vjp))
 
 
 def _real_eig(name: str, a: Any) -> tuple[np.ndarray, np.ndarray]:

@@ -70,6 +70,20 @@ def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row:
     return ga
 
 
+def _pinv_backward_graph(a: Any, p: Any, gp: Any, col: bool, row: bool) -> Any:
+    """:func:`_pinv_backward` with lampy ops, for vjps (``a``, ``p``, ``gp`` Variables of
+    the graph or constants)."""
+    pt, gpt = matrix_transpose(p), matrix_transpose(gp)
+    ga = -matmul(matmul(pt, gp), pt)
+    if not row:
+        u = matmul(gpt, matmul(p, pt))
+        ga = ga + u - matmul(a, matmul(p, u))
+    if not col:
+        v = matmul(pt, matmul(p, gpt))
+        ga = ga + v - matmul(v, matmul(p, a))
+    return ga
+
+
 def pinv(
     a: Operand, rcond: Any = None, hermitian: bool = False, *, rtol: Any = _NOVALUE
 ) -> Variable:
@@ -100,7 +114,8 @@ def pinv(
     rcond = np.asarray(rcond)
     m, n = arr.shape[-2:]
     if arr.size == 0:
-        return op("pinv", np.empty((*arr.shape[:-2], n, m), arr.dtype), param_of(a, _zero_gradient))
+        empty = np.empty((*arr.shape[:-2], n, m), arr.dtype)
+        return op("pinv", empty, param_of(a, _zero_gradient, vjp=_no_vjp))
     # numpy's own computation, kept so that the rank is known to the gradient
     u, s, vt = np.linalg.svd(arr, full_matrices=False, hermitian=hermitian)
     cutoff = rcond[..., None] * np.amax(s, axis=-1, keepdims=True)
@@ -114,11 +129,22 @@ def pinv(
         ga = _pinv_backward(arr, p, g, col=full and m >= n, row=full and m <= n)
         return sym(ga) if hermitian else ga
 
-    return op("pinv", p, contrib_of(a, d_a, fresh=False))
+    n_a = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        av = graph_value(n_a, arr)
+        ga = _pinv_backward_graph(av, lifted(out, p), g, col=full and m >= n, row=full and m <= n)
+        return (ga + matrix_transpose(ga)) * 0.5 if hermitian else ga
+
+    return op("pinv", p, contrib_of(a, d_a, fresh=False, vjp=vjp))
 
 
 def _zero_gradient(g: np.ndarray, out: np.ndarray) -> None:
     """The closure of a result that does not depend on its input's values."""
+
+
+def _no_vjp(g: Any, out: Any) -> None:
+    """The vjp of a result that does not depend on its input's values (None: zero)."""
 
 
 def solve(a: Operand, b: Operand) -> Variable:
@@ -264,7 +290,56 @@ def lstsq(
         def d_b(g: np.ndarray) -> Any:
             return as_b(pinv_of_a().T @ as_matrix(g))
 
-    xv = op("lstsq", x, contrib_of(a, d_a, fresh=False), contrib_of(b, d_b, fresh=False))
+    n_a, n_b = node_of(a), node_of(b)
+
+    def graph_parts(g: Any, out: Any) -> tuple[Any, Any, Any]:
+        """``a``, ``g`` and ``x`` as matrices, with lampy ops."""
+        g2 = reshape(g, (n, 1)) if vector else g
+        x2v = lifted(out, x)
+        return graph_value(n_a, arr), g2, reshape(x2v, (n, 1)) if vector else x2v
+
+    def residual(av: Any, x2v: Any) -> Any:
+        bv = graph_value(n_b, rhs)
+        bv = reshape(bv, (m, 1)) if vector else bv
+        return bv - matmul(av, x2v)
+
+    def as_b_graph(gb: Any) -> Any:
+        return reshape(gb, (m,)) if vector else gb
+
+    if rank == n > 0:  # y = (a^T a)^{-1} g, through the normal equations
+
+        def vjp_a(g: Any, out: Any) -> Any:
+            av, g2, x2v = graph_parts(g, out)
+            y = solve(matmul(matrix_transpose(av), av), g2)
+            yt = matrix_transpose(y)
+            return matmul(residual(av, x2v), yt) - matmul(matmul(av, y), matrix_transpose(x2v))
+
+        def vjp_b(g: Any, out: Any) -> Any:
+            av, g2, _ = graph_parts(g, out)
+            return as_b_graph(matmul(av, solve(matmul(matrix_transpose(av), av), g2)))
+
+    else:
+
+        def vjp_a(g: Any, out: Any) -> Any:
+            av, g2, x2v = graph_parts(g, out)
+            p = pinv(av, rcond=cut)
+            pt, gt = matrix_transpose(p), matrix_transpose(g2)
+            gtp = matmul(gt, p)
+            ga = matmul(residual(av, x2v), matmul(gtp, pt)) - matmul(
+                matmul(pt, g2), matrix_transpose(x2v)
+            )
+            return ga + matmul(matmul(pt, x2v), gt - matmul(gtp, av))
+
+        def vjp_b(g: Any, out: Any) -> Any:
+            _, g2, _ = graph_parts(g, out)
+            return as_b_graph(matmul(matrix_transpose(pinv(graph_value(n_a, arr), rcond=cut)), g2))
+
+    xv = op(
+        "lstsq",
+        x,
+        contrib_of(a, d_a, fresh=False, vjp=vjp_a),
+        contrib_of(b, d_b, fresh=False, vjp=vjp_b),
+    )
     return xv, residuals, rank, s
 
 
@@ -287,7 +362,7 @@ def matrix_power(a: Operand, n: int) -> Variable:
     if k == 0:
         value = np.empty_like(arr)
         value[...] = np.eye(arr.shape[-2], dtype=arr.dtype)
-        return op("matrix_power", value, param_of(a, _zero_gradient))
+        return op("matrix_power", value, param_of(a, _zero_gradient, vjp=_no_vjp))
     base = np.linalg.inv(arr) if k < 0 else arr
     k = abs(k)
     # The products, as (left, right) indices into `vals`; vals[0] is the base.
@@ -334,7 +409,30 @@ def matrix_power(a: Operand, n: int) -> Variable:
         else:
             _add(out, gbase, out=out)
 
-    return op("matrix_power", value, param_of(a, d_a))
+    n_a = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:  # d_a with lampy ops, the products recomputed
+        av = graph_value(n_a, arr)
+        vv = [inv(av) if negative else av]
+        for i, j in steps:
+            vv.append(matmul(vv[i], vv[j]))
+        grads: list[Any] = [None] * len(vv)
+        grads[result] = g
+        for node in range(len(vv) - 1, 0, -1):
+            gn = grads[node]
+            if gn is None:
+                continue
+            i, j = steps[node - 1]
+            left = matmul(gn, matrix_transpose(vv[j]))
+            right = matmul(matrix_transpose(vv[i]), gn)
+            grads[i] = left if grads[i] is None else grads[i] + left
+            grads[j] = right if grads[j] is None else grads[j] + right
+        if negative:
+            bt = matrix_transpose(vv[0])
+            return -matmul(matmul(bt, grads[0]), bt)
+        return grads[0]
+
+    return op("matrix_power", value, param_of(a, d_a, vjp=vjp))
 
 
 def _chain_order(dims: list[int]) -> np.ndarray:

@@ -8,8 +8,21 @@ import numpy as np
 
 from lampy._errors import ShapeError
 from lampy.linalg._common import wants_grad
-from lampy.linalg._svd import values_backward
-from lampy.opkit import Operand, Variable, array_of, contrib_of, one_axis, op, param_of, value_of
+from lampy.linalg._svd import graph_svd, values_backward
+from lampy.opkit import (
+    Operand,
+    Variable,
+    array_of,
+    contrib_of,
+    graph_value,
+    lifted,
+    node_of,
+    one_axis,
+    op,
+    param_of,
+    value_of,
+)
+from lampy.ops import matmul, moveaxis, reshape, where
 
 _add, _abs, _sign = np.add, np.abs, np.sign
 _inf = np.inf
@@ -22,6 +35,22 @@ def _safe_divide(g: np.ndarray, v: np.ndarray) -> Any:
     return np.divide(g, v, out=np.zeros(shape, np.result_type(g, v)), where=v != 0)
 
 
+def _kept(g: Any, value: Any, axes: Any, keepdims: bool) -> Any:
+    """A norm's cotangent ``g`` (or its value) with the reduced ``axes`` put back as
+    length-1 axes, with lampy ops (for vjps)."""
+    if keepdims or axes is None:
+        return g
+    return reshape(g, np.shape(np.expand_dims(value, axes)))
+
+
+def _safe_over(g: Any, v: Any, zero: np.ndarray) -> Any:
+    """``g / v`` with lampy ops, 0 where the constant mask ``zero`` holds (where the
+    value ``v`` is 0), as :func:`_safe_divide`."""
+    if not zero.any():
+        return g / v
+    return (g * ~zero) / where(zero, 1, v)
+
+
 def _euclidean(x: Any, a: np.ndarray, value: Any, axes: Any, keepdims: bool) -> Variable:
     """The 2-norm over ``axes`` (None: all, flattened); gradient ``g x / norm``, 0 at 0."""
 
@@ -31,7 +60,14 @@ def _euclidean(x: Any, a: np.ndarray, value: Any, axes: Any, keepdims: bool) -> 
             gk, vk = np.expand_dims(g, axes), np.expand_dims(value, axes)
         return a * _safe_divide(gk, vk)
 
-    return op("norm", value, contrib_of(x, d_x, fresh=False))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        zero = np.asarray(np.expand_dims(value, axes) if not keepdims and axes else value) == 0
+        kg, kv = _kept(g, value, axes, keepdims), _kept(lifted(out, value), value, axes, keepdims)
+        return graph_value(n, a) * _safe_over(kg, kv, zero)
+
+    return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=vjp))
 
 
 def _extreme_share(m: np.ndarray, ext: np.ndarray, axis: Any) -> Any:
@@ -50,7 +86,7 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
         raise ValueError(f"norm: invalid norm order '{ord}' for vectors")
     if ord == 0:
         value = (a != 0).astype(a.real.dtype).sum(axis=axis, keepdims=keepdims)
-        return op("norm", value, param_of(x, lambda g, out: None))
+        return op("norm", value, param_of(x, lambda g, out: None, vjp=lambda g, out: None))
     absx = _abs(a)
     if ord == _inf or ord == -_inf:
         ext = (
@@ -64,7 +100,10 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
             gk = g if keepdims else np.expand_dims(g, axis)
             return _sign(a) * _extreme_share(absx, ext, axis) * gk
 
-        return op("norm", value, contrib_of(x, d_ext, fresh=False))
+        def vjp_ext(g: Any, out: Any) -> Any:  # a constant times g
+            return _kept(g, value, axis, keepdims) * (_sign(a) * _extreme_share(absx, ext, axis))
+
+        return op("norm", value, contrib_of(x, d_ext, fresh=False, vjp=vjp_ext))
     if ord == 1:
         value = np.sum(absx, axis=axis, keepdims=keepdims)
 
@@ -72,7 +111,8 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
             gk = g if keepdims else np.expand_dims(g, axis)
             return _sign(a) * gk
 
-        return op("norm", value, contrib_of(x, d_one, fresh=False))
+        vjp_one = lambda g, out: _kept(g, value, axis, keepdims) * _sign(a)
+        return op("norm", value, contrib_of(x, d_one, fresh=False, vjp=vjp_one))
     powered = absx**ord
     value = np.sum(powered, axis=axis, keepdims=keepdims)
     value **= np.reciprocal(ord, dtype=value.dtype)
@@ -85,7 +125,20 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
         d[a == 0] = 0
         return d * gk
 
-    return op("norm", value, contrib_of(x, d_p, fresh=False))
+    n = node_of(x)
+
+    def vjp_p(g: Any, out: Any) -> Any:  # d_p with lampy ops; 0 kept where x or the norm is 0
+        vk = _kept(lifted(out, value), value, axis, keepdims)
+        zero = np.asarray(a == 0)
+        kv = np.asarray(value if keepdims else np.expand_dims(value, axis))
+        absx_v = abs(graph_value(n, a))
+        if zero.any():
+            absx_v = where(zero, 1, absx_v)
+        vk = where(kv == 0, 1, vk) if (kv == 0).any() else vk
+        d = absx_v ** (ord - 1) * vk ** (1 - ord) * (_sign(a) * ~zero)
+        return d * _kept(g, value, axis, keepdims)
+
+    return op("norm", value, contrib_of(x, d_p, fresh=False, vjp=vjp_p))
 
 
 def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> Variable:
@@ -114,7 +167,10 @@ def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> 
         gk = g if keepdims else np.expand_dims(g, axis)
         return _sign(a) * (_extreme_share(sums, ext, other) * gk)
 
-    return op("norm", value, contrib_of(x, d_x, fresh=False))
+    def vjp(g: Any, out: Any) -> Any:  # a constant times g
+        return _kept(g, value, axis, keepdims) * (_sign(a) * _extreme_share(sums, ext, other))
+
+    return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=vjp))
 
 
 def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> Variable:
@@ -142,7 +198,17 @@ def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -
             gs = _extreme_share(s, np.asarray(ext)[..., None], -1) * np.asarray(gb)[..., None]
         return np.moveaxis(values_backward(u, vh, gs), (-2, -1), (r, c))
 
-    return op("norm", value, contrib_of(x, d_x, fresh=False) if grad else None)
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:  # U diag(gs) V^T, the SVD recomputed with lampy's
+        uv, _, vhv = graph_svd(moveaxis(graph_value(n, a), (r, c), (-2, -1)), s)
+        gs = reshape(g, (*s.shape[:-1], 1, 1))
+        if ord != "nuc":
+            ext = value if not keepdims else np.squeeze(value, (r, c))
+            gs = gs * _extreme_share(s, np.asarray(ext)[..., None], -1)[..., None, :]
+        return moveaxis(matmul(uv * gs, vhv), (-2, -1), (r, c))
+
+    return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=vjp) if grad else None)
 
 
 def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) -> Variable:

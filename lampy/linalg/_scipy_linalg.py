@@ -19,12 +19,16 @@ from lampy.opkit import (
     SharedInBackward,
     Variable,
     contrib_of,
+    graph_value,
+    lifted,
     needs_grad,
+    node_of,
     op,
     real_result,
     unbroadcast,
     value_of,
 )
+from lampy.ops import matmul, matrix_transpose, reshape
 
 _TRANS = {0: 0, 1: 1, 2: 1, "N": 0, "T": 1, "C": 1}  # real matrices: "C" is "T"
 
@@ -145,7 +149,31 @@ def solve_triangular(
     def d_b(g: Any) -> Any:
         return unbroadcast(shared(g), rhs.shape)
 
-    return op("solve_triangular", x, contrib_of(a, d_a), contrib_of(b, d_b, fresh=False))
+    n_a = node_of(a)
+    options = {"lower": lower, "unit_diagonal": unit_diagonal, "check_finite": check_finite}
+
+    def vjp_b(g: Any, out: Any) -> Any:  # solve_t with lampy ops
+        av = graph_value(n_a, arr)
+        if vector:
+            col = reshape(g, (*np.shape(g), 1))
+            return reshape(solve_triangular(av, col, trans=1 - t, **options), np.shape(g))
+        return solve_triangular(av, g, trans=1 - t, **options)
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        y, xv = vjp_b(g, out), lifted(out, x)
+        if vector:
+            shape = np.shape(x)
+            yx = reshape(y, (*shape, 1)) * reshape(xv, (*shape[:-1], 1, shape[-1]))
+        else:
+            yx = matmul(y, matrix_transpose(xv))
+        return -(matrix_transpose(yx) if t else yx) * read
+
+    return op(
+        "solve_triangular",
+        x,
+        contrib_of(a, d_a, vjp=vjp_a),
+        contrib_of(b, d_b, fresh=False, vjp=vjp_b),
+    )
 
 
 def sqrtm(a: Operand) -> Variable:
@@ -170,7 +198,11 @@ def sqrtm(a: Operand) -> Variable:
         lg = _each_matrix(sl.solve_sylvester, (xt, xt, g), (2, 2, 2), g.shape[-2:])
         return lg.astype(x.dtype, copy=False)
 
-    return op("sqrtm", x, contrib_of(a, d_a))
+    def vjp(g: Any, out: Any) -> Any:
+        xt = matrix_transpose(lifted(out, x))
+        return solve_sylvester(xt, xt, g)
+
+    return op("sqrtm", x, contrib_of(a, d_a, vjp=vjp))
 
 
 def solve_sylvester(a: Operand, b: Operand, q: Operand) -> Variable:
@@ -206,12 +238,24 @@ def solve_sylvester(a: Operand, b: Operand, q: Operand) -> Variable:
     real_result("solve_sylvester", x, a, b, q)
     users = needs_grad(a) + needs_grad(b) + needs_grad(q)
     shared = SharedInBackward(lambda g: solve(mT(av), mT(bv), g), users)
+    n_a, n_b = node_of(a), node_of(b)
+
+    def vjp_q(g: Any, out: Any) -> Any:  # L, with lampy ops
+        at, bt = matrix_transpose(graph_value(n_a, av)), matrix_transpose(graph_value(n_b, bv))
+        return solve_sylvester(at, bt, g)
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        return -matmul(vjp_q(g, out), matrix_transpose(lifted(out, x)))
+
+    def vjp_b(g: Any, out: Any) -> Any:
+        return -matmul(matrix_transpose(lifted(out, x)), vjp_q(g, out))
+
     return op(
         "solve_sylvester",
         x,
-        contrib_of(a, lambda g: unbroadcast(-(shared(g) @ mT(x)), av.shape)),
-        contrib_of(b, lambda g: unbroadcast(-(mT(x) @ shared(g)), bv.shape)),
-        contrib_of(q, lambda g: unbroadcast(shared(g), qv.shape), fresh=False),
+        contrib_of(a, lambda g: unbroadcast(-(shared(g) @ mT(x)), av.shape), vjp=vjp_a),
+        contrib_of(b, lambda g: unbroadcast(-(mT(x) @ shared(g)), bv.shape), vjp=vjp_b),
+        contrib_of(q, lambda g: unbroadcast(shared(g), qv.shape), fresh=False, vjp=vjp_q),
     )
 
 

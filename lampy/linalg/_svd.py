@@ -6,8 +6,19 @@ from typing import Any
 
 import numpy as np
 
-from lampy.linalg._common import SVDResult, inverse_gaps, matrix_value, mT, sym, wants_grad
-from lampy.opkit import Lazy, Operand, contrib_of, op, param_of
+from lampy._errors import NoSecondOrderError
+from lampy.linalg._common import (
+    SVDResult,
+    distinct_or_raise,
+    graph_inverse_gaps,
+    inverse_gaps,
+    matrix_value,
+    mT,
+    sym,
+    wants_grad,
+)
+from lampy.opkit import Lazy, Operand, contrib_of, graph_value, node_of, op, param_of
+from lampy.ops import matmul, matrix_transpose, reshape
 
 _add = np.add
 
@@ -38,6 +49,55 @@ def _vh_backward(u: np.ndarray, s: np.ndarray, vh: np.ndarray, f: Lazy, gvh: np.
     if vh.shape[-1] > vh.shape[-2]:
         return u @ ((inner - mT(y) / s[..., :, None]) @ vh + gvh / s[..., :, None])
     return u @ (inner @ vh)
+
+
+def _row(s: Any) -> Any:
+    """``s[..., None, :]`` with lampy ops."""
+    return reshape(s, (*s.shape[:-1], 1, s.shape[-1]))
+
+
+def _col(s: Any) -> Any:
+    """``s[..., :, None]`` with lampy ops."""
+    return reshape(s, (*s.shape, 1))
+
+
+def graph_svd(a: Any, s: np.ndarray, hermitian: bool = False) -> Any:
+    """The thin SVD of ``a`` (a saved value brought back into the graph, whose singular
+    values were ``s``) recomputed with lampy's, for vjps (whose results then
+    differentiate again). ``NoSecondOrderError`` where the second derivative does not
+    exist: repeated singular values, or a zero one of a non-square matrix."""
+    distinct_or_raise("svd", s * s)
+    m, n = np.shape(a)[-2:]
+    if m != n and s.size and np.any(s <= 16 * max(m, n) * np.finfo(s.dtype).eps * s.max()):
+        raise NoSecondOrderError(
+            "op 'svd': a differentiable backward pass met a non-square matrix with a zero "
+            "singular value, where the second derivative does not exist."
+        )
+    return svd(a, full_matrices=False, hermitian=hermitian)
+
+
+def _graph_finish(ga: Any, hermitian: bool) -> Any:
+    return (ga + matrix_transpose(ga)) * 0.5 if hermitian else ga
+
+
+def _graph_u_backward(u: Any, s: Any, vh: Any, gu: Any) -> Any:
+    """:func:`_u_backward` with lampy ops."""
+    x = matmul(matrix_transpose(u), gu)
+    inner = (x - matrix_transpose(x)) * graph_inverse_gaps(s * s) * _row(s)
+    if u.shape[-2] > u.shape[-1]:
+        inner = inner - x / _row(s)
+        return matmul(matmul(u, inner) + gu / _row(s), vh)
+    return matmul(matmul(u, inner), vh)
+
+
+def _graph_vh_backward(u: Any, s: Any, vh: Any, gvh: Any) -> Any:
+    """:func:`_vh_backward` with lampy ops."""
+    y = matmul(vh, matrix_transpose(gvh))
+    inner = (y - matrix_transpose(y)) * graph_inverse_gaps(s * s) * _col(s)
+    if vh.shape[-1] > vh.shape[-2]:
+        inner = matmul(inner - matrix_transpose(y) / _col(s), vh) + gvh / _col(s)
+        return matmul(u, inner)
+    return matmul(u, matmul(inner, vh))
 
 
 def svd(
@@ -81,7 +141,13 @@ def svd(
             ga = values_backward(u, vh, g)
             return sym(ga) if hermitian else ga
 
-        return op("svd", s, contrib_of(a, d_s_only, fresh=False))
+        n_a = node_of(a)
+
+        def vjp_s_only(g: Any, out: Any) -> Any:
+            uv, _, vhv = graph_svd(graph_value(n_a, arr), s, hermitian)
+            return _graph_finish(matmul(uv * _row(g), vhv), hermitian)
+
+        return op("svd", s, contrib_of(a, d_s_only, fresh=False, vjp=vjp_s_only))
 
     u_full, s, vh_full = np.linalg.svd(arr, full_matrices=full_matrices, hermitian=hermitian)
     k = s.shape[-1]
@@ -106,11 +172,27 @@ def svd(
             gvh = g[..., :k, :] - (vh @ mT(g[..., k:, :])) @ vh_full[..., k:, :]
         finish(_vh_backward(u, s, vh, f, gvh), out)
 
+    n_a = node_of(a)
+
+    def vjp_u(g: Any, out: Any) -> Any:
+        uv, sv, vhv = graph_svd(graph_value(n_a, arr), s, hermitian)
+        return _graph_finish(_graph_u_backward(uv, sv, vhv, g), hermitian)
+
+    def vjp_s(g: Any, out: Any) -> Any:
+        uv, _, vhv = graph_svd(graph_value(n_a, arr), s, hermitian)
+        return _graph_finish(matmul(uv * _row(g), vhv), hermitian)
+
+    def vjp_vh(g: Any, out: Any) -> Any:
+        uv, sv, vhv = graph_svd(graph_value(n_a, arr), s, hermitian)
+        return _graph_finish(_graph_vh_backward(uv, sv, vhv, g), hermitian)
+
+    # Extra columns of U (rows of Vh) are any basis of a complement: no vjp (their
+    # derivative is not defined), so a differentiable pass through them refuses.
     return SVDResult(
-        op("svd", u_full, param_of(a, d_u)),
-        op("svd", s, param_of(a, d_s)),
-        op("svd", vh_full, param_of(a, d_vh)),
+        op("svd", u_full, param_of(a, d_u, vjp=vjp_u if u_full.shape[-1] == k else None)),
+        op("svd", s, param_of(a, d_s, vjp=vjp_s)),
+        op("svd", vh_full, param_of(a, d_vh, vjp=vjp_vh if vh_full.shape[-2] == k else None)),
     )
 
 
-__all__ = ["svd", "values_backward"]
+__all__ = ["graph_svd", "svd", "values_backward"]

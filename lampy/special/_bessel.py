@@ -8,7 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, contrib_of, op
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, lifted, node_of, op
+from lampy.ops import exp
 from lampy.special._common import like, ordered, refuse_gradient, sp, unary
 
 _ORDER = "the derivative of a Bessel function in its order has no closed form"
@@ -22,7 +23,12 @@ def i0(x: Operand) -> Variable:
         ``dx = g * i1(x)``.
     """
     a, value = unary("i0", x)
-    return op("i0", value, contrib_of(x, lambda g: g * sp("i0").i1(a)))
+    n = node_of(x)
+    return op(
+        "i0",
+        value,
+        contrib_of(x, lambda g: g * sp("i0").i1(a), vjp=lambda g, out: g * i1(graph_value(n, a))),
+    )
 
 
 def i1(x: Operand) -> Variable:
@@ -36,7 +42,8 @@ def i1(x: Operand) -> Variable:
     a, value = unary("i1", x)
     s = sp("i1")
     d = lambda g: g * ((s.i0e(a) + s.ive(2, a)) * 0.5 * np.exp(np.abs(a)))
-    return op("i1", value, contrib_of(x, d))
+    n = node_of(x)
+    return op("i1", value, contrib_of(x, d, vjp=lambda g, out: g * _iv_slope(1, graph_value(n, a))))
 
 
 def iv(v: Any, x: Operand) -> Variable:
@@ -52,13 +59,16 @@ def iv(v: Any, x: Operand) -> Variable:
         smallest normal float); none in ``v``.
     """
     refuse_gradient("iv", "v", v, _ORDER)
-    n, a, value = ordered("iv", v, x)
+    k, a, value = ordered("iv", v, x)
     s = sp("iv")
+    n = node_of(x)
     return op(
         "iv",
         value,
         contrib_of(
-            x, lambda g: g * like((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 * np.exp(np.abs(a)), a)
+            x,
+            lambda g: g * like((s.ive(k - 1, a) + s.ive(k + 1, a)) * 0.5 * np.exp(np.abs(a)), a),
+            vjp=lambda g, out: g * _iv_slope(k, graph_value(n, a)),
         ),
     )
 
@@ -73,10 +83,23 @@ def ive(v: Any, x: Operand) -> Variable:
         ``dx = g * ((ive(v - 1, x) + ive(v + 1, x)) / 2 - sign(x) ive(v, x))``; none in ``v``.
     """
     refuse_gradient("ive", "v", v, _ORDER)
-    n, a, value = ordered("ive", v, x)
+    k, a, value = ordered("ive", v, x)
     s = sp("ive")
-    d = lambda g: g * like((s.ive(n - 1, a) + s.ive(n + 1, a)) * 0.5 - np.sign(a) * value, a)
-    return op("ive", value, contrib_of(x, d))
+    d = lambda g: g * like((s.ive(k - 1, a) + s.ive(k + 1, a)) * 0.5 - np.sign(a) * value, a)
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((ive(k - 1, xv) + ive(k + 1, xv)) * 0.5 - np.sign(a) * lifted(out, value))
+
+    return op("ive", value, contrib_of(x, d, vjp=vjp))
+
+
+def _iv_slope(k: Any, x: Any) -> Any:
+    """``(iv(k - 1, x) + iv(k + 1, x)) / 2``, the derivative of ``iv(k, x)`` in ``x``,
+    with lampy ops (for vjps): ``(ive(k - 1, x) + ive(k + 1, x)) / 2 * exp(|x|)``, as the
+    first-order closures compute it. ``exp(|x|)``'s kink at 0 cancels that of ``ive``."""
+    return (ive(k - 1, x) + ive(k + 1, x)) * 0.5 * exp(abs(x))
 
 
 def j0(x: Operand) -> Variable:
@@ -86,7 +109,12 @@ def j0(x: Operand) -> Variable:
         ``dx = -g * j1(x)``.
     """
     a, value = unary("j0", x)
-    return op("j0", value, contrib_of(x, lambda g: -g * sp("j0").j1(a)))
+    n = node_of(x)
+    return op(
+        "j0",
+        value,
+        contrib_of(x, lambda g: -g * sp("j0").j1(a), vjp=lambda g, out: -g * j1(graph_value(n, a))),
+    )
 
 
 def j1(x: Operand) -> Variable:
@@ -97,7 +125,13 @@ def j1(x: Operand) -> Variable:
     """
     a, value = unary("j1", x)
     s = sp("j1")
-    return op("j1", value, contrib_of(x, lambda g: g * ((s.j0(a) - s.jv(2, a)) * 0.5)))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((j0(xv) - jn(2, xv)) * 0.5)
+
+    return op("j1", value, contrib_of(x, lambda g: g * ((s.j0(a) - s.jv(2, a)) * 0.5), vjp=vjp))
 
 
 def jn(n: Any, x: Operand) -> Variable:
@@ -113,9 +147,14 @@ def jn(n: Any, x: Operand) -> Variable:
     refuse_gradient("jn", "n", n, _ORDER)
     k, a, value = ordered("jn", n, x)
     s = sp("jn")
-    return op(
-        "jn", value, contrib_of(x, lambda g: g * like((s.jv(k - 1, a) - s.jv(k + 1, a)) * 0.5, a))
-    )
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((jn(k - 1, xv) - jn(k + 1, xv)) * 0.5)
+
+    d = lambda g: g * like((s.jv(k - 1, a) - s.jv(k + 1, a)) * 0.5, a)
+    return op("jn", value, contrib_of(x, d, vjp=vjp))
 
 
 def y0(x: Operand) -> Variable:
@@ -126,7 +165,12 @@ def y0(x: Operand) -> Variable:
         ``dx = -g * y1(x)``.
     """
     a, value = unary("y0", x)
-    return op("y0", value, contrib_of(x, lambda g: -g * sp("y0").y1(a)))
+    n = node_of(x)
+    return op(
+        "y0",
+        value,
+        contrib_of(x, lambda g: -g * sp("y0").y1(a), vjp=lambda g, out: -g * y1(graph_value(n, a))),
+    )
 
 
 def y1(x: Operand) -> Variable:
@@ -137,7 +181,13 @@ def y1(x: Operand) -> Variable:
     """
     a, value = unary("y1", x)
     s = sp("y1")
-    return op("y1", value, contrib_of(x, lambda g: g * ((s.y0(a) - s.yv(2, a)) * 0.5)))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((y0(xv) - yn(2, xv)) * 0.5)
+
+    return op("y1", value, contrib_of(x, lambda g: g * ((s.y0(a) - s.yv(2, a)) * 0.5), vjp=vjp))
 
 
 def yn(n: Any, x: Operand) -> Variable:
@@ -155,7 +205,13 @@ def yn(n: Any, x: Operand) -> Variable:
     k, a, value = ordered("yn", n, x)
     s = sp("yn")
     d = lambda g: g * like((s.yv(k - 1, a) - s.yv(k + 1, a)) * 0.5, a)
-    return op("yn", value, contrib_of(x, d))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * ((yn(k - 1, xv) - yn(k + 1, xv)) * 0.5)
+
+    return op("yn", value, contrib_of(x, d, vjp=vjp))
 
 
 __all__ = ["i0", "i1", "iv", "ive", "j0", "j1", "jn", "y0", "y1", "yn"]

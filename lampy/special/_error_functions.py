@@ -4,16 +4,23 @@ log_ndtr (values by ``scipy.special``)."""
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, contrib_of, op
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, lifted, node_of, op
+from lampy.ops import exp
 from lampy.special._common import unary
 
 # Python floats, so that float32 gradients stay float32.
 _TWO_OVER_SQRT_PI = 2.0 / math.sqrt(math.pi)
 _SQRT_PI_OVER_TWO = math.sqrt(math.pi) / 2.0
 _INV_SQRT_2PI = 1.0 / math.sqrt(2.0 * math.pi)
+
+
+def _gauss(x: Any, c: float) -> Any:
+    """``exp(c * x**2)`` with lampy ops, for vjps."""
+    return exp(x * x * c)
 
 
 def erf(x: Operand) -> Variable:
@@ -24,7 +31,16 @@ def erf(x: Operand) -> Variable:
         ``dx = g * 2/sqrt(pi) * exp(-x**2)``.
     """
     a, value = unary("erf", x)
-    return op("erf", value, contrib_of(x, lambda g: g * (_TWO_OVER_SQRT_PI * np.exp(-a * a))))
+    n = node_of(x)
+    return op(
+        "erf",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * (_TWO_OVER_SQRT_PI * np.exp(-a * a)),
+            vjp=lambda g, out: g * (_TWO_OVER_SQRT_PI * _gauss(graph_value(n, a), -1.0)),
+        ),
+    )
 
 
 def erfc(x: Operand) -> Variable:
@@ -35,7 +51,16 @@ def erfc(x: Operand) -> Variable:
         ``dx = -g * 2/sqrt(pi) * exp(-x**2)``.
     """
     a, value = unary("erfc", x)
-    return op("erfc", value, contrib_of(x, lambda g: g * (-_TWO_OVER_SQRT_PI * np.exp(-a * a))))
+    n = node_of(x)
+    return op(
+        "erfc",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * (-_TWO_OVER_SQRT_PI * np.exp(-a * a)),
+            vjp=lambda g, out: g * (-_TWO_OVER_SQRT_PI * _gauss(graph_value(n, a), -1.0)),
+        ),
+    )
 
 
 def erfinv(y: Operand) -> Variable:
@@ -46,7 +71,15 @@ def erfinv(y: Operand) -> Variable:
         ``dy = g * sqrt(pi)/2 * exp(erfinv(y)**2)`` (reuses the value; ``inf`` at ``±1``).
     """
     _, value = unary("erfinv", y)
-    return op("erfinv", value, contrib_of(y, lambda g: g * (_SQRT_PI_OVER_TWO * np.exp(value**2))))
+    return op(
+        "erfinv",
+        value,
+        contrib_of(
+            y,
+            lambda g: g * (_SQRT_PI_OVER_TWO * np.exp(value**2)),
+            vjp=lambda g, out: g * (_SQRT_PI_OVER_TWO * _gauss(lifted(out, value), 1.0)),
+        ),
+    )
 
 
 def erfcinv(y: Operand) -> Variable:
@@ -57,7 +90,15 @@ def erfcinv(y: Operand) -> Variable:
     """
     _, value = unary("erfcinv", y)
     d = -_SQRT_PI_OVER_TWO
-    return op("erfcinv", value, contrib_of(y, lambda g: g * (d * np.exp(value**2))))
+    return op(
+        "erfcinv",
+        value,
+        contrib_of(
+            y,
+            lambda g: g * (d * np.exp(value**2)),
+            vjp=lambda g, out: g * (d * _gauss(lifted(out, value), 1.0)),
+        ),
+    )
 
 
 def ndtr(x: Operand) -> Variable:
@@ -67,7 +108,16 @@ def ndtr(x: Operand) -> Variable:
         ``dx = g * exp(-x**2 / 2) / sqrt(2 pi)``.
     """
     a, value = unary("ndtr", x)
-    return op("ndtr", value, contrib_of(x, lambda g: g * (_INV_SQRT_2PI * np.exp(a * a * -0.5))))
+    n = node_of(x)
+    return op(
+        "ndtr",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * (_INV_SQRT_2PI * np.exp(a * a * -0.5)),
+            vjp=lambda g, out: g * (_INV_SQRT_2PI * _gauss(graph_value(n, a), -0.5)),
+        ),
+    )
 
 
 def log_ndtr(x: Operand) -> Variable:
@@ -80,7 +130,13 @@ def log_ndtr(x: Operand) -> Variable:
     """
     a, value = unary("log_ndtr", x)
     d = lambda g: g * (_INV_SQRT_2PI * np.exp(a * a * -0.5 - value))
-    return op("log_ndtr", value, contrib_of(x, d))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, a)
+        return g * (_INV_SQRT_2PI * exp(xv * xv * -0.5 - lifted(out, value)))
+
+    return op("log_ndtr", value, contrib_of(x, d, vjp=vjp))
 
 
 __all__ = ["erf", "erfc", "erfcinv", "erfinv", "log_ndtr", "ndtr"]

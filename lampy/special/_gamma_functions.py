@@ -10,8 +10,10 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
-from lampy.opkit import Operand, Variable, contrib_of, op, value_of
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, lifted, node_of, op, value_of
+from lampy.ops import exp, log1p
 from lampy.special._common import binary, like, ordered, refuse_gradient, sp, unary
+from lampy.special._logistic import xlog1py, xlogy
 
 
 def gamma(x: Operand) -> Variable:
@@ -22,7 +24,16 @@ def gamma(x: Operand) -> Variable:
         ``dx = g * gamma(x) * digamma(x)`` (reuses the value).
     """
     a, value = unary("gamma", x)
-    return op("gamma", value, contrib_of(x, lambda g: g * (value * sp("gamma").digamma(a))))
+    n = node_of(x)
+    return op(
+        "gamma",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * (value * sp("gamma").digamma(a)),
+            vjp=lambda g, out: g * (lifted(out, value) * digamma(graph_value(n, a))),
+        ),
+    )
 
 
 def gammaln(x: Operand) -> Variable:
@@ -32,7 +43,16 @@ def gammaln(x: Operand) -> Variable:
         ``dx = g * digamma(x)`` (the derivative of ``log|gamma|`` on both signs of gamma).
     """
     a, value = unary("gammaln", x)
-    return op("gammaln", value, contrib_of(x, lambda g: g * sp("gammaln").digamma(a)))
+    n = node_of(x)
+    return op(
+        "gammaln",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * sp("gammaln").digamma(a),
+            vjp=lambda g, out: g * digamma(graph_value(n, a)),
+        ),
+    )
 
 
 def rgamma(x: Operand) -> Variable:
@@ -42,7 +62,16 @@ def rgamma(x: Operand) -> Variable:
         ``dx = -g * rgamma(x) * digamma(x)``; nan at 0 and the negative integers.
     """
     a, value = unary("rgamma", x)
-    return op("rgamma", value, contrib_of(x, lambda g: g * (-value * sp("rgamma").digamma(a))))
+    n = node_of(x)
+    return op(
+        "rgamma",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * (-value * sp("rgamma").digamma(a)),
+            vjp=lambda g, out: g * (-lifted(out, value) * digamma(graph_value(n, a))),
+        ),
+    )
 
 
 def digamma(x: Operand) -> Variable:
@@ -52,7 +81,16 @@ def digamma(x: Operand) -> Variable:
         ``dx = g * polygamma(1, x)`` (the trigamma function).
     """
     a, value = unary("digamma", x)
-    return op("digamma", value, contrib_of(x, lambda g: g * like(sp("digamma").polygamma(1, a), a)))
+    n = node_of(x)
+    return op(
+        "digamma",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * like(sp("digamma").polygamma(1, a), a),
+            vjp=lambda g, out: g * polygamma(1, graph_value(n, a)),
+        ),
+    )
 
 
 psi = digamma
@@ -71,10 +109,15 @@ def polygamma(n: Any, x: Operand) -> Variable:
     """
     refuse_gradient("polygamma", "n", n, "it is an integer order")
     k, a, value = ordered("polygamma", n, x)
+    node = node_of(x)
     return op(
         "polygamma",
         value,
-        contrib_of(x, lambda g: g * like(sp("polygamma").polygamma(k + 1, a), a)),
+        contrib_of(
+            x,
+            lambda g: g * like(sp("polygamma").polygamma(k + 1, a), a),
+            vjp=lambda g, out: g * polygamma(k + 1, graph_value(node, a)),
+        ),
     )
 
 
@@ -104,7 +147,16 @@ def multigammaln(a: Operand, d: int) -> Variable:
     def d_a(g: Any) -> Any:
         return g * like(sum(s.digamma(x - 0.5 * j) for j in range(dim)), x)
 
-    return op("multigammaln", value, contrib_of(a, d_a))
+    n = node_of(a)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, x)
+        total = digamma(xv)
+        for j in range(1, dim):
+            total = total + digamma(xv - 0.5 * j)
+        return g * total
+
+    return op("multigammaln", value, contrib_of(a, d_a, vjp=vjp))
 
 
 def beta(a: Operand, b: Operand) -> Variable:
@@ -116,11 +168,20 @@ def beta(a: Operand, b: Operand) -> Variable:
     """
     x, y, value = binary("beta", a, b)
     s = sp("beta")
+    na, nb = node_of(a), node_of(b)
+
+    def vjp(first: bool) -> Any:
+        def rule(g: Any, out: Any) -> Any:
+            u, v = graph_value(na, x), graph_value(nb, y)
+            return g * (lifted(out, value) * (digamma(u if first else v) - digamma(u + v)))
+
+        return rule
+
     return op(
         "beta",
         value,
-        contrib_of(a, lambda g: g * (value * (s.digamma(x) - s.digamma(x + y)))),
-        contrib_of(b, lambda g: g * (value * (s.digamma(y) - s.digamma(x + y)))),
+        contrib_of(a, lambda g: g * (value * (s.digamma(x) - s.digamma(x + y))), vjp=vjp(True)),
+        contrib_of(b, lambda g: g * (value * (s.digamma(y) - s.digamma(x + y))), vjp=vjp(False)),
     )
 
 
@@ -132,11 +193,20 @@ def betaln(a: Operand, b: Operand) -> Variable:
     """
     x, y, value = binary("betaln", a, b)
     s = sp("betaln")
+    na, nb = node_of(a), node_of(b)
+
+    def vjp(first: bool) -> Any:
+        def rule(g: Any, out: Any) -> Any:
+            u, v = graph_value(na, x), graph_value(nb, y)
+            return g * (digamma(u if first else v) - digamma(u + v))
+
+        return rule
+
     return op(
         "betaln",
         value,
-        contrib_of(a, lambda g: g * (s.digamma(x) - s.digamma(x + y))),
-        contrib_of(b, lambda g: g * (s.digamma(y) - s.digamma(x + y))),
+        contrib_of(a, lambda g: g * (s.digamma(x) - s.digamma(x + y)), vjp=vjp(True)),
+        contrib_of(b, lambda g: g * (s.digamma(y) - s.digamma(x + y)), vjp=vjp(False)),
     )
 
 
@@ -144,6 +214,12 @@ def _incomplete_density(a: Any, x: Any) -> Any:
     """``x**(a-1) exp(-x) / gamma(a)``: the derivative of ``gammainc(a, x)`` in ``x``."""
     s = sp("gammainc")
     return np.exp(s.xlogy(a - 1, x) - x - s.gammaln(a))
+
+
+def _incomplete_density_graph(a: Any, x: Any) -> Any:
+    """:func:`_incomplete_density` with lampy ops, for vjps: ``a`` a constant, ``x`` a
+    Variable of the graph."""
+    return exp(xlogy(a - 1, x) - x - sp("gammainc").gammaln(a))
 
 
 def gammainc(a: Any, x: Operand) -> Variable:
@@ -159,7 +235,16 @@ def gammainc(a: Any, x: Operand) -> Variable:
     """
     refuse_gradient("gammainc", "a", a, "its derivative in a has no closed form")
     s, y, value = ordered("gammainc", a, x)
-    return op("gammainc", value, contrib_of(x, lambda g: g * like(_incomplete_density(s, y), y)))
+    n = node_of(x)
+    return op(
+        "gammainc",
+        value,
+        contrib_of(
+            x,
+            lambda g: g * like(_incomplete_density(s, y), y),
+            vjp=lambda g, out: g * _incomplete_density_graph(s, graph_value(n, y)),
+        ),
+    )
 
 
 def gammaincc(a: Any, x: Operand) -> Variable:
@@ -174,7 +259,16 @@ def gammaincc(a: Any, x: Operand) -> Variable:
     """
     refuse_gradient("gammaincc", "a", a, "its derivative in a has no closed form")
     s, y, value = ordered("gammaincc", a, x)
-    return op("gammaincc", value, contrib_of(x, lambda g: -g * like(_incomplete_density(s, y), y)))
+    n = node_of(x)
+    return op(
+        "gammaincc",
+        value,
+        contrib_of(
+            x,
+            lambda g: -g * like(_incomplete_density(s, y), y),
+            vjp=lambda g, out: -g * _incomplete_density_graph(s, graph_value(n, y)),
+        ),
+    )
 
 
 def betainc(a: Any, b: Any, x: Operand) -> Variable:
@@ -205,7 +299,13 @@ def betainc(a: Any, b: Any, x: Operand) -> Variable:
         log_density = s.xlogy(p - 1, y) + s.xlog1py(q - 1, -y) - s.betaln(p, q)
         return g * like(np.exp(log_density), y)
 
-    return op("betainc", value, contrib_of(x, d_x))
+    n = node_of(x)
+
+    def vjp(g: Any, out: Any) -> Any:
+        xv = graph_value(n, y)
+        return g * exp(xlogy(p - 1, xv) + xlog1py(q - 1, -xv) - s.betaln(p, q))
+
+    return op("betainc", value, contrib_of(x, d_x, vjp=vjp))
 
 
 def stdtr(df: Any, t: Operand) -> Variable:
@@ -227,7 +327,14 @@ def stdtr(df: Any, t: Operand) -> Variable:
         log_pdf = -0.5 * (n + 1) * np.log1p(z * z / n) - 0.5 * np.log(n) - s.betaln(0.5 * n, 0.5)
         return g * like(np.exp(log_pdf), z)
 
-    return op("stdtr", value, contrib_of(t, d_t))
+    node = node_of(t)
+
+    def vjp(g: Any, out: Any) -> Any:
+        tv = graph_value(node, z)
+        shift = -0.5 * np.log(n) - s.betaln(0.5 * n, 0.5)
+        return g * exp(log1p(tv * tv / n) * (-0.5 * (n + 1)) + shift)
+
+    return op("stdtr", value, contrib_of(t, d_t, vjp=vjp))
 
 
 __all__ = [

@@ -13,10 +13,14 @@ from lampy.opkit import (
     broadcast_error,
     contrib_of,
     expand_reduced,
+    graph_value,
+    lifted,
+    node_of,
     normalize_axis,
     op,
     value_of,
 )
+from lampy.ops import broadcast_to, exp, log, log1p, where
 from lampy.special._common import binary, sp, unary
 
 
@@ -28,7 +32,13 @@ def logit(p: Operand) -> Variable:
         ``dp = g / (p (1 - p))``.
     """
     a, value = unary("logit", p)
-    return op("logit", value, contrib_of(p, lambda g: g / (a * (1 - a))))
+    n = node_of(p)
+
+    def vjp(g: Any, out: Any) -> Any:
+        pv = graph_value(n, a)
+        return g / (pv * (1 - pv))
+
+    return op("logit", value, contrib_of(p, lambda g: g / (a * (1 - a)), vjp=vjp))
 
 
 def expit(x: Operand) -> Variable:
@@ -38,7 +48,25 @@ def expit(x: Operand) -> Variable:
         ``dx = g * expit(x) * (1 - expit(x))`` (reuses the value).
     """
     _, value = unary("expit", x)
-    return op("expit", value, contrib_of(x, lambda g: g * (value * (1 - value))))
+
+    def vjp(g: Any, out: Any) -> Any:
+        y = lifted(out, value)
+        return g * (y * (1 - y))
+
+    return op("expit", value, contrib_of(x, lambda g: g * (value * (1 - value)), vjp=vjp))
+
+
+def _ratio(nx: Any, a: Any, ny: Any, b: Any, shift: int) -> Any:
+    """``x / (shift + y)`` with lampy ops, ``x`` and ``y`` the graph values of saved ``a``
+    and ``b``: the derivative of ``xlogy`` (``shift`` 0) or ``xlog1py`` (1) in ``y``,
+    for vjps. Where ``x == 0`` it is 0 as the first-order closure's; a zero denominator
+    there is replaced by 1, so that its derivative in ``x`` stays ``1 / (shift + y)``
+    (the mixed second derivative) wherever that is finite."""
+    den = graph_value(ny, b) + shift
+    bad = (np.asarray(a) == 0) & (np.asarray(b) + shift == 0)
+    if bad.any():
+        den = where(bad, 1, den)
+    return graph_value(nx, a) / den
 
 
 def xlogy(x: Operand, y: Operand) -> Variable:
@@ -50,11 +78,16 @@ def xlogy(x: Operand, y: Operand) -> Variable:
         that whole line, as JAX's ``xlogy``).
     """
     a, b, value = binary("xlogy", x, y)
+    nx, ny = node_of(x), node_of(y)
     return op(
         "xlogy",
         value,
-        contrib_of(x, lambda g: g * np.log(b)),
-        contrib_of(y, lambda g: g * np.where(a == 0, 0, a / b)),
+        contrib_of(x, lambda g: g * np.log(b), vjp=lambda g, out: g * log(graph_value(ny, b))),
+        contrib_of(
+            y,
+            lambda g: g * np.where(a == 0, 0, a / b),
+            vjp=lambda g, out: g * _ratio(nx, a, ny, b, 0),
+        ),
     )
 
 
@@ -66,11 +99,16 @@ def xlog1py(x: Operand, y: Operand) -> Variable:
         ``dx = g * log1p(y)``; ``dy = g * x / (1 + y)``, 0 where ``x == 0``.
     """
     a, b, value = binary("xlog1py", x, y)
+    nx, ny = node_of(x), node_of(y)
     return op(
         "xlog1py",
         value,
-        contrib_of(x, lambda g: g * np.log1p(b)),
-        contrib_of(y, lambda g: g * np.where(a == 0, 0, a / (1 + b))),
+        contrib_of(x, lambda g: g * np.log1p(b), vjp=lambda g, out: g * log1p(graph_value(ny, b))),
+        contrib_of(
+            y,
+            lambda g: g * np.where(a == 0, 0, a / (1 + b)),
+            vjp=lambda g, out: g * _ratio(nx, a, ny, b, 1),
+        ),
     )
 
 
@@ -114,11 +152,24 @@ def logsumexp(
             g * sign, reduced, keepdims
         )
 
+    na, nb = node_of(a), node_of(b)
+
+    def graph_weights(g: Any, out: Any) -> Any:  # weights(g) with lampy ops
+        kept_shape = np.shape(expand_reduced(value, reduced, keepdims))
+        spread = (g * sign).reshape(kept_shape)
+        xv = graph_value(na, x)
+        if w is not None and np.shape(x) != np.shape(w):  # b's share has the full shape
+            xv = broadcast_to(xv, np.broadcast_shapes(np.shape(x), np.shape(w)))
+        return exp(xv - lifted(out, value).reshape(kept_shape)) * spread
+
+    def vjp_a(g: Any, out: Any) -> Any:
+        return graph_weights(g, out) * (1 if w is None else graph_value(nb, w))
+
     result = op(
         "logsumexp",
         value,
-        contrib_of(a, lambda g: weights(g) * (1 if w is None else w)),
-        None if b is None else contrib_of(b, weights),
+        contrib_of(a, lambda g: weights(g) * (1 if w is None else w), vjp=vjp_a),
+        None if b is None else contrib_of(b, weights, vjp=graph_weights),
     )
     return (result, np.asarray(sign)) if return_sign else result
 

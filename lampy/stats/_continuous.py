@@ -7,10 +7,11 @@ gradient 0; invalid parameters (``scale <= 0``, ``df <= 0``...) give nan, as sci
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 
-from lampy.opkit import Operand, Variable, contrib_of, op, value_of
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, node_of, op, value_of
 from lampy.ops import exp, log, log1p, square
 from lampy.special import betainc, betaln, gammainc, gammaln, log_ndtr, ndtr, stdtr, xlog1py, xlogy
 from lampy.stats._common import finish, floats, kept, log_probability, plain, positive, refuse
@@ -41,12 +42,23 @@ def norm_logpdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
     xv, mv, sv = value_of(x), value_of(loc), value_of(s)
     z = (xv - mv) / sv
     value = -0.5 * (z * z) - np.log(sv) - _HALF_LOG_2PI
+    nx, nm, ns = node_of(x), node_of(loc), node_of(s)
+
+    def z_over_scale(g: Any, out: Any) -> Any:  # g * z / scale, with lampy ops
+        scale = graph_value(ns, sv)
+        return g * ((graph_value(nx, xv) - graph_value(nm, mv)) / (scale * scale))
+
+    def d_scale(g: Any, out: Any) -> Any:
+        scale = graph_value(ns, sv)
+        zs = (graph_value(nx, xv) - graph_value(nm, mv)) / scale
+        return g * ((zs * zs - 1.0) / scale)
+
     logp = op(
         "norm.logpdf",
         value,
-        contrib_of(x, lambda g: g * (z / sv) * -1.0),
-        contrib_of(loc, lambda g: g * (z / sv)),
-        contrib_of(s, lambda g: g * ((z * z - 1.0) / sv)),
+        contrib_of(x, lambda g: g * (z / sv) * -1.0, vjp=lambda g, out: -z_over_scale(g, out)),
+        contrib_of(loc, lambda g: g * (z / sv), vjp=z_over_scale),
+        contrib_of(s, lambda g: g * ((z * z - 1.0) / sv), vjp=d_scale),
     )
     return finish(logp, valid)
 
