@@ -154,6 +154,29 @@ class FlatGrid:
                 tap[..., hi : self.out[-1]] = 0
         return cols.reshape(n, c * math.prod(kernel), columns)
 
+    def image(self, cols: np.ndarray, spatial: Ints) -> np.ndarray:
+        """The input ``(N, C, *spatial)`` whose full im2col matrix (``cols`` of shape
+        ``(N, ..., Q)``, C * prod(K) rows per sample) this is: each kernel position's
+        row written back at its offset in the padded planes, and the planes cropped; a
+        new array, zero where no window reads. Entries ``cols`` set to zero (padding
+        read across a row's end, junk columns) are not written: an entry's true value
+        comes from another tap that reads it, or no output reads it."""
+        n, taps = cols.shape[0], math.prod(self.kernel)
+        blocks = cols.reshape(n, -1, taps, self.columns)
+        c, e = blocks.shape[1], cols.itemsize
+        plane = math.prod(self.padded)
+        buffer = np.zeros(self.lead + n * c * plane + self.tail, cols.dtype)
+        for j, k in enumerate(np.ndindex(*self.kernel)):
+            at = sum(i * d * r for i, d, r in zip(k, self.dilation, self.rows, strict=True))
+            view = np.ndarray(
+                (n, c, self.columns), cols.dtype, buffer, at * e, (c * plane * e, plane * e, e)
+            )
+            np.copyto(view, blocks[:, :, j], where=blocks[:, :, j] != 0)
+        planes = buffer[self.lead : self.lead + n * c * plane].reshape((n, c, *self.padded))
+        x = np.zeros((n, c, *spatial), cols.dtype)
+        x[(Ellipsis, *self.take)] = planes[(Ellipsis, *self.into)]
+        return x
+
     def _outputs(self) -> tuple[Any, ...]:
         """The index of the output positions in the ``(Out_0, *P[1:])`` grid."""
         return (slice(None), *(slice(0, o) for o in self.out[1:]))
