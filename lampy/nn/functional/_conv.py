@@ -45,10 +45,9 @@ from lampy.nn.functional._conv_common import (
     out_sizes,
     pad,
 )
-from lampy.nn.functional._conv_vjp import correlate, spans, weight_correlation
+from lampy.nn.functional._conv_vjp import bias_vjp, correlate, spans, weight_correlation
 from lampy.nn.functional._shared import SharedInBackward, frozen
 from lampy.opkit import Operand, Variable, contrib_of, graph_value, needs_grad, node_of, op
-from lampy.ops import sum as sum_op
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 
@@ -124,10 +123,10 @@ def _conv(
         pads = conv_padding(name, padding, spatial, kernel, stride_, dilation_)
     out = out_sizes(name, spatial, pads, kernel, stride_, dilation_)
     if all(st == 1 for st in stride_):
-        value, d_input, d_weight, kept = _conv_flat(xb, w, b, groups, pads, dilation_)
+        value, d_input, d_weight, kept = _flat_parts(xb, w, b, groups, pads, dilation_)
     else:
         users = needs_grad(input) + needs_grad(weight)
-        value, d_input, d_weight, kept = _conv_strided(
+        value, d_input, d_weight, kept = _strided_parts(
             xb, w, b, groups, pads, out, stride_, dilation_, users
         )
     value = frozen(value[0] if unbatched else value)  # fresh: taken without a copy
@@ -163,7 +162,7 @@ def _conv(
         value,
         contrib_of(input, d_x, vjp=vjp_x),
         contrib_of(weight, d_w, vjp=vjp_w),
-        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=_bias_vjp(nd, unbatched)),
+        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=bias_vjp(nd, unbatched)),
     )
 
 
@@ -183,16 +182,6 @@ def _transpose_op(
     return _conv_transpose(name, nd, x, w, None, stride, 0, 0, groups, dilation, (pads, size))
 
 
-def _bias_vjp(nd: int, unbatched: bool) -> Any:
-    """The vjp of ``d bias``: ``g`` summed over every axis but the channels."""
-    axes = (0, *range(2, 2 + nd)) if not unbatched else tuple(range(1, 1 + nd))
-
-    def vjp(g: Any, out: Any) -> Any:
-        return sum_op(g, axis=axes)
-
-    return vjp
-
-
 # A gradient closure of the batched convolution: the output gradient ``g`` (unbatched
 # for an unbatched input) to the batched input's gradient, or the weight's.
 _Grad = Callable[[np.ndarray], np.ndarray]
@@ -207,7 +196,7 @@ class _Kept:
     image: Callable[[], np.ndarray]
 
 
-def _conv_flat(
+def _flat_parts(
     xb: np.ndarray,
     w: np.ndarray,
     b: np.ndarray | None,
@@ -233,7 +222,7 @@ def _conv_flat(
     return value, d_input, d_weight, _Kept(lambda: w, lambda: grid.image(cols, spatial))
 
 
-def _conv_strided(
+def _strided_parts(
     xb: np.ndarray,
     w: np.ndarray,
     b: np.ndarray | None,
@@ -271,6 +260,31 @@ def _conv_strided(
         lambda: image_of_cols(cols, n, kernel, out, spatial, pads, stride, dilation),
     )
     return batch_first(y, n, out), d_input, d_weight, kept
+
+
+def _conv_flat(
+    xb: np.ndarray, w: np.ndarray, b: np.ndarray | None, groups: int, pads: Pads, dilation: Ints
+) -> tuple[np.ndarray, _Grad, _Grad]:
+    """``_flat_parts`` without what the vjps read (for the tests comparing the
+    two paths)."""
+    value, d_input, d_weight, _ = _flat_parts(xb, w, b, groups, pads, dilation)
+    return value, d_input, d_weight
+
+
+def _conv_strided(
+    xb: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    groups: int,
+    pads: Pads,
+    out: Ints,
+    stride: Ints,
+    dilation: Ints,
+    users: int,
+) -> tuple[np.ndarray, _Grad, _Grad]:
+    """``_strided_parts`` without what the vjps read."""
+    parts = _strided_parts(xb, w, b, groups, pads, out, stride, dilation, users)
+    return parts[0], parts[1], parts[2]
 
 
 def _conv_transpose(
@@ -373,7 +387,7 @@ def _conv_transpose(
         value,
         contrib_of(input, d_input, vjp=vjp_input),
         contrib_of(weight, d_weight, vjp=vjp_weight),
-        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=_bias_vjp(nd, unbatched)),
+        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=bias_vjp(nd, unbatched)),
     )
 
 

@@ -279,6 +279,7 @@ def image_of_cols(
             slice(i * d, i * d + t * (o - 1) + 1, t)
             for i, d, t, o in zip(k, dilation, stride, out, strict=True)
         )
-        image[_trailing(target)] = np.swapaxes(blocks[(slice(None), *k)], 0, 1)
+        block: tuple[Any, ...] = (slice(None), *k)
+        image[_trailing(target)] = np.swapaxes(blocks[block], 0, 1)
     crop = [slice(a, a + s) for s, (a, _) in zip(size, pads, strict=True)]
     return image[_trailing(crop)] if any(a or b for a, b in pads) else image

@@ -161,9 +161,11 @@ class FlatGrid:
         new array, zero where no window reads. Entries ``cols`` set to zero (padding
         read across a row's end, junk columns) are not written: an entry's true value
         comes from another tap that reads it, or no output reads it."""
-        n, taps = cols.shape[0], math.prod(self.kernel)
-        blocks = cols.reshape(n, -1, taps, self.columns)
-        c, e = blocks.shape[1], cols.itemsize
+        n, taps, e = cols.shape[0], math.prod(self.kernel), cols.itemsize
+        c = math.prod(cols.shape[1:-1]) // taps
+        if n == 0:
+            return np.zeros((0, c, *spatial), cols.dtype)
+        blocks = cols.reshape(n, c, taps, self.columns)
         plane = math.prod(self.padded)
         buffer = np.zeros(self.lead + n * c * plane + self.tail, cols.dtype)
         for j, k in enumerate(np.ndindex(*self.kernel)):
@@ -174,7 +176,9 @@ class FlatGrid:
             np.copyto(view, blocks[:, :, j], where=blocks[:, :, j] != 0)
         planes = buffer[self.lead : self.lead + n * c * plane].reshape((n, c, *self.padded))
         x = np.zeros((n, c, *spatial), cols.dtype)
-        x[(Ellipsis, *self.take)] = planes[(Ellipsis, *self.into)]
+        take: tuple[Any, ...] = (Ellipsis, *self.take)
+        into: tuple[Any, ...] = (Ellipsis, *self.into)
+        x[take] = planes[into]
         return x
 
     def _outputs(self) -> tuple[Any, ...]:

@@ -24,6 +24,7 @@ from typing import Any
 
 from lampy.nn.functional._conv_common import Ints, Pads
 from lampy.ops import reshape, swapaxes, transpose
+from lampy.ops import sum as sum_op
 
 Conv = Callable[[Any, Any, Ints, Pads, Ints, int], Any]
 """``conv(input, weight, stride, pads, dilation, groups)``: a convolution padded by
@@ -49,7 +50,8 @@ def correlate(
     if min(keep) <= 0:
         return None
     if keep != size:
-        inp = inp[(Ellipsis, *(slice(0, k) for k in keep))]
+        crop: tuple[Any, ...] = (Ellipsis, *(slice(0, k) for k in keep))
+        inp = inp[crop]
     pads = tuple((a, f - a - k) for a, f, k in zip(lo, full, keep, strict=True))
     return conv(inp, weight, stride, pads, dilation, groups)
 
@@ -72,10 +74,12 @@ def weight_correlation(
     (``a`` its output gradient, ``b`` its input). It is the convolution of ``a`` with
     its channels within a group as the batch and ``(group, sample)`` as the channels,
     by ``b`` with samples as its channels, in ``G`` groups, stride ``dilation`` and
-    dilation ``stride``."""
+    dilation ``stride``. None (zero) for an empty batch."""
     if unbatched:
         a, b = reshape(a, (1, *a.shape)), reshape(b, (1, *b.shape))
     n, c, spatial = a.shape[0], a.shape[1], a.shape[2:]
+    if n == 0:  # an empty batch: zero
+        return None
     nd = len(spatial)
     grouped = reshape(a, (n, groups, c // groups, *spatial))
     rows = transpose(grouped, (2, 1, 0, *range(3, 3 + nd)))
@@ -91,3 +95,13 @@ def spans(size: Ints, kernel: Ints, stride: Ints, dilation: Ints) -> Ints:
         (o - 1) * s + d * (k - 1) + 1
         for o, k, s, d in zip(size, kernel, stride, dilation, strict=True)
     )
+
+
+def bias_vjp(nd: int, unbatched: bool) -> Any:
+    """The vjp of ``d bias``: ``g`` summed over every axis but the channels."""
+    axes = (0, *range(2, 2 + nd)) if not unbatched else tuple(range(1, 1 + nd))
+
+    def vjp(g: Any, out: Any) -> Any:
+        return sum_op(g, axis=axes)
+
+    return vjp
