@@ -10,6 +10,7 @@ Order 2 is checked in float64 on small shapes (differences of differences need b
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -258,3 +259,52 @@ def test_cnn_hessian_matches_differences_of_gradient() -> None:
     assert np.abs(hess).max() > 1e-3  # the relu does not hide the curvature
     np.testing.assert_allclose(hess, fd, rtol=1e-5, atol=1e-7)
     np.testing.assert_allclose(hess, hess.T, rtol=1e-10, atol=1e-12)
+
+
+# ------------------------------------------------------------------------------- memory
+def _owners(fn: Any, depth: int = 6) -> set[int]:
+    """The ids of the arrays owning the memory of every array ``fn`` reaches through
+    its closure (functions, partials and tuples in it, ``depth`` levels down)."""
+    found: set[int] = set()
+
+    def walk(o: Any, d: int) -> None:
+        if isinstance(o, np.ndarray):
+            while isinstance(o.base, np.ndarray):
+                o = o.base
+            found.add(id(o))
+        elif isinstance(o, (tuple, list)):
+            for item in o:
+                walk(item, d)
+        elif d and callable(o):
+            for cell in getattr(o, "__closure__", None) or ():
+                try:
+                    walk(cell.cell_contents, d - 1)
+                except ValueError:  # an empty cell
+                    continue
+            if isinstance(o, functools.partial):
+                walk(o.args, d - 1)
+
+    walk(fn, depth)
+    return found
+
+
+@pytest.mark.parametrize("wanted", ["input", "weight", "both"])
+@pytest.mark.parametrize("stride", [1, 2])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_vjps_keep_no_array_their_closures_do_not(
+    wanted: str, stride: int, transposed: bool
+) -> None:
+    """Memory accounting reads the numpy closures only: each vjp reaches no array its
+    edge's closure does not (the input is rebuilt from the kept im2col matrix)."""
+    rng = np.random.default_rng(7)
+    x, w = rng.standard_normal((2, 2, 5, 5)), rng.standard_normal((2, 2, 3, 3))
+    with lampy.Scope():
+        xv = lampy.param(x) if wanted != "weight" else x
+        wv = lampy.param(w) if wanted != "input" else w
+        op = F.conv_transpose2d if transposed else F.conv2d
+        y = op(xv, wv, None, stride=stride, padding=1)
+        edges = y.node.params
+        assert len(edges) == (2 if wanted == "both" else 1)
+        for _, fn, _, _, vjp in edges:
+            assert vjp is not None
+            assert _owners(vjp) <= _owners(fn)

@@ -21,7 +21,6 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-import attrs
 import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
@@ -123,10 +122,12 @@ def _conv(
         pads = conv_padding(name, padding, spatial, kernel, stride_, dilation_)
     out = out_sizes(name, spatial, pads, kernel, stride_, dilation_)
     if all(st == 1 for st in stride_):
-        value, d_input, d_weight, kept = _flat_parts(xb, w, b, groups, pads, dilation_)
+        value, d_input, d_weight, weight_of, image_of = _flat_parts(
+            xb, w, b, groups, pads, dilation_
+        )
     else:
         users = needs_grad(input) + needs_grad(weight)
-        value, d_input, d_weight, kept = _strided_parts(
+        value, d_input, d_weight, weight_of, image_of = _strided_parts(
             xb, w, b, groups, pads, out, stride_, dilation_, users
         )
     value = frozen(value[0] if unbatched else value)  # fresh: taken without a copy
@@ -140,7 +141,8 @@ def _conv(
         return d_weight(g).astype(w_dtype, copy=False)
 
     # The vjps: d input is the transposed convolution of g, d weight the correlation
-    # of the input (rebuilt from the kept im2col matrix) with g (see _conv_vjp.py).
+    # of the input (rebuilt from the kept im2col matrix) with g (see _conv_vjp.py);
+    # each keeps only what its closure keeps (the weight, or the im2col matrix).
     n_x, n_w = node_of(input), node_of(weight)
     lo = tuple(a for a, _ in pads)
     full = spans(out, kernel, stride_, dilation_)
@@ -148,11 +150,11 @@ def _conv(
     def vjp_x(g: Any, out_node: Any) -> Any:
         after = tuple(max(f - a - s, 0) for f, a, s in zip(full, lo, spatial, strict=True))
         pads_t = tuple(zip(lo, after, strict=True))
-        wv = graph_value(n_w, kept.weight())
+        wv = graph_value(n_w, weight_of())
         return _transpose_op(nd, g, wv, stride_, pads_t, spatial, dilation_, groups)
 
     def vjp_w(g: Any, out_node: Any) -> Any:
-        image = kept.image()
+        image = image_of()
         xv = graph_value(n_x, image[0] if unbatched else image)
         conv = functools.partial(_conv_op, name, nd)
         return weight_correlation(conv, xv, g, stride_, lo, full, dilation_, groups, unbatched)
@@ -187,13 +189,9 @@ def _transpose_op(
 _Grad = Callable[[np.ndarray], np.ndarray]
 
 
-@attrs.frozen
-class _Kept:
-    """What the vjps read of the arrays the closures keep: the weight, and the
-    batched input rebuilt from the im2col matrix (zero where no window reads)."""
-
-    weight: Callable[[], np.ndarray]
-    image: Callable[[], np.ndarray]
+# What the vjps read of the arrays the closures keep: the weight, and the batched input
+# rebuilt from the im2col matrix (zero where no window reads), made on demand.
+_Kept = Callable[[], np.ndarray]
 
 
 def _flat_parts(
@@ -203,10 +201,10 @@ def _flat_parts(
     groups: int,
     pads: Pads,
     dilation: Ints,
-) -> tuple[np.ndarray, _Grad, _Grad, _Kept]:
+) -> tuple[np.ndarray, _Grad, _Grad, _Kept, _Kept]:
     """A stride-1 convolution on flattened padded planes (``_conv_flat.py``): the
-    batched ``(N, O, *out)`` value, the input and weight gradient closures, and what
-    the vjps read of what they keep."""
+    batched ``(N, O, *out)`` value, the input and weight gradient closures, and the
+    weight and the input as the vjps read them from what the closures keep."""
     grid = flat.FlatGrid.of(xb.shape[2:], pads, w.shape[2:], dilation)
     value, cols = flat.forward(grid, xb, w, b, groups)
 
@@ -219,7 +217,7 @@ def _flat_parts(
         return flat.weight_grad(grid, cols, g.reshape(shape), w.shape)
 
     spatial = xb.shape[2:]
-    return value, d_input, d_weight, _Kept(lambda: w, lambda: grid.image(cols, spatial))
+    return value, d_input, d_weight, lambda: w, lambda: grid.image(cols, spatial)
 
 
 def _strided_parts(
@@ -232,7 +230,7 @@ def _strided_parts(
     stride: Ints,
     dilation: Ints,
     users: int,
-) -> tuple[np.ndarray, _Grad, _Grad, _Kept]:
+) -> tuple[np.ndarray, _Grad, _Grad, _Kept, _Kept]:
     """A convolution with some stride > 1: im2col as one ``(groups, C/groups *
     prod(K), N * prod(out))`` matrix, the input gradient by col2im; ``users`` closures
     share the reshaped output gradient."""
@@ -255,11 +253,11 @@ def _strided_parts(
         return d.reshape(w.shape)
 
     w_shape = w.shape
-    kept = _Kept(
-        lambda: wm.reshape(w_shape),
-        lambda: image_of_cols(cols, n, kernel, out, spatial, pads, stride, dilation),
-    )
-    return batch_first(y, n, out), d_input, d_weight, kept
+
+    def image_of() -> np.ndarray:
+        return image_of_cols(cols, n, kernel, out, spatial, pads, stride, dilation)
+
+    return batch_first(y, n, out), d_input, d_weight, lambda: wm.reshape(w_shape), image_of
 
 
 def _conv_flat(
@@ -267,8 +265,8 @@ def _conv_flat(
 ) -> tuple[np.ndarray, _Grad, _Grad]:
     """``_flat_parts`` without what the vjps read (for the tests comparing the
     two paths)."""
-    value, d_input, d_weight, _ = _flat_parts(xb, w, b, groups, pads, dilation)
-    return value, d_input, d_weight
+    parts = _flat_parts(xb, w, b, groups, pads, dilation)
+    return parts[0], parts[1], parts[2]
 
 
 def _conv_strided(
