@@ -13,6 +13,11 @@ an ``as_strided`` view of the padded input copied once into a matrix whose colum
 gradient is the transposed matmul followed by col2im (one strided add per kernel
 position). A transposed convolution is the input gradient of a convolution, and its
 gradients are that convolution's forward pass and weight gradient.
+
+The gradients are differentiable to any order (``create_graph=True``, ``lampy.hessian``):
+each edge's vjp is a convolution or a transposed convolution (``_conv_vjp.py``), recorded
+with vjps of its own; a weight's vjp rebuilds the input from the im2col matrix the
+closure keeps (``image_of_cols``, ``FlatGrid.image``), so no vjp keeps more memory.
 """
 
 from __future__ import annotations
@@ -425,6 +430,7 @@ def conv1d(
     Gradient:
         ``d input = col2im(W^T g)`` (a transposed convolution of ``g``, cropped to the
         input), ``d weight = g @ im2col(x)^T``, ``d bias = g`` summed over N and L.
+        Differentiable again, to any order, with every option.
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
@@ -466,6 +472,7 @@ def conv2d(
     Gradient:
         ``d input = col2im(W^T g)`` (a transposed convolution of ``g``, cropped to the
         input), ``d weight = g @ im2col(x)^T``, ``d bias = g`` summed over N, H and W.
+        Differentiable again, to any order, with every option.
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
@@ -503,6 +510,7 @@ def conv_transpose1d(
     Gradient:
         ``d input = conv1d(g, weight, stride, padding, dilation, groups)``,
         ``d weight = x @ im2col(g)^T``, ``d bias = g`` summed over N and L.
+        Differentiable again, to any order, with every option.
     """
     return _conv_transpose(
         "conv_transpose1d",
@@ -550,6 +558,7 @@ def conv_transpose2d(
     Gradient:
         ``d input = conv2d(g, weight, stride, padding, dilation, groups)``,
         ``d weight = x @ im2col(g)^T``, ``d bias = g`` summed over N, H and W.
+        Differentiable again, to any order, with every option.
     """
     return _conv_transpose(
         "conv_transpose2d",

@@ -10,7 +10,8 @@ convolution is built from.
 A convolution is im2col followed by one matmul (batched over groups); its gradient with
 respect to the input, and the transposed convolution, are the matmul's transpose
 followed by col2im. Arrays of N-d convolutions use PyTorch's layout ``(N, C, *spatial)``
-with 1 or 2 spatial dimensions.
+with 1 or 2 spatial dimensions. ``image_of_cols`` undoes an im2col (the input, for the
+differentiable weight gradient, from the matrix the closures keep).
 """
 
 from __future__ import annotations

@@ -32,6 +32,9 @@ The input gradient of a stride-1 convolution is the correlation of the output gr
 padded by ``dilation * (K - 1) - padding`` (cropped where that is negative), with the
 flipped kernel: another stride-1 convolution, computed the same way, from an im2col
 without the first kernel axis (each kernel row is a column-shifted view of it).
+
+``FlatGrid.image`` undoes the im2col: the input back from the kept matrix, for the
+differentiable weight gradient.
 """
 
 from __future__ import annotations
