@@ -49,7 +49,7 @@ from lampy.nn.functional._conv_common import (
     out_sizes,
     pad,
 )
-from lampy.nn.functional._conv_vjp import bias_vjp, correlate, spans, weight_correlation
+from lampy.nn.functional._conv_vjp import bias_vjp, correlate, geometry, weight_correlation
 from lampy.nn.functional._shared import SharedInBackward, frozen
 from lampy.opkit import Operand, Variable, contrib_of, graph_value, needs_grad, node_of, op
 
@@ -149,10 +149,9 @@ def _conv(
     # of the input (rebuilt from the kept im2col matrix) with g (see _conv_vjp.py);
     # each keeps only what its closure keeps (the weight, or the im2col matrix).
     n_x, n_w = node_of(input), node_of(weight)
-    lo = tuple(a for a, _ in pads)
-    full = spans(out, kernel, stride_, dilation_)
 
     def vjp_x(g: Any, out_node: Any) -> Any:
+        lo, full = geometry(pads, out, kernel, stride_, dilation_)
         after = tuple(max(f - a - s, 0) for f, a, s in zip(full, lo, spatial, strict=True))
         pads_t = tuple(zip(lo, after, strict=True))
         wv = graph_value(n_w, weight_of())
@@ -162,6 +161,7 @@ def _conv(
         image = image_of()
         xv = graph_value(n_x, image[0] if unbatched else image)
         conv = functools.partial(_conv_op, name, nd)
+        lo, full = geometry(pads, out, kernel, stride_, dilation_)
         return weight_correlation(conv, xv, g, stride_, lo, full, dilation_, groups, unbatched)
 
     return op(
@@ -372,17 +372,18 @@ def _conv_transpose(
     # The vjps: d input is the convolution of g, d weight the correlation of g with the
     # input (rebuilt from the kept x_matrix), see _conv_vjp.py.
     n_x, n_w = node_of(input), node_of(weight)
-    lo = tuple(a for a, _ in pads)
-    full = spans(size_in, kernel, stride_, dilation_)
-    conv = functools.partial(_conv_op, f"conv{nd}d", nd)
 
     def vjp_input(g: Any, out: Any) -> Any:
         wv = graph_value(n_w, wm.reshape((ci, cog, *kernel)))
+        conv = functools.partial(_conv_op, f"conv{nd}d", nd)
+        lo, full = geometry(pads, size_in, kernel, stride_, dilation_)
         return correlate(conv, g, wv, stride_, lo, full, dilation_, groups)
 
     def vjp_weight(g: Any, out: Any) -> Any:
         xt = batch_first(x_matrix.reshape(ci, -1), n, size_in)
         xv = graph_value(n_x, xt[0] if unbatched else xt)
+        conv = functools.partial(_conv_op, f"conv{nd}d", nd)
+        lo, full = geometry(pads, size_in, kernel, stride_, dilation_)
         return weight_correlation(conv, g, xv, stride_, lo, full, dilation_, groups, unbatched)
 
     return op(

@@ -88,13 +88,16 @@ def weight_correlation(
     return None if d is None else swapaxes(d, 0, 1)
 
 
-def spans(size: Ints, kernel: Ints, stride: Ints, dilation: Ints) -> Ints:
-    """The padded length the windows of ``size`` outputs span, per dimension:
-    ``(size - 1) stride + dilation (kernel - 1) + 1``."""
-    return tuple(
+def geometry(
+    pads: Pads, windows: Ints, kernel: Ints, stride: Ints, dilation: Ints
+) -> tuple[Ints, Ints]:
+    """The padding before and the padded length that ``windows`` windows span, per
+    dimension: ``(before, (windows - 1) stride + dilation (kernel - 1) + 1)``."""
+    full = tuple(
         (o - 1) * s + d * (k - 1) + 1
-        for o, k, s, d in zip(size, kernel, stride, dilation, strict=True)
+        for o, k, s, d in zip(windows, kernel, stride, dilation, strict=True)
     )
+    return tuple(a for a, _ in pads), full
 
 
 def bias_vjp(nd: int, unbatched: bool) -> Any:
