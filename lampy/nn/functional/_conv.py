@@ -13,10 +13,16 @@ an ``as_strided`` view of the padded input copied once into a matrix whose colum
 gradient is the transposed matmul followed by col2im (one strided add per kernel
 position). A transposed convolution is the input gradient of a convolution, and its
 gradients are that convolution's forward pass and weight gradient.
+
+The gradients are differentiable to any order (``create_graph=True``, ``lampy.hessian``):
+each edge's vjp is a convolution or a transposed convolution (``_conv_vjp.py``), recorded
+with vjps of its own; a weight's vjp rebuilds the input from the im2col matrix the
+closure keeps (``image_of_cols``, ``FlatGrid.image``), so no vjp keeps more memory.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -39,11 +45,13 @@ from lampy.nn.functional._conv_common import (
     float_values,
     grad_dtype,
     im2col,
+    image_of_cols,
     out_sizes,
     pad,
 )
+from lampy.nn.functional._conv_vjp import bias_vjp, correlate, geometry, weight_correlation
 from lampy.nn.functional._shared import SharedInBackward, frozen
-from lampy.opkit import Operand, Variable, contrib_of, needs_grad, op
+from lampy.opkit import Operand, Variable, contrib_of, graph_value, needs_grad, node_of, op
 
 __all__ = ["conv1d", "conv2d", "conv_transpose1d", "conv_transpose2d"]
 
@@ -98,8 +106,10 @@ def _conv(
     padding: Any,
     dilation: Any,
     groups: Any,
+    pads: Pads | None = None,
 ) -> Variable:
-    """The N-d convolution behind ``conv1d`` and ``conv2d``."""
+    """The N-d convolution behind ``conv1d`` and ``conv2d``; ``pads`` (``(before,
+    after)`` per dimension, for the vjps) replaces ``padding``."""
     x, w, b, xb, unbatched, stride_, dilation_ = _operands(
         name, nd, input, weight, bias, "(out_channels, in_channels/groups", stride, dilation
     )
@@ -113,13 +123,16 @@ def _conv(
             f"(weight shape {w.shape})."
         )
     check_bias(name, b, o)
-    pads = conv_padding(name, padding, spatial, kernel, stride_, dilation_)
+    if pads is None:
+        pads = conv_padding(name, padding, spatial, kernel, stride_, dilation_)
     out = out_sizes(name, spatial, pads, kernel, stride_, dilation_)
     if all(st == 1 for st in stride_):
-        value, d_input, d_weight = _conv_flat(xb, w, b, groups, pads, dilation_)
+        value, d_input, d_weight, weight_of, image_of = _flat_parts(
+            xb, w, b, groups, pads, dilation_
+        )
     else:
         users = needs_grad(input) + needs_grad(weight)
-        value, d_input, d_weight = _conv_strided(
+        value, d_input, d_weight, weight_of, image_of = _strided_parts(
             xb, w, b, groups, pads, out, stride_, dilation_, users
         )
     value = frozen(value[0] if unbatched else value)  # fresh: taken without a copy
@@ -132,13 +145,48 @@ def _conv(
     def d_w(g: np.ndarray) -> Any:
         return d_weight(g).astype(w_dtype, copy=False)
 
+    # The vjps: d input is the transposed convolution of g, d weight the correlation
+    # of the input (rebuilt from the kept im2col matrix) with g (see _conv_vjp.py);
+    # each keeps only what its closure keeps (the weight, or the im2col matrix).
+    n_x, n_w = node_of(input), node_of(weight)
+
+    def vjp_x(g: Any, out_node: Any) -> Any:
+        lo, full = geometry(pads, out, kernel, stride_, dilation_)
+        after = tuple(max(f - a - s, 0) for f, a, s in zip(full, lo, spatial, strict=True))
+        pads_t = tuple(zip(lo, after, strict=True))
+        wv = graph_value(n_w, weight_of())
+        return _transpose_op(nd, g, wv, stride_, pads_t, spatial, dilation_, groups)
+
+    def vjp_w(g: Any, out_node: Any) -> Any:
+        image = image_of()
+        xv = graph_value(n_x, image[0] if unbatched else image)
+        conv = functools.partial(_conv_op, name, nd)
+        lo, full = geometry(pads, out, kernel, stride_, dilation_)
+        return weight_correlation(conv, xv, g, stride_, lo, full, dilation_, groups, unbatched)
+
     return op(
         name,
         value,
-        contrib_of(input, d_x),
-        contrib_of(weight, d_w),
-        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias))),
+        contrib_of(input, d_x, vjp=vjp_x),
+        contrib_of(weight, d_w, vjp=vjp_w),
+        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=bias_vjp(nd, unbatched)),
     )
+
+
+def _conv_op(
+    name: str, nd: int, x: Any, w: Any, stride: Ints, pads: Pads, dilation: Ints, groups: int
+) -> Variable:
+    """A convolution without bias padded by ``pads`` (the vjps' ``Conv``)."""
+    return _conv(name, nd, x, w, None, stride, 0, dilation, groups, pads)
+
+
+def _transpose_op(
+    nd: int, x: Any, w: Any, stride: Ints, pads: Pads, size: Ints, dilation: Ints, groups: int
+) -> Variable:
+    """A transposed convolution without bias, cropped to ``size`` after ``pads`` (each
+    >= 0; the padded size covers every window)."""
+    name = f"conv_transpose{nd}d"
+    return _conv_transpose(name, nd, x, w, None, stride, 0, 0, groups, dilation, (pads, size))
 
 
 # A gradient closure of the batched convolution: the output gradient ``g`` (unbatched
@@ -146,16 +194,22 @@ def _conv(
 _Grad = Callable[[np.ndarray], np.ndarray]
 
 
-def _conv_flat(
+# What the vjps read of the arrays the closures keep: the weight, and the batched input
+# rebuilt from the im2col matrix (zero where no window reads), made on demand.
+_Kept = Callable[[], np.ndarray]
+
+
+def _flat_parts(
     xb: np.ndarray,
     w: np.ndarray,
     b: np.ndarray | None,
     groups: int,
     pads: Pads,
     dilation: Ints,
-) -> tuple[np.ndarray, _Grad, _Grad]:
+) -> tuple[np.ndarray, _Grad, _Grad, _Kept, _Kept]:
     """A stride-1 convolution on flattened padded planes (``_conv_flat.py``): the
-    batched ``(N, O, *out)`` value and the input and weight gradient closures."""
+    batched ``(N, O, *out)`` value, the input and weight gradient closures, and the
+    weight and the input as the vjps read them from what the closures keep."""
     grid = flat.FlatGrid.of(xb.shape[2:], pads, w.shape[2:], dilation)
     value, cols = flat.forward(grid, xb, w, b, groups)
 
@@ -167,10 +221,11 @@ def _conv_flat(
     def d_weight(g: np.ndarray) -> np.ndarray:
         return flat.weight_grad(grid, cols, g.reshape(shape), w.shape)
 
-    return value, d_input, d_weight
+    spatial = xb.shape[2:]
+    return value, d_input, d_weight, lambda: w, lambda: grid.image(cols, spatial)
 
 
-def _conv_strided(
+def _strided_parts(
     xb: np.ndarray,
     w: np.ndarray,
     b: np.ndarray | None,
@@ -180,7 +235,7 @@ def _conv_strided(
     stride: Ints,
     dilation: Ints,
     users: int,
-) -> tuple[np.ndarray, _Grad, _Grad]:
+) -> tuple[np.ndarray, _Grad, _Grad, _Kept, _Kept]:
     """A convolution with some stride > 1: im2col as one ``(groups, C/groups *
     prod(K), N * prod(out))`` matrix, the input gradient by col2im; ``users`` closures
     share the reshaped output gradient."""
@@ -202,7 +257,37 @@ def _conv_strided(
         d: np.ndarray = np.matmul(gm, cols.transpose(0, 2, 1))
         return d.reshape(w.shape)
 
-    return batch_first(y, n, out), d_input, d_weight
+    w_shape = w.shape
+
+    def image_of() -> np.ndarray:
+        return image_of_cols(cols, n, kernel, out, spatial, pads, stride, dilation)
+
+    return batch_first(y, n, out), d_input, d_weight, lambda: wm.reshape(w_shape), image_of
+
+
+def _conv_flat(
+    xb: np.ndarray, w: np.ndarray, b: np.ndarray | None, groups: int, pads: Pads, dilation: Ints
+) -> tuple[np.ndarray, _Grad, _Grad]:
+    """``_flat_parts`` without what the vjps read (for the tests comparing the
+    two paths)."""
+    parts = _flat_parts(xb, w, b, groups, pads, dilation)
+    return parts[0], parts[1], parts[2]
+
+
+def _conv_strided(
+    xb: np.ndarray,
+    w: np.ndarray,
+    b: np.ndarray | None,
+    groups: int,
+    pads: Pads,
+    out: Ints,
+    stride: Ints,
+    dilation: Ints,
+    users: int,
+) -> tuple[np.ndarray, _Grad, _Grad]:
+    """``_strided_parts`` without what the vjps read."""
+    parts = _strided_parts(xb, w, b, groups, pads, out, stride, dilation, users)
+    return parts[0], parts[1], parts[2]
 
 
 def _conv_transpose(
@@ -216,18 +301,23 @@ def _conv_transpose(
     output_padding: Any,
     groups: Any,
     dilation: Any,
+    layout: tuple[Pads, Ints] | None = None,
 ) -> Variable:
-    """The N-d transposed convolution behind ``conv_transpose1d`` and ``conv_transpose2d``."""
+    """The N-d transposed convolution behind ``conv_transpose1d`` and ``conv_transpose2d``;
+    ``layout`` (for the vjps) replaces ``padding`` and ``output_padding``: ``(pads,
+    size)``, the output is the full one padded by ``pads`` (>= 0, at least the full size
+    once padded) and cropped to ``size`` after the padding before."""
     x, w, b, xb, unbatched, stride_, dilation_ = _operands(
         name, nd, input, weight, bias, "(in_channels, out_channels/groups", stride, dilation
     )
-    padding_ = as_ints(name, "padding", padding, nd, 0)
-    extra = as_ints(name, "output_padding", output_padding, nd, 0)
-    if any(e >= max(s, d) for e, s, d in zip(extra, stride_, dilation_, strict=True)):
-        raise LampyValueError(
-            f"{name}: output_padding {extra} must be smaller than either stride {stride_} "
-            f"or dilation {dilation_} in every dimension (as in PyTorch)."
-        )
+    if layout is None:
+        padding_ = as_ints(name, "padding", padding, nd, 0)
+        extra = as_ints(name, "output_padding", output_padding, nd, 0)
+        if any(e >= max(s, d) for e, s, d in zip(extra, stride_, dilation_, strict=True)):
+            raise LampyValueError(
+                f"{name}: output_padding {extra} must be smaller than either stride "
+                f"{stride_} or dilation {dilation_} in every dimension (as in PyTorch)."
+            )
     n, c, size_in = xb.shape[0], xb.shape[1], xb.shape[2:]
     ci, cog, kernel = w.shape[0], w.shape[1], w.shape[2:]
     groups = check_groups(name, groups, in_channels=ci)
@@ -238,19 +328,22 @@ def _conv_transpose(
         )
     co = cog * groups
     check_bias(name, b, co)
-    size: Ints = tuple(
-        (i - 1) * s - 2 * p + d * (k - 1) + e + 1
-        for i, s, p, d, k, e in zip(
-            size_in, stride_, padding_, dilation_, kernel, extra, strict=True
+    if layout is None:
+        size: Ints = tuple(
+            (i - 1) * s - 2 * p + d * (k - 1) + e + 1
+            for i, s, p, d, k, e in zip(
+                size_in, stride_, padding_, dilation_, kernel, extra, strict=True
+            )
         )
-    )
-    if min(size) < 1:
-        raise ShapeError(
-            f"{name}: the output size {size} would be < 1 (input size {size_in}, kernel "
-            f"{kernel}, stride {stride_}, padding {padding_}, dilation {dilation_}, "
-            f"output_padding {extra}); reduce the padding."
-        )
-    pads = tuple((p, p) for p in padding_)
+        if min(size) < 1:
+            raise ShapeError(
+                f"{name}: the output size {size} would be < 1 (input size {size_in}, "
+                f"kernel {kernel}, stride {stride_}, padding {padding_}, dilation "
+                f"{dilation_}, output_padding {extra}); reduce the padding."
+            )
+        pads: Pads = tuple((p, p) for p in padding_)
+    else:
+        pads, size = layout
 
     x_matrix = channels_first(xb).reshape(groups, ci // groups, -1)  # (G, Ci/G, N * prod(in))
     wm = w.reshape(groups, ci // groups, -1)  # (G, Ci/G, Co/G * prod(kernel))
@@ -276,12 +369,29 @@ def _conv_transpose(
         d = np.matmul(x_matrix, g_cols(g).transpose(0, 2, 1))
         return d.reshape(w.shape).astype(w_dtype, copy=False)
 
+    # The vjps: d input is the convolution of g, d weight the correlation of g with the
+    # input (rebuilt from the kept x_matrix), see _conv_vjp.py.
+    n_x, n_w = node_of(input), node_of(weight)
+
+    def vjp_input(g: Any, out: Any) -> Any:
+        wv = graph_value(n_w, wm.reshape((ci, cog, *kernel)))
+        conv = functools.partial(_conv_op, f"conv{nd}d", nd)
+        lo, full = geometry(pads, size_in, kernel, stride_, dilation_)
+        return correlate(conv, g, wv, stride_, lo, full, dilation_, groups)
+
+    def vjp_weight(g: Any, out: Any) -> Any:
+        xt = batch_first(x_matrix.reshape(ci, -1), n, size_in)
+        xv = graph_value(n_x, xt[0] if unbatched else xt)
+        conv = functools.partial(_conv_op, f"conv{nd}d", nd)
+        lo, full = geometry(pads, size_in, kernel, stride_, dilation_)
+        return weight_correlation(conv, g, xv, stride_, lo, full, dilation_, groups, unbatched)
+
     return op(
         name,
         value,
-        contrib_of(input, d_input),
-        contrib_of(weight, d_weight),
-        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias))),
+        contrib_of(input, d_input, vjp=vjp_input),
+        contrib_of(weight, d_weight, vjp=vjp_weight),
+        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=bias_vjp(nd, unbatched)),
     )
 
 
@@ -321,6 +431,7 @@ def conv1d(
     Gradient:
         ``d input = col2im(W^T g)`` (a transposed convolution of ``g``, cropped to the
         input), ``d weight = g @ im2col(x)^T``, ``d bias = g`` summed over N and L.
+        Differentiable again, to any order, with every option.
     """
     return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
 
@@ -362,6 +473,7 @@ def conv2d(
     Gradient:
         ``d input = col2im(W^T g)`` (a transposed convolution of ``g``, cropped to the
         input), ``d weight = g @ im2col(x)^T``, ``d bias = g`` summed over N, H and W.
+        Differentiable again, to any order, with every option.
     """
     return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
 
@@ -399,6 +511,7 @@ def conv_transpose1d(
     Gradient:
         ``d input = conv1d(g, weight, stride, padding, dilation, groups)``,
         ``d weight = x @ im2col(g)^T``, ``d bias = g`` summed over N and L.
+        Differentiable again, to any order, with every option.
     """
     return _conv_transpose(
         "conv_transpose1d",
@@ -446,6 +559,7 @@ def conv_transpose2d(
     Gradient:
         ``d input = conv2d(g, weight, stride, padding, dilation, groups)``,
         ``d weight = x @ im2col(g)^T``, ``d bias = g`` summed over N, H and W.
+        Differentiable again, to any order, with every option.
     """
     return _conv_transpose(
         "conv_transpose2d",

@@ -10,7 +10,8 @@ convolution is built from.
 A convolution is im2col followed by one matmul (batched over groups); its gradient with
 respect to the input, and the transposed convolution, are the matmul's transpose
 followed by col2im. Arrays of N-d convolutions use PyTorch's layout ``(N, C, *spatial)``
-with 1 or 2 spatial dimensions.
+with 1 or 2 spatial dimensions. ``image_of_cols`` undoes an im2col (the input, for the
+differentiable weight gradient, from the matrix the closures keep).
 """
 
 from __future__ import annotations
@@ -253,3 +254,33 @@ def cols_to_image(
     return np.ascontiguousarray(
         np.swapaxes(col2im(view, size, pads, kernel, stride, dilation), 0, 1)
     )
+
+
+def image_of_cols(
+    cols: np.ndarray,
+    n: int,
+    kernel: Ints,
+    out: Ints,
+    size: Ints,
+    pads: Pads,
+    stride: Ints,
+    dilation: Ints,
+) -> np.ndarray:
+    """The input an ``im2col`` matrix was made from: each window of ``cols`` (of shape
+    ``(groups, C/groups * prod(kernel), N * prod(out))``) written back where it was read
+    (not added, as ``cols_to_image`` does), the padding cropped; a new ``(N, C, *size)``
+    array, zero at the positions no window reads. A differentiable weight gradient
+    needs the input, and the closures keep only this matrix."""
+    c = cols.shape[0] * cols.shape[1] // math.prod(kernel)
+    blocks = cols.reshape((c, *kernel, n, *out))
+    padded = tuple(s + a + b for s, (a, b) in zip(size, pads, strict=True))
+    image = np.zeros((n, c, *padded), cols.dtype)
+    for k in np.ndindex(*kernel):
+        target = tuple(
+            slice(i * d, i * d + t * (o - 1) + 1, t)
+            for i, d, t, o in zip(k, dilation, stride, out, strict=True)
+        )
+        block: tuple[Any, ...] = (slice(None), *k)
+        image[_trailing(target)] = np.swapaxes(blocks[block], 0, 1)
+    crop = [slice(a, a + s) for s, (a, _) in zip(size, pads, strict=True)]
+    return image[_trailing(crop)] if any(a or b for a, b in pads) else image

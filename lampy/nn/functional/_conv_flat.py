@@ -32,6 +32,9 @@ The input gradient of a stride-1 convolution is the correlation of the output gr
 padded by ``dilation * (K - 1) - padding`` (cropped where that is negative), with the
 flipped kernel: another stride-1 convolution, computed the same way, from an im2col
 without the first kernel axis (each kernel row is a column-shifted view of it).
+
+``FlatGrid.image`` undoes the im2col: the input back from the kept matrix, for the
+differentiable weight gradient.
 """
 
 from __future__ import annotations
@@ -153,6 +156,33 @@ class FlatGrid:
                 tap[..., :lo] = 0
                 tap[..., hi : self.out[-1]] = 0
         return cols.reshape(n, c * math.prod(kernel), columns)
+
+    def image(self, cols: np.ndarray, spatial: Ints) -> np.ndarray:
+        """The input ``(N, C, *spatial)`` whose full im2col matrix (``cols`` of shape
+        ``(N, ..., Q)``, C * prod(K) rows per sample) this is: each kernel position's
+        row written back at its offset in the padded planes, and the planes cropped; a
+        new array, zero where no window reads. Entries ``cols`` set to zero (padding
+        read across a row's end, junk columns) are not written: an entry's true value
+        comes from another tap that reads it, or no output reads it."""
+        n, taps, e = cols.shape[0], math.prod(self.kernel), cols.itemsize
+        c = math.prod(cols.shape[1:-1]) // taps
+        if n == 0:
+            return np.zeros((0, c, *spatial), cols.dtype)
+        blocks = cols.reshape(n, c, taps, self.columns)
+        plane = math.prod(self.padded)
+        buffer = np.zeros(self.lead + n * c * plane + self.tail, cols.dtype)
+        for j, k in enumerate(np.ndindex(*self.kernel)):
+            at = sum(i * d * r for i, d, r in zip(k, self.dilation, self.rows, strict=True))
+            view = np.ndarray(
+                (n, c, self.columns), cols.dtype, buffer, at * e, (c * plane * e, plane * e, e)
+            )
+            np.copyto(view, blocks[:, :, j], where=blocks[:, :, j] != 0)
+        planes = buffer[self.lead : self.lead + n * c * plane].reshape((n, c, *self.padded))
+        x = np.zeros((n, c, *spatial), cols.dtype)
+        take: tuple[Any, ...] = (Ellipsis, *self.take)
+        into: tuple[Any, ...] = (Ellipsis, *self.into)
+        x[take] = planes[into]
+        return x
 
     def _outputs(self) -> tuple[Any, ...]:
         """The index of the output positions in the ``(Out_0, *P[1:])`` grid."""
