@@ -110,7 +110,8 @@ def no_second_order(name: str) -> NoSecondOrderError:
 def _numpy_contribution(node: Node, i: int, g: Any) -> Any:
     """The ``i``-th param's contribution by its numpy closure (first order, nothing
     recorded): how ``gradients`` works without ``create_graph``, for every op."""
-    inp, fn, kind, _, saved = node.params[i]  # type: ignore[index]
+    params: Any = node.params
+    inp, fn, kind, _, saved = params[i]
     g = np.asarray(g)
     if kind == WITH_SAVED:
         return fn(g, saved)
@@ -125,8 +126,8 @@ def _numpy_contribution(node: Node, i: int, g: Any) -> Any:
 
 def _vjp(node: Node, i: int, g: Any) -> Any:
     """The differentiable contribution of ``node``'s ``i``-th param to its input."""
-    params = node.params
-    inp, fn, kind, _, saved = params[i]  # type: ignore[index]
+    params: Any = node.params
+    inp, fn, kind, _, saved = params[i]
     if kind == WITH_SAVED:
         found = _SAVED_RULES.get((node.name, fn))
         if found is None:
@@ -136,8 +137,8 @@ def _vjp(node: Node, i: int, g: Any) -> Any:
             saved = lifted(node, saved)
         elif source == "input":
             saved = lifted(inp, saved)
-        elif source == "other" and len(params) == 2:  # type: ignore[arg-type]
-            saved = lifted(params[1 - i][NODE], saved)  # type: ignore[index]
+        elif source == "other" and len(params) == 2:
+            saved = lifted(params[1 - i][NODE], saved)
         return rule(g, saved)
     if saved is None:
         raise no_second_order(node.name)
@@ -223,6 +224,9 @@ def _fit(d: Any, node: Node) -> Any:
         d = np.asarray(d)
     if d.shape != node.shape:
         try:
+            full = np.broadcast_shapes(d.shape, node.shape)
+            if full != d.shape:  # a contribution constant along an axis: spread it first
+                d = _broadcast(d, full)
             d = _sum_to(d, node.shape)
         except ValueError:
             raise ShapeError(
