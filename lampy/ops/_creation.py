@@ -8,7 +8,7 @@ fill value), which may be Variables; the shape arguments are plain integers.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -24,6 +24,10 @@ from lampy.opkit import (
     real_result,
     value_of,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 _matmul = np.matmul
 
@@ -42,7 +46,7 @@ def linspace(
     num: int = 50,
     endpoint: bool = True,
     retstep: bool = False,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     axis: int = 0,
 ) -> Any:
     """``num`` evenly spaced samples from ``start`` to ``stop``, as ``numpy.linspace``.
@@ -123,7 +127,7 @@ def linspace(
     )
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Variable:
+def full(shape: Any, fill_value: Any, dtype: DTypeLike | None = None, order: str = "C") -> Variable:
     """An array of ``shape`` filled with ``fill_value``, as ``numpy.full``.
 
     Args:
@@ -158,7 +162,7 @@ def arange(
     stop: Any = None,
     step: Any = 1,
     *,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     device: Any = None,
 ) -> Variable:
     """Evenly spaced values in ``[start, stop)``, as ``numpy.arange`` and
@@ -192,7 +196,7 @@ def _cpu(name: str, device: Any) -> None:
 
 
 def tensor(
-    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    data: Any, dtype: DTypeLike | None = None, device: Any = None, requires_grad: bool = False
 ) -> Variable:
     """A new leaf Variable holding a copy of ``data``, as ``torch.tensor``: a constant,
     or with ``requires_grad=True`` a param (``lampy.param``), in the current scope.

@@ -14,7 +14,7 @@ from __future__ import annotations
 import itertools
 import operator
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,10 @@ from lampy.opkit import (
 )
 from lampy.ops._pad import pad
 from lampy.ops._torch_names import axis_or_dim
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 _add = np.add
 
@@ -162,7 +166,7 @@ def _joined(
 
 
 def concatenate(
-    arrays: Any, axis: int | None = 0, *, dtype: Any = None, dim: int | None = None
+    arrays: Any, axis: int | None = 0, *, dtype: DTypeLike | None = None, dim: int | None = None
 ) -> Variable:
     """Join arrays along an existing axis, as ``numpy.concatenate``.
 
@@ -238,7 +242,7 @@ def _stacked(
     return _joined(name, items, value, ax, [s[ax] for s in shapes], [np.shape(v) for v in raw])
 
 
-def hstack(tup: Any, *, dtype: Any = None) -> Variable:
+def hstack(tup: Any, *, dtype: DTypeLike | None = None) -> Variable:
     """Join arrays horizontally: along axis 1, or axis 0 for 1-d arrays (0-d arrays count
     as 1-d), as ``numpy.hstack``.
 
@@ -250,7 +254,7 @@ def hstack(tup: Any, *, dtype: Any = None) -> Variable:
     return _stacked("hstack", _operands("hstack", tup), np.atleast_1d, 1, dtype)
 
 
-def vstack(tup: Any, *, dtype: Any = None) -> Variable:
+def vstack(tup: Any, *, dtype: DTypeLike | None = None) -> Variable:
     """Join arrays vertically, along axis 0, after making 0-d and 1-d arrays rows
     (``(n,)`` -> ``(1, n)``), as ``numpy.vstack``.
 
@@ -280,7 +284,9 @@ def column_stack(tup: Any) -> Variable:
     return _stacked("column_stack", _operands("column_stack", tup), _as_column, 1, None)
 
 
-def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = None) -> Variable:
+def stack(
+    arrays: Any, axis: int = 0, *, dtype: DTypeLike | None = None, dim: int | None = None
+) -> Variable:
     """Join arrays of one shape along a new axis, at position ``axis`` of the result, as
     ``numpy.stack``.
 

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
 from lampy.opkit import Operand, Variable, contrib_of, contribution, op, param_of, value_of
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 _add, _where = np.add, np.where
 
@@ -124,7 +128,7 @@ def nan_to_num(
     )
 
 
-def one_hot(indices: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Variable:
+def one_hot(indices: Any, num_classes: int = -1, *, dtype: DTypeLike | None = np.int64) -> Variable:
     """One-hot codes of integer class indices: PyTorch's
     ``torch.nn.functional.one_hot(tensor, num_classes=-1)``.
 

@@ -32,6 +32,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     array_of,
@@ -193,7 +194,7 @@ def _quantile_op(
 def quantile(
     a: Operand,
     q: Any,
-    axis: Any = None,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -233,7 +234,7 @@ def quantile(
 def percentile(
     a: Operand,
     q: Any,
-    axis: Any = None,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -262,7 +263,7 @@ def percentile(
     return _quantile_op("percentile", a, qv, axis, method, keepdims, np.percentile, qf, False)
 
 
-def median(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def median(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable:
     """The median of ``a`` over ``axis``, as ``numpy.median``: the middle of each sorted
     slice, the mean of the two middle entries for an even length. An empty slice gives
     nan with numpy's ``RuntimeWarning``.
@@ -287,7 +288,7 @@ def median(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
 def nanquantile(
     a: Operand,
     q: Any,
-    axis: Any = None,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -321,7 +322,7 @@ def nanquantile(
 def nanpercentile(
     a: Operand,
     q: Any,
-    axis: Any = None,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -341,7 +342,7 @@ def nanpercentile(
     return _quantile_op("nanpercentile", a, qv, axis, method, keepdims, np.nanpercentile, qf, True)
 
 
-def nanmedian(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def nanmedian(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable:
     """The median over ``axis`` of the entries that are not nan, as ``numpy.nanmedian``.
     An all-nan slice gives nan with numpy's ``RuntimeWarning``.
 

@@ -15,6 +15,7 @@ import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     contribution,
@@ -41,7 +42,7 @@ def _ints(name: str, what: str, x: Any) -> tuple[int, ...]:
         ) from None
 
 
-def flip(m: Operand, axis: Any = None) -> Variable:
+def flip(m: Operand, axis: Axis = None) -> Variable:
     """Reverse the order of elements along ``axis`` (None: every axis; an int or a tuple),
     as ``numpy.flip`` (a view, no copy).
 
@@ -136,7 +137,7 @@ def rot90(m: Operand, k: int = 1, axes: Any = (0, 1)) -> Variable:
     )
 
 
-def roll(a: Operand, shift: Any, axis: Any = None) -> Variable:
+def roll(a: Operand, shift: Any, axis: Axis = None) -> Variable:
     """Shift elements cyclically by ``shift`` along ``axis``, as ``numpy.roll``.
 
     Args:

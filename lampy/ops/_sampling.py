@@ -11,13 +11,16 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import value_of
 from lampy.random import resolve_rng
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 
 def multinomial(
@@ -114,7 +117,7 @@ def _float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
 
 def rand(
     *size: Any,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -142,7 +145,7 @@ def rand(
 
 def randn(
     *size: Any,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -167,7 +170,7 @@ def randint(
     high: int | None = None,
     size: Any = None,
     *,
-    dtype: Any = np.int64,
+    dtype: DTypeLike | None = np.int64,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -213,7 +216,7 @@ def randint(
 def randperm(
     n: int,
     *,
-    dtype: Any = np.int64,
+    dtype: DTypeLike | None = np.int64,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:

@@ -21,6 +21,7 @@ import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     contribution,
@@ -288,7 +289,7 @@ def squeeze(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     return _reshaped("squeeze", a, np.squeeze(x, axes), shape)
 
 
-def expand_dims(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
+def expand_dims(a: Operand, axis: Axis = None, *, dim: Axis = None) -> Variable:
     """Insert length-1 axes at the positions ``axis`` names (an int or a tuple), which
     index the result's axes, as ``numpy.expand_dims``.
 
