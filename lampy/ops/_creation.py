@@ -8,6 +8,7 @@ fill value), which may be Variables; the shape arguments are plain integers.
 from __future__ import annotations
 
 import operator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -15,6 +16,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError, drops_gradient
 from lampy.opkit import (
     GRAD_ENABLED,
+    Operand,
     Variable,
     const,
     contrib_of,
@@ -41,8 +43,8 @@ def _check_dtype(name: str, dtype: Any, *operands: Any) -> None:
 
 
 def linspace(
-    start: Any,
-    stop: Any,
+    start: Operand,
+    stop: Operand,
     num: int = 50,
     endpoint: bool = True,
     retstep: bool = False,
@@ -127,7 +129,12 @@ def linspace(
     )
 
 
-def full(shape: Any, fill_value: Any, dtype: DTypeLike | None = None, order: str = "C") -> Variable:
+def full(
+    shape: int | Sequence[int],
+    fill_value: Operand,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+) -> Variable:
     """An array of ``shape`` filled with ``fill_value``, as ``numpy.full``.
 
     Args:
@@ -158,9 +165,9 @@ def full(shape: Any, fill_value: Any, dtype: DTypeLike | None = None, order: str
 
 
 def arange(
-    start: Any,
-    stop: Any = None,
-    step: Any = 1,
+    start: float,
+    stop: float | None = None,
+    step: float = 1,
     *,
     dtype: DTypeLike | None = None,
     device: Any = None,
@@ -196,7 +203,7 @@ def _cpu(name: str, device: Any) -> None:
 
 
 def tensor(
-    data: Any, dtype: DTypeLike | None = None, device: Any = None, requires_grad: bool = False
+    data: Operand, dtype: DTypeLike | None = None, device: Any = None, requires_grad: bool = False
 ) -> Variable:
     """A new leaf Variable holding a copy of ``data``, as ``torch.tensor``: a constant,
     or with ``requires_grad=True`` a param (``lampy.param``), in the current scope.

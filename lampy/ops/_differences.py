@@ -52,7 +52,7 @@ def _diff_adjoint(h: np.ndarray, ax: int) -> np.ndarray:
 
 
 def diff(
-    a: Operand, n: int = 1, axis: int = -1, prepend: Any = NO_VALUE, append: Any = NO_VALUE
+    a: Operand, n: int = 1, axis: int = -1, prepend: Operand = NO_VALUE, append: Operand = NO_VALUE
 ) -> Variable:
     """The ``n``-th discrete difference along ``axis`` (``out[i] = a[i + 1] - a[i]``, ``n``
     times), as ``numpy.diff``.

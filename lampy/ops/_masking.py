@@ -76,7 +76,11 @@ def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
 
 
 def nan_to_num(
-    x: Operand, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+    x: Operand,
+    copy: bool = True,
+    nan: float | Variable = 0.0,
+    posinf: float | Variable | None = None,
+    neginf: float | Variable | None = None,
 ) -> Variable:
     """``x`` with nan replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``, as
     ``numpy.nan_to_num`` (None: the largest, or most negative, finite value of ``x``'s
@@ -128,7 +132,9 @@ def nan_to_num(
     )
 
 
-def one_hot(indices: Any, num_classes: int = -1, *, dtype: DTypeLike | None = np.int64) -> Variable:
+def one_hot(
+    indices: Operand, num_classes: int = -1, *, dtype: DTypeLike | None = np.int64
+) -> Variable:
     """One-hot codes of integer class indices: PyTorch's
     ``torch.nn.functional.one_hot(tensor, num_classes=-1)``.
 

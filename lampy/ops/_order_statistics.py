@@ -26,7 +26,7 @@ Conventions, shared by the six ops:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,10 @@ from lampy.opkit import (
     op,
     value_of,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 
 _METHODS = (
     "inverted_cdf",
@@ -193,7 +197,7 @@ def _quantile_op(
 
 def quantile(
     a: Operand,
-    q: Any,
+    q: ArrayLike,
     axis: Axis = None,
     *,
     method: str = "linear",
@@ -233,7 +237,7 @@ def quantile(
 
 def percentile(
     a: Operand,
-    q: Any,
+    q: ArrayLike,
     axis: Axis = None,
     *,
     method: str = "linear",
@@ -287,7 +291,7 @@ def median(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable
 
 def nanquantile(
     a: Operand,
-    q: Any,
+    q: ArrayLike,
     axis: Axis = None,
     *,
     method: str = "linear",
@@ -321,7 +325,7 @@ def nanquantile(
 
 def nanpercentile(
     a: Operand,
-    q: Any,
+    q: ArrayLike,
     axis: Axis = None,
     *,
     method: str = "linear",

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.opkit import value_of
+from lampy.opkit import Operand, value_of
 from lampy.random import resolve_rng
 
 if TYPE_CHECKING:
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def multinomial(
-    input: Any,
+    input: Operand,
     num_samples: int,
     replacement: bool = False,
     *,
@@ -116,7 +116,7 @@ def _float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
 
 
 def rand(
-    *size: Any,
+    *size: int | Sequence[int],
     dtype: DTypeLike | None = None,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
@@ -144,7 +144,7 @@ def rand(
 
 
 def randn(
-    *size: Any,
+    *size: int | Sequence[int],
     dtype: DTypeLike | None = None,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
@@ -168,7 +168,7 @@ def randn(
 def randint(
     low: int,
     high: int | None = None,
-    size: Any = None,
+    size: int | Sequence[int] | None = None,
     *,
     dtype: DTypeLike | None = np.int64,
     rng: np.random.Generator | None = None,
