@@ -17,7 +17,7 @@ import attrs
 import lampy.nn.functional as F
 from lampy._errors import LampyTypeError, LampyValueError
 from lampy.nn._module import Module
-from lampy.opkit import Variable
+from lampy.opkit import Operand, Variable
 from lampy.ops import tanh
 
 __all__ = [
@@ -90,17 +90,17 @@ def _check_dim(cls: str, dim: Any) -> int:
     return dim
 
 
-def _approximate(a: Any) -> str:
+def _approximate(a: str) -> str:
     if a not in ("none", "tanh"):
         raise LampyValueError(f"GELU.init: approximate must be 'none' or 'tanh', got {a!r}.")
     return str(a)
 
 
-def _softmax_dim(dim: Any) -> int:
+def _softmax_dim(dim: int | None) -> int:
     return _check_dim("Softmax", dim)
 
 
-def _log_softmax_dim(dim: Any) -> int:
+def _log_softmax_dim(dim: int | None) -> int:
     return _check_dim("LogSoftmax", dim)
 
 
@@ -108,7 +108,7 @@ def _log_softmax_dim(dim: Any) -> int:
 class ReLU(_Activation):
     """``max(x, 0)`` (``torch.nn.ReLU``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.relu(input)
 
 
@@ -116,7 +116,7 @@ class ReLU(_Activation):
 class ReLU6(_Activation):
     """``min(max(x, 0), 6)`` (``torch.nn.ReLU6``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.relu6(input)
 
 
@@ -126,7 +126,7 @@ class LeakyReLU(_Activation):
 
     negative_slope: float = 0.01
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.leaky_relu(input, self.negative_slope)
 
 
@@ -136,7 +136,7 @@ class ELU(_Activation):
 
     alpha: float = 1.0
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.elu(input, self.alpha)
 
 
@@ -144,7 +144,7 @@ class ELU(_Activation):
 class SELU(_Activation):
     """``scale * elu(x, alpha)`` with the self-normalising constants (``torch.nn.SELU``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.selu(input)
 
 
@@ -154,7 +154,7 @@ class CELU(_Activation):
 
     alpha: float = 1.0
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.celu(input, self.alpha)
 
 
@@ -164,7 +164,7 @@ class GELU(_Activation):
 
     approximate: str = attrs.field(default="none", converter=_approximate)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.gelu(input, self.approximate)
 
 
@@ -172,7 +172,7 @@ class GELU(_Activation):
 class SiLU(_Activation):
     """``x * sigmoid(x)`` (``torch.nn.SiLU``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.silu(input)
 
 
@@ -180,7 +180,7 @@ class SiLU(_Activation):
 class Mish(_Activation):
     """``x * tanh(softplus(x))`` (``torch.nn.Mish``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.mish(input)
 
 
@@ -191,7 +191,7 @@ class Softplus(_Activation):
     beta: float = 1.0
     threshold: float = 20.0
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.softplus(input, self.beta, self.threshold)
 
 
@@ -199,7 +199,7 @@ class Softplus(_Activation):
 class Sigmoid(_Activation):
     """``1 / (1 + exp(-x))`` (``torch.nn.Sigmoid``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.sigmoid(input)
 
 
@@ -207,7 +207,7 @@ class Sigmoid(_Activation):
 class LogSigmoid(_Activation):
     """``log(sigmoid(x))`` (``torch.nn.LogSigmoid``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.log_sigmoid(input)
 
 
@@ -215,7 +215,7 @@ class LogSigmoid(_Activation):
 class Tanh(_Activation):
     """``tanh(x)`` (``torch.nn.Tanh``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return tanh(input)
 
 
@@ -226,7 +226,7 @@ class Hardtanh(_Activation):
     min_val: float = -1.0
     max_val: float = 1.0
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.hardtanh(input, self.min_val, self.max_val)
 
 
@@ -234,7 +234,7 @@ class Hardtanh(_Activation):
 class Hardsigmoid(_Activation):
     """``clip(x / 6 + 1 / 2, 0, 1)`` (``torch.nn.Hardsigmoid``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.hardsigmoid(input)
 
 
@@ -242,7 +242,7 @@ class Hardsigmoid(_Activation):
 class Hardswish(_Activation):
     """``x * hardsigmoid(x)`` (``torch.nn.Hardswish``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.hardswish(input)
 
 
@@ -250,7 +250,7 @@ class Hardswish(_Activation):
 class Softsign(_Activation):
     """``x / (1 + |x|)`` (``torch.nn.Softsign``)."""
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.softsign(input)
 
 
@@ -261,7 +261,7 @@ class Softmax(_Activation):
 
     dim: int = attrs.field(default=None, converter=_softmax_dim)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.softmax(input, self.dim)
 
 
@@ -271,7 +271,7 @@ class LogSoftmax(_Activation):
 
     dim: int = attrs.field(default=None, converter=_log_softmax_dim)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.log_softmax(input, self.dim)
 
 
@@ -281,5 +281,5 @@ class GLU(_Activation):
 
     dim: int = -1
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         return F.glu(input, self.dim)

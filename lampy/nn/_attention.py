@@ -35,7 +35,7 @@ from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn.functional import dropout as _dropout
 from lampy.nn.functional import linear, scaled_dot_product_attention, softmax
-from lampy.opkit import Variable, contribution, frozen, op, param, param_of, value_of
+from lampy.opkit import Operand, Variable, contribution, frozen, op, param, param_of, value_of
 from lampy.ops import matmul, swapaxes
 
 __all__ = ["MultiheadAttention"]
@@ -395,12 +395,12 @@ class MultiheadAttention(Module):
 
     def forward(
         self,
-        query: Any,
-        key: Any,
-        value: Any,
-        key_padding_mask: Any = None,
+        query: Operand,
+        key: Operand,
+        value: Operand,
+        key_padding_mask: Operand | None = None,
         need_weights: bool = True,
-        attn_mask: Any = None,
+        attn_mask: Operand | None = None,
         average_attn_weights: bool = True,
         is_causal: bool = False,
     ) -> tuple[Variable, Variable | None]:

@@ -17,7 +17,7 @@ from lampy.nn._dropout import Dropout
 from lampy.nn._helpers import check_size, rng_or_default, shape_of
 from lampy.nn._linear import Linear
 from lampy.nn._module import Module
-from lampy.opkit import Variable
+from lampy.opkit import Operand, Variable
 from lampy.ops import add
 
 __all__ = ["MLP", "Residual"]
@@ -52,7 +52,7 @@ class Residual(Module):
             )
         return cls(fn)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``input + fn(input)``.
 
         Raises:

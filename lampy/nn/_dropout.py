@@ -15,6 +15,7 @@ from lampy._errors import LampyTypeError, LampyValueError
 from lampy.nn._helpers import rng_or_default
 from lampy.nn._module import Module
 from lampy.nn.functional import dropout
+from lampy.opkit import Operand
 
 __all__ = ["Dropout"]
 
@@ -75,7 +76,7 @@ class Dropout(Module):
             return f"p must lie in [0, 1], got {p!r}"
         return None
 
-    def forward(self, input: Any) -> Any:
+    def forward(self, input: Operand) -> Any:
         """``dropout(input, p, training, rng=rng)``: the input itself in eval mode or for
         ``p = 0``."""
         return dropout(input, self.p, self.training, rng=self.rng)

@@ -15,7 +15,7 @@ from lampy.nn import init as _init
 from lampy.nn._helpers import check_size, rng_or_default
 from lampy.nn._module import Module
 from lampy.nn.functional import embedding
-from lampy.opkit import Variable, const, param, value_of
+from lampy.opkit import Operand, Variable, const, param, value_of
 
 __all__ = ["Embedding"]
 
@@ -161,7 +161,7 @@ class Embedding(Module):
             s += ", scale_grad_by_freq=True"
         return s
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """The rows of ``weight`` at the ids ``input``: (*) → (*, embedding_dim).
 
         Raises:

@@ -18,7 +18,7 @@ from lampy.nn import init as _init
 from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of, uniform_bias
 from lampy.nn._module import Module
 from lampy.nn.functional import bilinear, linear
-from lampy.opkit import Variable, param
+from lampy.opkit import Operand, Variable, param
 from lampy.ops import reshape
 
 __all__ = ["Bilinear", "Flatten", "Identity", "Lambda", "Linear", "Unflatten"]
@@ -87,7 +87,7 @@ class Linear(Module):
             f"bias={self.bias is not None}"
         )
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``linear(input, weight, bias)``: (*, in_features) → (*, out_features).
 
         Raises:
@@ -164,7 +164,7 @@ class Bilinear(Module):
             f"out_features={self.out_features}, bias={self.bias is not None}"
         )
 
-    def forward(self, input1: Any, input2: Any) -> Variable:
+    def forward(self, input1: Operand, input2: Operand) -> Variable:
         """``bilinear(input1, input2, weight, bias)``: (*, in1), (*, in2) → (*, out).
 
         Raises:
@@ -195,7 +195,7 @@ class Identity(Module):
         """An Identity module."""
         return cls()
 
-    def forward(self, input: Any) -> Any:
+    def forward(self, input: Operand) -> Any:
         """``input`` itself."""
         return input
 
@@ -225,7 +225,7 @@ class Flatten(Module):
         """A Flatten module; the default keeps the batch axis 0 and flattens the rest."""
         return cls(operator.index(start_dim), operator.index(end_dim))
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``input`` reshaped with axes ``start_dim..end_dim`` merged.
 
         Raises:
@@ -268,7 +268,7 @@ class Unflatten(Module):
             )
         return cls(operator.index(dim), sizes)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``input`` with axis ``dim`` reshaped to ``unflattened_size``.
 
         Raises:

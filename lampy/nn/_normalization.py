@@ -22,7 +22,7 @@ from lampy.nn._buffer import Buffer, as_buffer
 from lampy.nn._helpers import check_dtype, check_size, named_errors, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional import batch_norm, group_norm, layer_norm, rms_norm
-from lampy.opkit import Variable, param
+from lampy.opkit import Operand, Variable, param
 
 __all__ = ["BatchNorm1d", "BatchNorm2d", "GroupNorm", "LayerNorm", "RMSNorm"]
 
@@ -137,7 +137,7 @@ class _BatchNorm(Module):
             f"affine={self.affine}, track_running_stats={self.track_running_stats}"
         )
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """Normalise ``input`` per channel (batch statistics in training mode or without
         running statistics, else the running ones); updates the buffers in place.
 
@@ -276,7 +276,7 @@ class LayerNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``layer_norm(input, normalized_shape, weight, bias, eps)``.
 
         Raises:
@@ -339,7 +339,7 @@ class GroupNorm(Module):
     def extra_repr(self) -> str:
         return f"{self.num_groups}, {self.num_channels}, eps={self.eps}, affine={self.affine}"
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``group_norm(input, num_groups, weight, bias, eps)`` over ``(N, C, *)``.
 
         Raises:
@@ -401,7 +401,7 @@ class RMSNorm(Module):
             f"{self.normalized_shape}, eps={self.eps}, elementwise_affine={self.elementwise_affine}"
         )
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """``rms_norm(input, normalized_shape, weight, eps)``.
 
         Raises:

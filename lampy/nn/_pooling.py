@@ -18,7 +18,7 @@ from lampy.nn._helpers import shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional import adaptive_avg_pool2d, avg_pool1d, avg_pool2d, max_pool1d, max_pool2d
 from lampy.nn.functional._pool import int_tuple
-from lampy.opkit import Variable
+from lampy.opkit import Operand, Variable
 
 __all__ = ["AdaptiveAvgPool2d", "AvgPool1d", "AvgPool2d", "MaxPool1d", "MaxPool2d"]
 
@@ -68,7 +68,7 @@ class _MaxPool(Module):
         stride = kernel_size if stride is None else stride
         return cls(kernel_size, stride, padding, dilation, bool(ri), bool(cm))
 
-    def forward(self, input: Any) -> Any:
+    def forward(self, input: Operand) -> Any:
         """The maximum of each window: a Variable, or ``(Variable, indices)`` with
         ``return_indices`` (flat positions in each input plane, as PyTorch's)."""
         _check_rank(self, input, self._nd)
@@ -170,7 +170,7 @@ class AvgPool1d(Module):
         ps = int_tuple(owner, "padding", padding, 1, 0)
         return cls(ks, ss, ps, bool(ceil_mode), bool(count_include_pad))  # type: ignore[arg-type]
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """The mean of each window."""
         _check_rank(self, input, 1)
         with _named(self):
@@ -210,7 +210,7 @@ class AvgPool2d(Module):
         stride = kernel_size if stride is None else stride
         return cls(kernel_size, stride, padding, bool(ceil_mode), bool(count_include_pad), d)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """The mean of each window (or its sum over ``divisor_override``)."""
         _check_rank(self, input, 2)
         with _named(self):
@@ -247,7 +247,7 @@ class AdaptiveAvgPool2d(Module):
             )
         return cls(output_size)
 
-    def forward(self, input: Any) -> Variable:
+    def forward(self, input: Operand) -> Variable:
         """The average over each adaptive window."""
         _check_rank(self, input, 2)
         with _named(self):

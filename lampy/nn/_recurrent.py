@@ -25,7 +25,7 @@ from lampy.nn._module import Module, inline
 from lampy.nn.functional import dropout as _dropout
 from lampy.nn.functional import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
-from lampy.opkit import Variable, param, value_of
+from lampy.opkit import Operand, Variable, param, value_of
 from lampy.ops import concatenate, expand_dims, squeeze, stack, swapaxes
 
 __all__ = ["GRU", "LSTM", "RNN", "RNNBase"]
@@ -354,7 +354,7 @@ class RNN(RNNBase):
             bidirectional, 0, dtype, rng,
         )  # fmt: skip
 
-    def forward(self, input: Any, hx: Any = None) -> tuple[Variable, Variable]:
+    def forward(self, input: Operand, hx: Operand | None = None) -> tuple[Variable, Variable]:
         """Run the RNN over a sequence.
 
         Args:
@@ -415,7 +415,7 @@ class GRU(RNNBase):
             bidirectional, 0, dtype, rng,
         )  # fmt: skip
 
-    def forward(self, input: Any, hx: Any = None) -> tuple[Variable, Variable]:
+    def forward(self, input: Operand, hx: Operand | None = None) -> tuple[Variable, Variable]:
         """Run the GRU over a sequence: shapes, result and errors as
         ``lampy.nn.RNN.forward``."""
         out, finals = self._forward(input, None if hx is None else [hx])
@@ -465,7 +465,7 @@ class LSTM(RNNBase):
         )  # fmt: skip
 
     def forward(
-        self, input: Any, hx: tuple[Any, Any] | None = None
+        self, input: Operand, hx: tuple[Operand, Operand] | None = None
     ) -> tuple[Variable, tuple[Variable, Variable]]:
         """Run the LSTM over a sequence.
 

@@ -22,7 +22,7 @@ from lampy.nn._helpers import check_dtype, check_size, rng_or_default, shape_of
 from lampy.nn._module import Module
 from lampy.nn.functional import linear
 from lampy.nn.functional._recurrent import gru_sequence, lstm_sequence, rnn_sequence
-from lampy.opkit import Variable, param, value_of
+from lampy.opkit import Operand, Variable, param, value_of
 from lampy.ops import reshape
 
 __all__ = ["GRUCell", "LSTMCell", "RNNCell", "RNNCellBase"]
@@ -171,7 +171,7 @@ class RNNCell(RNNCellBase):
         w = _weights("RNNCell.init", 1, input_size, hidden_size, bias, dtype, rng)
         return cls(*w, nonlinearity=nonlinearity)
 
-    def forward(self, input: Any, hx: Any = None) -> Variable:
+    def forward(self, input: Operand, hx: Operand | None = None) -> Variable:
         """One step.
 
         Args:
@@ -218,7 +218,7 @@ class GRUCell(RNNCellBase):
         ``lampy.nn.RNNCell.init`` without ``nonlinearity``."""
         return cls(*_weights("GRUCell.init", 3, input_size, hidden_size, bias, dtype, rng))
 
-    def forward(self, input: Any, hx: Any = None) -> Variable:
+    def forward(self, input: Operand, hx: Operand | None = None) -> Variable:
         """One step; shapes, result and errors as ``lampy.nn.RNNCell.forward``."""
         x, (h,) = self._check(input, [("hx", hx)])
         xw = linear(x, self.weight_ih, self.bias_ih)
@@ -255,7 +255,9 @@ class LSTMCell(RNNCellBase):
         ``lampy.nn.RNNCell.init`` without ``nonlinearity``."""
         return cls(*_weights("LSTMCell.init", 4, input_size, hidden_size, bias, dtype, rng))
 
-    def forward(self, input: Any, hx: tuple[Any, Any] | None = None) -> tuple[Variable, Variable]:
+    def forward(
+        self, input: Operand, hx: tuple[Any, Any] | None = None
+    ) -> tuple[Variable, Variable]:
         """One step.
 
         Args:

@@ -8,7 +8,7 @@ causal-mask detection the stacks (``_transformer_stacks.py``) share.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 import numpy as np
@@ -21,7 +21,11 @@ from lampy.nn._linear import Linear
 from lampy.nn._module import Module
 from lampy.nn._normalization import LayerNorm
 from lampy.nn.functional import gelu, relu
-from lampy.opkit import Variable, value_of
+from lampy.opkit import Operand, Variable, value_of
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 __all__ = [
     "TransformerDecoderLayer",
@@ -33,7 +37,7 @@ __all__ = [
 Activation = Callable[[Any], Any]
 
 
-def generate_square_subsequent_mask(sz: int, dtype: Any = np.float32) -> np.ndarray:
+def generate_square_subsequent_mask(sz: int, dtype: DTypeLike = np.float32) -> np.ndarray:
     """The (sz, sz) causal float mask: ``-inf`` above the diagonal, 0 elsewhere, as
     ``torch.nn.Transformer.generate_square_subsequent_mask``."""
     n = check_size("generate_square_subsequent_mask", "sz", sz, 0)
@@ -242,9 +246,9 @@ class TransformerEncoderLayer(Module):
 
     def forward(
         self,
-        src: Any,
-        src_mask: Any = None,
-        src_key_padding_mask: Any = None,
+        src: Operand,
+        src_mask: Operand | None = None,
+        src_key_padding_mask: Operand | None = None,
         is_causal: bool = False,
     ) -> Variable:
         """The layer applied to ``src`` (S, N, E), (N, S, E) with ``batch_first``, or (S, E).
@@ -385,12 +389,12 @@ class TransformerDecoderLayer(Module):
 
     def forward(
         self,
-        tgt: Any,
-        memory: Any,
-        tgt_mask: Any = None,
-        memory_mask: Any = None,
-        tgt_key_padding_mask: Any = None,
-        memory_key_padding_mask: Any = None,
+        tgt: Operand,
+        memory: Operand,
+        tgt_mask: Operand | None = None,
+        memory_mask: Operand | None = None,
+        tgt_key_padding_mask: Operand | None = None,
+        memory_key_padding_mask: Operand | None = None,
         tgt_is_causal: bool = False,
         memory_is_causal: bool = False,
     ) -> Variable:

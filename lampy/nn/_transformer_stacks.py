@@ -21,7 +21,7 @@ from lampy.nn._helpers import check_size, shape_of
 from lampy.nn._marker import is_module
 from lampy.nn._module import Module
 from lampy.nn._transformer import TransformerDecoderLayer, TransformerEncoderLayer, is_causal_mask
-from lampy.opkit import Variable, const, param
+from lampy.opkit import Operand, Variable, const, param
 
 __all__ = ["TransformerDecoder", "TransformerEncoder"]
 
@@ -133,9 +133,9 @@ class TransformerEncoder(_Stack):
 
     def forward(
         self,
-        src: Any,
-        mask: Any = None,
-        src_key_padding_mask: Any = None,
+        src: Operand,
+        mask: Operand | None = None,
+        src_key_padding_mask: Operand | None = None,
         is_causal: bool | None = None,
     ) -> Any:
         """Each layer applied in turn, then ``norm``.
@@ -186,12 +186,12 @@ class TransformerDecoder(_Stack):
 
     def forward(
         self,
-        tgt: Any,
-        memory: Any,
-        tgt_mask: Any = None,
-        memory_mask: Any = None,
-        tgt_key_padding_mask: Any = None,
-        memory_key_padding_mask: Any = None,
+        tgt: Operand,
+        memory: Operand,
+        tgt_mask: Operand | None = None,
+        memory_mask: Operand | None = None,
+        tgt_key_padding_mask: Operand | None = None,
+        memory_key_padding_mask: Operand | None = None,
         tgt_is_causal: bool | None = None,
         memory_is_causal: bool = False,
     ) -> Any:

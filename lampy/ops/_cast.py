@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from lampy._errors import DTypeError
 from lampy.opkit import Operand, Variable, contrib_of, op, real_result, value_of
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
-def astype(x: Operand, dtype: Any, /, *, copy: bool = True) -> Variable:
+
+def astype(x: Operand, dtype: DTypeLike, /, *, copy: bool = True) -> Variable:
     """``x`` cast to ``dtype`` (numpy 2's ``numpy.astype``).
 
     Casting to a float dtype keeps the gradient; casting to an integer or boolean dtype

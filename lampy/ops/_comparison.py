@@ -104,7 +104,7 @@ def allclose(
     return bool(isclose(a, b, rtol=rtol, atol=atol, equal_nan=equal_nan).all())
 
 
-def array_equal(a1: Any, a2: Any, equal_nan: bool = False) -> bool:
+def array_equal(a1: Operand, a2: Operand, equal_nan: bool = False) -> bool:
     """Whether both have the same shape and elements (numpy's ``array_equal``); shapes
     that differ give False, not an error.
 

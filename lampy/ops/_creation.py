@@ -8,13 +8,15 @@ fill value), which may be Variables; the shape arguments are plain integers.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError, drops_gradient
 from lampy.opkit import (
     GRAD_ENABLED,
+    Operand,
     Variable,
     const,
     contrib_of,
@@ -25,6 +27,10 @@ from lampy.opkit import (
     value_of,
 )
 from lampy.ops._shape import moveaxis
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 _matmul = np.matmul
 
@@ -38,12 +44,12 @@ def _check_dtype(name: str, dtype: Any, *operands: Any) -> None:
 
 
 def linspace(
-    start: Any,
-    stop: Any,
+    start: Operand,
+    stop: Operand,
     num: int = 50,
     endpoint: bool = True,
     retstep: bool = False,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     axis: int = 0,
 ) -> Any:
     """``num`` evenly spaced samples from ``start`` to ``stop``, as ``numpy.linspace``.
@@ -137,7 +143,12 @@ def linspace(
     )
 
 
-def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Variable:
+def full(
+    shape: int | Sequence[int],
+    fill_value: Operand,
+    dtype: DTypeLike | None = None,
+    order: str = "C",
+) -> Variable:
     """An array of ``shape`` filled with ``fill_value``, as ``numpy.full``.
 
     Args:
@@ -168,11 +179,11 @@ def full(shape: Any, fill_value: Any, dtype: Any = None, order: str = "C") -> Va
 
 
 def arange(
-    start: Any,
-    stop: Any = None,
-    step: Any = 1,
+    start: float,
+    stop: float | None = None,
+    step: float = 1,
     *,
-    dtype: Any = None,
+    dtype: DTypeLike | None = None,
     device: Any = None,
 ) -> Variable:
     """Evenly spaced values in ``[start, stop)``, as ``numpy.arange`` and
@@ -206,7 +217,7 @@ def _cpu(name: str, device: Any) -> None:
 
 
 def tensor(
-    data: Any, dtype: Any = None, device: Any = None, requires_grad: bool = False
+    data: Operand, dtype: DTypeLike | None = None, device: Any = None, requires_grad: bool = False
 ) -> Variable:
     """A new leaf Variable holding a copy of ``data``, as ``torch.tensor``: a constant,
     or with ``requires_grad=True`` a param (``lampy.param``), in the current scope.

@@ -6,7 +6,7 @@ is treated as 1-d.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -27,6 +27,10 @@ from lampy.ops._shape import reshape
 from lampy.ops._torch_names import axis_or_dim
 from lampy.ops._where import where
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+
 _add, _flip, _cumsum, _where = np.add, np.flip, np.cumsum, np.where
 
 
@@ -35,7 +39,9 @@ def reverse_cumsum(g: np.ndarray, axis: int) -> np.ndarray:
     return _flip(_cumsum(_flip(g, axis), axis=axis), axis)
 
 
-def cumsum(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Variable:
+def cumsum(
+    a: Operand, axis: int | None = None, dtype: DTypeLike | None = None, *, dim: int | None = None
+) -> Variable:
     """Cumulative sum along ``axis`` (None: over the flattened array), as ``numpy.cumsum``.
 
     PyTorch's ``dim`` is accepted for ``axis``.
@@ -67,7 +73,9 @@ def _reverse_cumsum(g: Any, axis: int) -> Any:
     return flip(cumsum(flip(g, axis), axis=axis), axis)
 
 
-def cumprod(a: Operand, axis: Any = None, dtype: Any = None, *, dim: Any = None) -> Variable:
+def cumprod(
+    a: Operand, axis: int | None = None, dtype: DTypeLike | None = None, *, dim: int | None = None
+) -> Variable:
     """Cumulative product along ``axis`` (None: over the flattened array), as ``numpy.cumprod``.
 
     PyTorch's ``dim`` is accepted for ``axis``.

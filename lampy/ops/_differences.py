@@ -16,6 +16,7 @@ import numpy as np
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
     NO_VALUE,
+    Axis,
     Operand,
     Variable,
     contrib_of,
@@ -61,7 +62,7 @@ def _diff_adjoint(h: np.ndarray, ax: int) -> np.ndarray:
 
 
 def diff(
-    a: Operand, n: int = 1, axis: int = -1, prepend: Any = NO_VALUE, append: Any = NO_VALUE
+    a: Operand, n: int = 1, axis: int = -1, prepend: Operand = NO_VALUE, append: Operand = NO_VALUE
 ) -> Variable:
     """The ``n``-th discrete difference along ``axis`` (``out[i] = a[i + 1] - a[i]``, ``n``
     times), as ``numpy.diff``.
@@ -229,7 +230,7 @@ def _gradient_adjoint(g: np.ndarray, ax: int, w: dict[str, Any]) -> np.ndarray:
     return np.moveaxis(d, 0, ax)
 
 
-def gradient(f: Any, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
+def gradient(f: Any, *varargs: Any, axis: Axis = None, edge_order: int = 1) -> Any:
     """The gradient of sampled values ``f`` by finite differences, as ``numpy.gradient``:
     second-order central differences inside, one-sided differences of order
     ``edge_order`` (1 or 2) at the edges.

@@ -9,12 +9,13 @@ then goes to the nan entries (shared), which carry the value, as for
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     contrib_of,
@@ -33,10 +34,14 @@ from lampy.ops._shape import broadcast_to, reshape
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 from lampy.ops._where import where as where_
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
 _add, _isnan, _equal = np.add, np.isnan, np.equal
 
 
-def reduce_error(name: str, shape: tuple[int, ...], axis: Any, e: Exception) -> ShapeError:
+def reduce_error(name: str, shape: tuple[int, ...], axis: Axis, e: Exception) -> ShapeError:
     if "identity" in str(e) or "empty" in str(e):
         return ShapeError(
             f"{name}: cannot reduce an empty selection (shape {shape}, axis {axis!r}): the "
@@ -103,12 +108,12 @@ def _extreme(
 
 def amax(
     a: Operand,
-    axis: Any = None,
+    axis: Axis = None,
     *,
     keepdims: bool = False,
-    initial: Any = None,
-    where: Any = True,
-    dim: Any = None,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+    dim: Axis = None,
     keepdim: bool | None = None,
 ) -> Variable:
     """Maximum of elements over ``axis``, as ``numpy.amax``.
@@ -142,12 +147,12 @@ def amax(
 
 def amin(
     a: Operand,
-    axis: Any = None,
+    axis: Axis = None,
     *,
     keepdims: bool = False,
-    initial: Any = None,
-    where: Any = True,
-    dim: Any = None,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
+    dim: Axis = None,
     keepdim: bool | None = None,
 ) -> Variable:
     """Minimum of elements over ``axis``, as ``numpy.amin``; arguments (``dim`` and
@@ -166,7 +171,12 @@ def amin(
 
 
 def max(
-    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand,
+    axis: Axis = None,
+    *,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
 ) -> Variable:
     """Maximum of elements over ``axis``: numpy's ``max``, the same as :func:`amax`.
 
@@ -177,7 +187,12 @@ def max(
 
 
 def min(
-    a: Operand, axis: Any = None, *, keepdims: bool = False, initial: Any = None, where: Any = True
+    a: Operand,
+    axis: Axis = None,
+    *,
+    keepdims: bool = False,
+    initial: ArrayLike | None = None,
+    where: ArrayLike = True,
 ) -> Variable:
     """Minimum of elements over ``axis``: numpy's ``min``, the same as :func:`amin`.
 
@@ -198,10 +213,10 @@ def _arg_extreme(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims:
 
 def argmax(
     a: Operand,
-    axis: Any = None,
+    axis: int | None = None,
     *,
     keepdims: bool = False,
-    dim: Any = None,
+    dim: int | None = None,
     keepdim: bool | None = None,
 ) -> Any:
     """Indices of the maxima along ``axis`` (None: into the flattened array), as numpy.
@@ -225,10 +240,10 @@ def argmax(
 
 def argmin(
     a: Operand,
-    axis: Any = None,
+    axis: int | None = None,
     *,
     keepdims: bool = False,
-    dim: Any = None,
+    dim: int | None = None,
     keepdim: bool | None = None,
 ) -> Any:
     """Indices of the minima along ``axis`` (None: into the flattened array), as numpy.

@@ -11,7 +11,7 @@ which it runs element by element; an index without repeats uses plain fancy ``+=
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,10 @@ from lampy.opkit import (
     single_axis,
     value_of,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 
 _add, _add_at, _intp = np.add, np.add.at, np.intp
 
@@ -299,7 +303,9 @@ def _source(name: str, x: Any, axis: Any) -> tuple[np.ndarray, int]:
     return (np.reshape(x, 1) if np.ndim(x) == 0 else np.asarray(x)), ax
 
 
-def take(a: Operand, indices: Any, axis: int | None = None, *, mode: str = "raise") -> Variable:
+def take(
+    a: Operand, indices: ArrayLike, axis: int | None = None, *, mode: str = "raise"
+) -> Variable:
     """Elements of ``a`` at ``indices`` along ``axis`` (numpy's ``take``; ``axis=None``
     takes from the flattened array). The result has shape
     ``a.shape[:axis] + indices.shape + a.shape[axis + 1:]``.

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -35,6 +35,10 @@ from lampy.opkit import (
 )
 from lampy.ops._pad import pad
 from lampy.ops._torch_names import axis_or_dim
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 _add = np.add
 
@@ -162,7 +166,11 @@ def _joined(
 
 
 def concatenate(
-    arrays: Any, axis: int | None = 0, *, dtype: Any = None, dim: int | None = None
+    arrays: Sequence[Operand] | Variable,
+    axis: int | None = 0,
+    *,
+    dtype: DTypeLike | None = None,
+    dim: int | None = None,
 ) -> Variable:
     """Join arrays along an existing axis, as ``numpy.concatenate``.
 
@@ -238,7 +246,7 @@ def _stacked(
     return _joined(name, items, value, ax, [s[ax] for s in shapes], [np.shape(v) for v in raw])
 
 
-def hstack(tup: Any, *, dtype: Any = None) -> Variable:
+def hstack(tup: Sequence[Operand] | Variable, *, dtype: DTypeLike | None = None) -> Variable:
     """Join arrays horizontally: along axis 1, or axis 0 for 1-d arrays (0-d arrays count
     as 1-d), as ``numpy.hstack``.
 
@@ -250,7 +258,7 @@ def hstack(tup: Any, *, dtype: Any = None) -> Variable:
     return _stacked("hstack", _operands("hstack", tup), np.atleast_1d, 1, dtype)
 
 
-def vstack(tup: Any, *, dtype: Any = None) -> Variable:
+def vstack(tup: Sequence[Operand] | Variable, *, dtype: DTypeLike | None = None) -> Variable:
     """Join arrays vertically, along axis 0, after making 0-d and 1-d arrays rows
     (``(n,)`` -> ``(1, n)``), as ``numpy.vstack``.
 
@@ -267,7 +275,7 @@ def _as_column(v: Any) -> Any:
     return np.reshape(v, (-1, 1)) if np.ndim(v) < 2 else v
 
 
-def column_stack(tup: Any) -> Variable:
+def column_stack(tup: Sequence[Operand] | Variable) -> Variable:
     """Join 1-d arrays as the columns of a 2-d array, as ``numpy.column_stack``: 0-d and
     1-d arrays become columns ``(n, 1)``, arrays of 2 or more dimensions are joined as
     they are, along axis 1.
@@ -280,7 +288,13 @@ def column_stack(tup: Any) -> Variable:
     return _stacked("column_stack", _operands("column_stack", tup), _as_column, 1, None)
 
 
-def stack(arrays: Any, axis: int = 0, *, dtype: Any = None, dim: int | None = None) -> Variable:
+def stack(
+    arrays: Sequence[Operand] | Variable,
+    axis: int = 0,
+    *,
+    dtype: DTypeLike | None = None,
+    dim: int | None = None,
+) -> Variable:
     """Join arrays of one shape along a new axis, at position ``axis`` of the result, as
     ``numpy.stack``.
 
@@ -366,7 +380,7 @@ def _split(
     return pieces
 
 
-def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
+def split(ary: Operand, indices_or_sections: int | Sequence[int], axis: int = 0) -> list[Variable]:
     """Split ``ary`` along ``axis`` into equal sections or at the given indices, as
     ``numpy.split``.
 
@@ -387,7 +401,9 @@ def split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
     return _split("split", ary, x, indices_or_sections, axis, equal=True)
 
 
-def array_split(ary: Any, indices_or_sections: Any, axis: int = 0) -> list[Variable]:
+def array_split(
+    ary: Operand, indices_or_sections: int | Sequence[int], axis: int = 0
+) -> list[Variable]:
     """As ``lampy.split``, but ``N`` sections need not be equal: an axis of length
     ``l`` gives ``l % N`` sections of ``l // N + 1`` then sections of ``l // N``.
 
@@ -408,7 +424,7 @@ def _split_at_least(name: str, ary: Any, ndim: int) -> np.ndarray:
     return x
 
 
-def hsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
+def hsplit(ary: Operand, indices_or_sections: int | Sequence[int]) -> list[Variable]:
     """Split ``ary`` horizontally: along axis 1, or axis 0 for a 1-d array, as
     ``numpy.hsplit`` (equal sections, or at the given indices, as :func:`split`).
 
@@ -422,7 +438,7 @@ def hsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
     return _split("hsplit", ary, x, indices_or_sections, 1 if x.ndim > 1 else 0, equal=True)
 
 
-def vsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
+def vsplit(ary: Operand, indices_or_sections: int | Sequence[int]) -> list[Variable]:
     """Split ``ary`` vertically, along axis 0, as ``numpy.vsplit`` (at least 2-d).
 
     Raises:
@@ -435,7 +451,7 @@ def vsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
     return _split("vsplit", ary, x, indices_or_sections, 0, equal=True)
 
 
-def dsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
+def dsplit(ary: Operand, indices_or_sections: int | Sequence[int]) -> list[Variable]:
     """Split ``ary`` along the depth, axis 2, as ``numpy.dsplit`` (at least 3-d).
 
     Raises:
@@ -448,7 +464,7 @@ def dsplit(ary: Any, indices_or_sections: Any) -> list[Variable]:
     return _split("dsplit", ary, x, indices_or_sections, 2, equal=True)
 
 
-def broadcast_arrays(*args: Any) -> tuple[Variable, ...]:
+def broadcast_arrays(*args: Operand) -> tuple[Variable, ...]:
     """The inputs broadcast against each other to one shape (read-only views), as
     ``numpy.broadcast_arrays``.
 

@@ -95,11 +95,11 @@ def _masked_add(out: np.ndarray, g: np.ndarray, mask: Any) -> None:
 
 def clip(
     a: Operand,
-    a_min: Any = NO_VALUE,
-    a_max: Any = NO_VALUE,
+    a_min: Operand | None = NO_VALUE,
+    a_max: Operand | None = NO_VALUE,
     *,
-    min: Any = NO_VALUE,
-    max: Any = NO_VALUE,
+    min: Operand | None = NO_VALUE,
+    max: Operand | None = NO_VALUE,
 ) -> Variable:
     """Limit the values of ``a`` to ``[a_min, a_max]``, as :func:`numpy.clip`.
 

@@ -3,12 +3,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
 from lampy.opkit import Operand, Variable, contrib_of, contribution, op, param_of, value_of
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
 
 _add, _where = np.add, np.where
 
@@ -72,7 +76,11 @@ def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
 
 
 def nan_to_num(
-    x: Operand, copy: bool = True, nan: Any = 0.0, posinf: Any = None, neginf: Any = None
+    x: Operand,
+    copy: bool = True,
+    nan: float | Variable = 0.0,
+    posinf: float | Variable | None = None,
+    neginf: float | Variable | None = None,
 ) -> Variable:
     """``x`` with nan replaced by ``nan``, +inf by ``posinf`` and -inf by ``neginf``, as
     ``numpy.nan_to_num`` (None: the largest, or most negative, finite value of ``x``'s
@@ -124,7 +132,9 @@ def nan_to_num(
     )
 
 
-def one_hot(indices: Any, num_classes: int = -1, *, dtype: Any = np.int64) -> Variable:
+def one_hot(
+    indices: Operand, num_classes: int = -1, *, dtype: DTypeLike | None = np.int64
+) -> Variable:
     """One-hot codes of integer class indices: PyTorch's
     ``torch.nn.functional.one_hot(tensor, num_classes=-1)``.
 

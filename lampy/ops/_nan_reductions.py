@@ -14,12 +14,13 @@ arguments are not supported.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     array_of,
@@ -45,6 +46,10 @@ from lampy.ops._reductions import (
 from lampy.ops._shape import reshape
 from lampy.ops._where import where
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+
 _isnan, _where = np.isnan, np.where
 
 
@@ -63,7 +68,9 @@ def _prepare(name: str, a: Any, axis: Any, dtype: Any = None) -> tuple[Any, Any,
     return a, x, normalize_axis(name, axis, np.ndim(x))
 
 
-def nansum(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def nansum(
+    a: Operand, axis: Axis = None, dtype: DTypeLike | None = None, *, keepdims: bool = False
+) -> Variable:
     """Sum over ``axis`` treating nans as zero, as ``numpy.nansum`` (0 for an all-nan
     or empty selection).
 
@@ -91,7 +98,9 @@ def nansum(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = 
     return op("nansum", value, contrib_of(a, d_a, vjp=vjp))
 
 
-def nanmean(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def nanmean(
+    a: Operand, axis: Axis = None, dtype: DTypeLike | None = None, *, keepdims: bool = False
+) -> Variable:
     """Mean over ``axis`` of the entries that are not nan, as ``numpy.nanmean``.
 
     An all-nan (or empty) slice gives nan with numpy's ``RuntimeWarning``.
@@ -122,7 +131,9 @@ def nanmean(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool =
     return op("nanmean", value, contrib_of(a, d_a, vjp=vjp))
 
 
-def nanprod(a: Operand, axis: Any = None, dtype: Any = None, *, keepdims: bool = False) -> Variable:
+def nanprod(
+    a: Operand, axis: Axis = None, dtype: DTypeLike | None = None, *, keepdims: bool = False
+) -> Variable:
     """Product over ``axis`` treating nans as one, as ``numpy.nanprod`` (1 for an
     all-nan or empty selection).
 
@@ -181,7 +192,12 @@ def _nan_centered_vjp(node: Any, x: Any, axes: tuple[int, ...]) -> tuple[Any, An
 
 
 def nanvar(
-    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    *,
+    ddof: int = 0,
+    keepdims: bool = False,
 ) -> Variable:
     """Variance over ``axis`` of the entries that are not nan, as ``numpy.nanvar``:
     ``sum((a - nanmean)**2) / (k - ddof)``, ``k`` the number of such entries.
@@ -214,7 +230,12 @@ def nanvar(
 
 
 def nanstd(
-    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    *,
+    ddof: int = 0,
+    keepdims: bool = False,
 ) -> Variable:
     """Standard deviation over ``axis`` of the entries that are not nan, as
     ``numpy.nanstd``: ``sqrt(nanvar(a, axis, ddof=ddof))``.
@@ -272,7 +293,7 @@ def _nan_extreme(name: str, fn: Any, a: Any, axis: Any, keepdims: bool) -> Varia
     return op(name, value, contrib_of(a, d_a, vjp=vjp))
 
 
-def nanmax(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def nanmax(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable:
     """Maximum over ``axis`` ignoring nans, as ``numpy.nanmax``. An all-nan slice gives
     nan with numpy's ``RuntimeWarning``.
 
@@ -286,7 +307,7 @@ def nanmax(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
     return _nan_extreme("nanmax", np.nanmax, a, axis, keepdims)
 
 
-def nanmin(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def nanmin(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable:
     """Minimum over ``axis`` ignoring nans, as ``numpy.nanmin``; see :func:`nanmax`.
 
     Raises:
@@ -314,7 +335,7 @@ def _nan_arg_extreme(name: str, fn: Any, a: Any, axis: Any, keepdims: bool) -> A
     return fn(x, axis=ax, keepdims=keepdims)
 
 
-def nanargmax(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Any:
+def nanargmax(a: Operand, axis: int | None = None, *, keepdims: bool = False) -> Any:
     """Indices of the maxima along ``axis`` ignoring nans (None: into the flattened
     array), as ``numpy.nanargmax``: a plain numpy integer array, not a Variable.
 
@@ -328,7 +349,7 @@ def nanargmax(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Any:
     return _nan_arg_extreme("nanargmax", np.nanargmax, a, axis, keepdims)
 
 
-def nanargmin(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Any:
+def nanargmin(a: Operand, axis: int | None = None, *, keepdims: bool = False) -> Any:
     """Indices of the minima along ``axis`` ignoring nans, as ``numpy.nanargmin``; see
     :func:`nanargmax`.
 
@@ -351,7 +372,7 @@ def _cumulative_axis(name: str, a: Any, axis: Any, dtype: Any) -> tuple[Any, Any
     return a, x, 0 if flat else ax, flat  # type: ignore[return-value]
 
 
-def nancumsum(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
+def nancumsum(a: Operand, axis: int | None = None, dtype: DTypeLike | None = None) -> Variable:
     """Cumulative sum along ``axis`` treating nans as zero, as ``numpy.nancumsum``
     (``axis=None``: over the flattened array).
 
@@ -372,7 +393,7 @@ def nancumsum(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
     return op("nancumsum", value, contrib_of(a, d_a, vjp=vjp))
 
 
-def nancumprod(a: Operand, axis: Any = None, dtype: Any = None) -> Variable:
+def nancumprod(a: Operand, axis: int | None = None, dtype: DTypeLike | None = None) -> Variable:
     """Cumulative product along ``axis`` treating nans as one, as ``numpy.nancumprod``
     (``axis=None``: over the flattened array).
 

@@ -26,12 +26,13 @@ Conventions, shared by the six ops:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     array_of,
@@ -42,6 +43,10 @@ from lampy.opkit import (
     value_of,
 )
 from lampy.ops._shape import reshape
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
 
 _METHODS = (
     "inverted_cdf",
@@ -215,8 +220,8 @@ def _quantile_op(
 
 def quantile(
     a: Operand,
-    q: Any,
-    axis: Any = None,
+    q: ArrayLike,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -255,8 +260,8 @@ def quantile(
 
 def percentile(
     a: Operand,
-    q: Any,
-    axis: Any = None,
+    q: ArrayLike,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -285,7 +290,7 @@ def percentile(
     return _quantile_op("percentile", a, qv, axis, method, keepdims, np.percentile, qf, False)
 
 
-def median(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def median(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable:
     """The median of ``a`` over ``axis``, as ``numpy.median``: the middle of each sorted
     slice, the mean of the two middle entries for an even length. An empty slice gives
     nan with numpy's ``RuntimeWarning``.
@@ -312,8 +317,8 @@ def median(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
 
 def nanquantile(
     a: Operand,
-    q: Any,
-    axis: Any = None,
+    q: ArrayLike,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -346,8 +351,8 @@ def nanquantile(
 
 def nanpercentile(
     a: Operand,
-    q: Any,
-    axis: Any = None,
+    q: ArrayLike,
+    axis: Axis = None,
     *,
     method: str = "linear",
     keepdims: bool = False,
@@ -367,7 +372,7 @@ def nanpercentile(
     return _quantile_op("nanpercentile", a, qv, axis, method, keepdims, np.nanpercentile, qf, True)
 
 
-def nanmedian(a: Operand, axis: Any = None, *, keepdims: bool = False) -> Variable:
+def nanmedian(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable:
     """The median over ``axis`` of the entries that are not nan, as ``numpy.nanmedian``.
     An all-nan slice gives nan with numpy's ``RuntimeWarning``.
 

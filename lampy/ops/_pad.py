@@ -9,12 +9,13 @@ summing where an element was copied several times.
 from __future__ import annotations
 
 import operator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     contribution,
@@ -25,6 +26,11 @@ from lampy.opkit import (
     value_of,
 )
 from lampy.ops._indexing import scattered_along
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+from collections.abc import Sequence
 
 _add = np.add
 _FEW = 16
@@ -41,7 +47,7 @@ def _ints(name: str, what: str, x: Any) -> tuple[int, ...]:
         ) from None
 
 
-def flip(m: Operand, axis: Any = None) -> Variable:
+def flip(m: Operand, axis: Axis = None) -> Variable:
     """Reverse the order of elements along ``axis`` (None: every axis; an int or a tuple),
     as ``numpy.flip`` (a view, no copy).
 
@@ -100,7 +106,7 @@ def flipud(m: Operand) -> Variable:
     return _flipped("flipud", m, x, (0,))
 
 
-def rot90(m: Operand, k: int = 1, axes: Any = (0, 1)) -> Variable:
+def rot90(m: Operand, k: int = 1, axes: Sequence[int] = (0, 1)) -> Variable:
     """Rotate ``m`` by ``k`` quarter turns in the plane of ``axes``, from the first axis
     towards the second, as ``numpy.rot90`` (a view).
 
@@ -136,7 +142,7 @@ def rot90(m: Operand, k: int = 1, axes: Any = (0, 1)) -> Variable:
     )
 
 
-def roll(a: Operand, shift: Any, axis: Any = None) -> Variable:
+def roll(a: Operand, shift: int | Sequence[int] | np.ndarray, axis: Axis = None) -> Variable:
     """Shift elements cyclically by ``shift`` along ``axis``, as ``numpy.roll``.
 
     Args:
@@ -175,7 +181,7 @@ def roll(a: Operand, shift: Any, axis: Any = None) -> Variable:
     )
 
 
-def tile(A: Any, reps: Any) -> Variable:
+def tile(A: Operand, reps: int | Sequence[int]) -> Variable:
     """``A`` repeated ``reps[i]`` times along each axis ``i``, as ``numpy.tile``.
 
     If ``reps`` is longer than ``A.ndim``, ``A`` gets leading length-1 axes; if shorter,
@@ -202,7 +208,7 @@ def tile(A: Any, reps: Any) -> Variable:
     return op("tile", value, param_of(A, contribution(back), vjp=lambda g, out: back(g)))
 
 
-def repeat(a: Operand, repeats: Any, axis: int | None = None) -> Variable:
+def repeat(a: Operand, repeats: int | Sequence[int], axis: int | None = None) -> Variable:
     """Repeat each element of ``a`` ``repeats`` times, as ``numpy.repeat``.
 
     Args:
@@ -364,7 +370,7 @@ def _fold_vjp(g: Any, shape: tuple[int, ...], pairs: Any, mode: str, dtype: Any)
 
 
 def pad(
-    array: Operand, pad_width: Any, mode: str = "constant", constant_values: Any = 0
+    array: Operand, pad_width: Any, mode: str = "constant", constant_values: ArrayLike = 0
 ) -> Variable:
     """Pad ``array`` with ``pad_width[i] = (before, after)`` elements on each axis ``i``,
     as ``numpy.pad``.

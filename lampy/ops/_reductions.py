@@ -14,7 +14,7 @@ bind ``out``'s position to them.
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -22,6 +22,7 @@ from lampy._errors import DTypeError, ShapeError, not_real
 from lampy.autograd import _ledger
 from lampy.opkit import (
     GRAD_ENABLED,
+    Axis,
     Operand,
     Variable,
     accumulate,
@@ -44,6 +45,10 @@ from lampy.opkit import (
 from lampy.ops._shape import broadcast_to, reshape, transpose
 from lampy.ops._torch_names import axis_or_dim, keepdims_or_keepdim
 
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
+
+
 _add = np.add
 
 
@@ -54,7 +59,7 @@ def reduced_shape(shape: tuple[int, ...], axes: tuple[int, ...], keepdims: bool)
     return tuple(n for i, n in enumerate(shape) if i not in axes)
 
 
-def check_float_dtype(name: str, dtype: Any, x: Operand | None = None) -> None:
+def check_float_dtype(name: str, dtype: DTypeLike | None, x: Operand | None = None) -> None:
     """Refuse a non-float ``dtype=`` argument, which would truncate values and gradients,
     and a complex one when ``x`` needs a gradient (lampy's gradients are real)."""
     if dtype is None:
@@ -76,11 +81,11 @@ def _count(shape: tuple[int, ...], axes: tuple[int, ...]) -> int:
 
 def sum(
     x: Operand,
-    axis: Any = None,
-    dtype: Any = None,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
     keepdims: bool = False,
     *,
-    dim: Any = None,
+    dim: Axis = None,
     keepdim: bool | None = None,
 ) -> Variable:
     """Sum of elements over ``axis`` (None: all; an int or a tuple; negatives allowed).
@@ -146,11 +151,11 @@ def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
 
 def mean(
     x: Operand,
-    axis: Any = None,
-    dtype: Any = None,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
     keepdims: bool = False,
     *,
-    dim: Any = None,
+    dim: Axis = None,
     keepdim: bool | None = None,
 ) -> Variable:
     """Arithmetic mean over ``axis``. The mean of an empty selection is nan, as in numpy.
@@ -171,7 +176,12 @@ def _centered(a: Any, axes: tuple[int, ...], dtype: Any, n: int) -> Any:
 
 
 def var(
-    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    *,
+    ddof: int = 0,
+    keepdims: bool = False,
 ) -> Variable:
     """Variance over ``axis``: ``sum((a - mean)**2) / (n - ddof)``, as ``numpy.var``.
 
@@ -211,7 +221,12 @@ def _centered_vjp(node: Any, x: Any, axes: tuple[int, ...], n: int) -> Any:
 
 
 def std(
-    a: Operand, axis: Any = None, dtype: Any = None, *, ddof: int = 0, keepdims: bool = False
+    a: Operand,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
+    *,
+    ddof: int = 0,
+    keepdims: bool = False,
 ) -> Variable:
     """Standard deviation over ``axis``: ``sqrt(var(a, axis, ddof=ddof))``, as ``numpy.std``.
 
@@ -247,11 +262,11 @@ def std(
 
 def prod(
     a: Operand,
-    axis: Any = None,
-    dtype: Any = None,
+    axis: Axis = None,
+    dtype: DTypeLike | None = None,
     *,
     keepdims: bool = False,
-    dim: Any = None,
+    dim: Axis = None,
     keepdim: bool | None = None,
 ) -> Variable:
     """Product of elements over ``axis``, as ``numpy.prod`` (1 for an empty selection).
@@ -364,7 +379,7 @@ def _weights_along(w: Any, shape: tuple[int, ...], axis: Any) -> tuple[Any, tupl
 
 def average(
     a: Operand,
-    axis: Any = None,
+    axis: Axis = None,
     weights: Operand | None = None,
     returned: bool = False,
     *,

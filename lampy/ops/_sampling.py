@@ -11,17 +11,20 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
-from lampy.opkit import value_of
+from lampy.opkit import Operand, value_of
 from lampy.random import resolve_rng
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 
 def multinomial(
-    input: Any,
+    input: Operand,
     num_samples: int,
     replacement: bool = False,
     *,
@@ -113,8 +116,8 @@ def _float_dtype(name: str, dtype: Any) -> np.dtype[Any]:
 
 
 def rand(
-    *size: Any,
-    dtype: Any = None,
+    *size: int | Sequence[int],
+    dtype: DTypeLike | None = None,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -141,8 +144,8 @@ def rand(
 
 
 def randn(
-    *size: Any,
-    dtype: Any = None,
+    *size: int | Sequence[int],
+    dtype: DTypeLike | None = None,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -165,9 +168,9 @@ def randn(
 def randint(
     low: int,
     high: int | None = None,
-    size: Any = None,
+    size: int | Sequence[int] | None = None,
     *,
-    dtype: Any = np.int64,
+    dtype: DTypeLike | None = np.int64,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:
@@ -213,7 +216,7 @@ def randint(
 def randperm(
     n: int,
     *,
-    dtype: Any = np.int64,
+    dtype: DTypeLike | None = np.int64,
     rng: np.random.Generator | None = None,
     generator: np.random.Generator | None = None,
 ) -> np.ndarray:

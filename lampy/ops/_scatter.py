@@ -11,7 +11,7 @@ deliberate differences from PyTorch: negative indices count from the end as in n
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -42,6 +42,10 @@ from lampy.ops._pad import pad
 from lampy.ops._shape import reshape
 from lampy.ops._torch_names import axis_or_dim
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+
 _intp = np.intp
 
 
@@ -69,7 +73,7 @@ def _along_axis(name: str, shape: tuple[int, ...], idx: np.ndarray, axis: int | 
 
 
 def take_along_axis(
-    arr: Operand, indices: Any, axis: int | None = -1, *, dim: int | None = None
+    arr: Operand, indices: ArrayLike, axis: int | None = -1, *, dim: int | None = None
 ) -> Variable:
     """Values of ``arr`` at ``indices`` along ``axis``, matching 1-d slices (numpy's
     ``take_along_axis``; e.g. with indices from ``argsort`` or ``argmax(keepdims=True)``).
@@ -106,7 +110,7 @@ def take_along_axis(
     )
 
 
-def put_along_axis(arr: Operand, indices: Any, values: Operand, axis: int | None) -> Variable:
+def put_along_axis(arr: Operand, indices: ArrayLike, values: Operand, axis: int | None) -> Variable:
     """A copy of ``arr`` with ``values`` put at ``indices`` along ``axis`` (numpy's
     ``put_along_axis``, made functional: ``arr`` itself is not changed).
 
@@ -211,7 +215,7 @@ def _same_ndim(
         )
 
 
-def gather(x: Operand, axis: int, indices: Any) -> Variable:
+def gather(x: Operand, axis: int, indices: ArrayLike) -> Variable:
     """``out[i][j][k] = x[indices[i][j][k]][j][k]`` for ``axis=0`` (and likewise for other
     axes): PyTorch's ``torch.gather(input, dim, index)``.
 
@@ -250,7 +254,7 @@ def gather(x: Operand, axis: int, indices: Any) -> Variable:
     return op("gather", value, param_of(x, d_x, vjp=vjp))
 
 
-def scatter_add(x: Operand, axis: int, indices: Any, src: Any) -> Variable:
+def scatter_add(x: Operand, axis: int, indices: ArrayLike, src: Operand) -> Variable:
     """A copy of ``x`` with ``src`` added at ``indices`` along ``axis``:
     ``out[indices[i][j]][j] += src[i][j]`` for ``axis=0`` (PyTorch's
     ``torch.scatter_add(input, dim, index, src)``, out of place). Repeats accumulate.
@@ -319,7 +323,7 @@ def _vector_index(name: str, idx: np.ndarray, n: int, ax: int, shape: Any) -> np
     return in_bounds(name, idx.reshape(-1), n, ax, shape)
 
 
-def index_select(x: Operand, axis: int, indices: Any) -> Variable:
+def index_select(x: Operand, axis: int, indices: ArrayLike) -> Variable:
     """The slices of ``x`` at ``indices`` along ``axis``: PyTorch's
     ``torch.index_select(input, dim, index)``. The result keeps ``x``'s number of
     dimensions, with ``len(indices)`` along ``axis`` (a 0-d ``x`` with one index gives
@@ -351,7 +355,9 @@ def index_select(x: Operand, axis: int, indices: Any) -> Variable:
     return op("index_select", value.reshape(()) if scalar else value, param_of(x, d_x, vjp=vjp))
 
 
-def index_add(x: Operand, axis: int, indices: Any, source: Any, *, alpha: float = 1) -> Variable:
+def index_add(
+    x: Operand, axis: int, indices: ArrayLike, source: Operand, *, alpha: float = 1
+) -> Variable:
     """A copy of ``x`` with ``alpha * source`` added at ``indices`` along ``axis``:
     ``out[..., indices[i], ...] += alpha * source[..., i, ...]`` (PyTorch's
     ``torch.index_add(input, dim, index, source, alpha=1)``, out of place). Repeated

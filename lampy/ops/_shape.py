@@ -14,13 +14,14 @@ nothing else reads ``g``, and copies it otherwise.
 from __future__ import annotations
 
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import (
+    Axis,
     Operand,
     Variable,
     contribution,
@@ -55,7 +56,7 @@ def _reshaped(name: str, a: Any, value: Any, shape: tuple[int, ...]) -> Variable
     return _rearranged(name, a, value, lambda g: g.reshape(shape))
 
 
-def reshape(a: Operand, shape: Any, order: str = "C") -> Variable:
+def reshape(a: Operand, shape: int | Sequence[int], order: str = "C") -> Variable:
     """Give ``a`` a new shape with the same number of elements (one axis may be -1).
 
     Gradient:
@@ -140,7 +141,7 @@ def _permutation(name: str, x: Any, axes: Any) -> tuple[int, ...]:
     return tuple(ax % ndim for ax in perm)
 
 
-def transpose(a: Operand, axes: Any = None) -> Variable:
+def transpose(a: Operand, axes: Sequence[int] | None = None) -> Variable:
     """Permute the axes of ``a`` (reverse them when ``axes`` is None).
 
     Gradient:
@@ -150,7 +151,7 @@ def transpose(a: Operand, axes: Any = None) -> Variable:
     return _permuted("transpose", a, x, _permutation("transpose", x, axes))
 
 
-def permute_dims(a: Operand, axes: Any = None) -> Variable:
+def permute_dims(a: Operand, axes: Sequence[int] | None = None) -> Variable:
     """The array-API name of ``lampy.transpose``: permute the axes of ``a``.
 
     Gradient:
@@ -195,7 +196,7 @@ def swapaxes(a: Operand, axis1: int, axis2: int) -> Variable:
     return _permuted("swapaxes", a, x, tuple(perm))
 
 
-def moveaxis(a: Operand, source: Any, destination: Any) -> Variable:
+def moveaxis(a: Operand, source: int | Sequence[int], destination: int | Sequence[int]) -> Variable:
     """Move axes of ``a`` to new positions, the others keeping their order, as
     ``numpy.moveaxis``.
 
@@ -288,7 +289,7 @@ def squeeze(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     return _reshaped("squeeze", a, np.squeeze(x, axes), shape)
 
 
-def expand_dims(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
+def expand_dims(a: Operand, axis: Axis = None, *, dim: Axis = None) -> Variable:
     """Insert length-1 axes at the positions ``axis`` names (an int or a tuple), which
     index the result's axes, as ``numpy.expand_dims``.
 
@@ -310,7 +311,7 @@ def expand_dims(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
     return _reshaped("expand_dims", a, np.expand_dims(x, axes), x.shape)
 
 
-def broadcast_to(array: Operand, shape: Any) -> Variable:
+def broadcast_to(array: Operand, shape: int | Sequence[int]) -> Variable:
     """``array`` broadcast to ``shape`` by numpy's rules (a read-only view, no copy).
 
     Raises:
@@ -321,7 +322,8 @@ def broadcast_to(array: Operand, shape: Any) -> Variable:
         broadcasting added or stretched.
     """
     x = value_of(array)
-    target = (operator.index(shape),) if np.ndim(shape) == 0 else tuple(shape)
+    dims: Any = shape  # an int, or a sequence (or 1-d array) of ints
+    target = (operator.index(dims),) if np.ndim(dims) == 0 else tuple(dims)
     try:
         value = np.broadcast_to(x, target)
     except ValueError:
@@ -345,7 +347,7 @@ def _atleast(name: str, arys: tuple[Any, ...], promote: Callable[[np.ndarray], n
     return results[0] if len(results) == 1 else tuple(results)
 
 
-def atleast_1d(*arys: Any) -> Any:
+def atleast_1d(*arys: Operand) -> Any:
     """Each input with at least one dimension (a 0-d input becomes shape ``(1,)``).
 
     Returns:
@@ -358,7 +360,7 @@ def atleast_1d(*arys: Any) -> Any:
     return _atleast("atleast_1d", arys, np.atleast_1d)
 
 
-def atleast_2d(*arys: Any) -> Any:
+def atleast_2d(*arys: Operand) -> Any:
     """Each input with at least two dimensions: ``()`` -> ``(1, 1)``, ``(n,)`` -> ``(1, n)``.
 
     Returns:
@@ -370,7 +372,7 @@ def atleast_2d(*arys: Any) -> Any:
     return _atleast("atleast_2d", arys, np.atleast_2d)
 
 
-def atleast_3d(*arys: Any) -> Any:
+def atleast_3d(*arys: Operand) -> Any:
     """Each input with at least three dimensions: ``()`` -> ``(1, 1, 1)``, ``(n,)`` ->
     ``(1, n, 1)``, ``(m, n)`` -> ``(m, n, 1)``, as ``numpy.atleast_3d``.
 

@@ -5,6 +5,7 @@ nan sorts as the largest value, as in numpy's ``sort`` and PyTorch's ``topk``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -104,7 +105,11 @@ def argsort(
 
 
 def partition(
-    a: Operand, kth: Any, axis: int | None = -1, kind: str = "introselect", order: None = None
+    a: Operand,
+    kth: int | Sequence[int],
+    axis: int | None = -1,
+    kind: str = "introselect",
+    order: None = None,
 ) -> Variable:
     """A copy of ``a`` partially sorted along ``axis`` so that the element at each
     position ``kth`` is the one a full sort would put there, smaller or equal elements

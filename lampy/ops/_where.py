@@ -3,7 +3,7 @@ default)``."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -18,6 +18,11 @@ from lampy.opkit import (
     value_of,
     values_of,
 )
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+from collections.abc import Sequence
 
 _where = np.where
 
@@ -75,7 +80,9 @@ def where(condition: Operand, x: Operand, y: Operand) -> Variable:
     )
 
 
-def select(condlist: Any, choicelist: Any, default: Any = 0) -> Variable:
+def select(
+    condlist: Sequence[ArrayLike], choicelist: Sequence[Operand], default: Operand = 0
+) -> Variable:
     """Elementwise, the choice of the first condition that holds, else ``default``, as
     ``numpy.select``; conditions, choices and ``default`` broadcast together.
 
