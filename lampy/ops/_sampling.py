@@ -71,16 +71,15 @@ def multinomial(
     sums = rows.sum(axis=1)
     if (sums <= 0).any():
         raise LampyValueError(f"{name}: each row of weights must have a positive sum.")
-    if not replacement and n > int((rows > 0).sum(axis=1).min()):
+    probs = rows / sums[:, None]  # a weight far below its row's sum may round to 0 here
+    nonzero = int((probs > 0).sum(axis=1).min())
+    if not replacement and n > nonzero:
         raise LampyValueError(
             f"{name}: cannot draw {n} samples without replacement from a row with "
-            f"{int((rows > 0).sum(axis=1).min())} nonzero weights."
+            f"{nonzero} nonzero weights (after dividing by the row's sum)."
         )
     out = np.stack(
-        [
-            g.choice(rows.shape[1], size=n, replace=replacement, p=r / s)
-            for r, s in zip(rows, sums, strict=True)
-        ]
+        [g.choice(rows.shape[1], size=n, replace=replacement, p=r) for r in probs]
     ).astype(np.int64)
     return out.reshape(n) if p.ndim == 1 else out
 
