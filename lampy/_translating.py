@@ -111,7 +111,7 @@ class Translating(_MethodsOf):
         """
         axis, dtype, ddof, keepdims = read_moments("var", self.shape, args, kwargs)
         # ddof may be a float (correction=0.5), which numpy takes
-        return ops.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)  # type: ignore[arg-type]
+        return ops.var(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
     def std(self, *args: Any, **kwargs: Any) -> Variable:
         """The standard deviation: numpy's ``std`` with ``ddof=``, PyTorch's with
@@ -125,7 +125,7 @@ class Translating(_MethodsOf):
         """
         axis, dtype, ddof, keepdims = read_moments("std", self.shape, args, kwargs)
         # ddof may be a float (correction=0.5), which numpy takes
-        return ops.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)  # type: ignore[arg-type]
+        return ops.std(self, axis, dtype, ddof=ddof, keepdims=keepdims)
 
     def max(self, *args: Any, **kwargs: Any) -> Any:
         """numpy's ``max`` over everything or with numpy-only arguments, PyTorch's

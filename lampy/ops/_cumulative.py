@@ -58,11 +58,11 @@ def cumsum(
     flat = ax is None or not shape  # the value is 1-d, along axis 0
 
     def d_a(g: np.ndarray) -> Any:
-        d = reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
+        d = reverse_cumsum(g, 0 if flat or ax is None else ax)
         return d.reshape(shape) if flat else d
 
     def vjp(g: Any, out: Any) -> Any:
-        d = _reverse_cumsum(g, 0 if flat else ax)  # type: ignore[arg-type]
+        d = _reverse_cumsum(g, 0 if flat or ax is None else ax)
         return reshape(d, shape) if flat else d
 
     return op("cumsum", value, contrib_of(a, d_a, vjp=vjp))
@@ -95,7 +95,7 @@ def cumprod(
     ax = single_axis("cumprod", axis, len(shape))
     value = np.cumprod(x, axis=ax, dtype=dtype)
     flat = ax is None or not shape
-    k: int = 0 if flat else ax  # type: ignore[assignment]
+    k: int = 0 if flat or ax is None else ax
 
     def d_a(g: np.ndarray) -> Any:
         xv = np.asarray(x, dtype=value.dtype).reshape(value.shape)

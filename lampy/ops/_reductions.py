@@ -180,7 +180,7 @@ def var(
     axis: Axis = None,
     dtype: DTypeLike | None = None,
     *,
-    ddof: int = 0,
+    ddof: float = 0,
     keepdims: bool = False,
 ) -> Variable:
     """Variance over ``axis``: ``sum((a - mean)**2) / (n - ddof)``, as ``numpy.var``.
@@ -225,7 +225,7 @@ def std(
     axis: Axis = None,
     dtype: DTypeLike | None = None,
     *,
-    ddof: int = 0,
+    ddof: float = 0,
     keepdims: bool = False,
 ) -> Variable:
     """Standard deviation over ``axis``: ``sqrt(var(a, axis, ddof=ddof))``, as ``numpy.std``.
