@@ -91,8 +91,10 @@ from lampy.ops import argmax as argmax
 from lampy.ops import argmin as argmin
 from lampy.ops import argsort as argsort
 from lampy.ops import around as around
+from lampy.ops import array as array
 from lampy.ops import array_equal as array_equal
 from lampy.ops import array_split as array_split
+from lampy.ops import asarray as asarray
 from lampy.ops import astype as astype
 from lampy.ops import atleast_1d as atleast_1d
 from lampy.ops import atleast_2d as atleast_2d

@@ -431,7 +431,7 @@ def array_of(name: str, x: Any) -> Any:
     return op(
         name,
         value,
-        *(contrib_of(v, _picker(path), fresh=False) for path, v in found),
+        *(contrib_of(v, _picker(path), False, _picker_vjp(path)) for path, v in found),
     )
 
 
@@ -448,6 +448,10 @@ def _unpack(x: Any, path: tuple[int, ...], found: list[Any]) -> Any:
 
 def _picker(path: tuple[int, ...]) -> Callable[[np.ndarray], np.ndarray]:
     return lambda g: g[path]
+
+
+def _picker_vjp(path: tuple[int, ...]) -> Vjp:
+    return lambda g, out: g[path]  # a Variable's getitem: recorded
 
 
 def broadcast_error(name: str, a: Any, b: Any) -> Exception:

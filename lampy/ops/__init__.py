@@ -16,6 +16,8 @@ from lampy.ops._binary_math import arctan2 as arctan2
 from lampy.ops._binary_math import hypot as hypot
 from lampy.ops._binary_math import logaddexp as logaddexp
 from lampy.ops._binary_math import logaddexp2 as logaddexp2
+from lampy.ops._cast import array as array
+from lampy.ops._cast import asarray as asarray
 from lampy.ops._cast import astype as astype
 from lampy.ops._cast import copy as copy
 from lampy.ops._comparison import allclose as allclose
