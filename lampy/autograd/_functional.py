@@ -182,13 +182,14 @@ def grad(
     the gradients as plain numpy arrays owned by the caller; everything else is
     released before it returns. A scope need not be active.
 
-    The results are numpy constants. With grad mode on, a call whose output (or ``aux``)
-    depends on a Variable that needs a gradient and is not one of its own params (a
-    param of an enclosing scope that ``f`` closes over, or one passed at a position not
-    in ``argnums``) raises ``LampyError``: a backward through the constant result would
-    silently miss that dependence (higher-order gradients are not supported yet). Under
-    ``lampy.no_grad()`` such Variables are taken as constants: the caller says the
-    result is not differentiated.
+    With grad mode on, a call whose output (or ``aux``) depends on a Variable that needs
+    a gradient and was made outside the call (an enclosing ``grad``'s input, a param
+    ``f`` closes over, an argument that is such a Variable) returns Variables instead,
+    recorded in the caller's scope with the graph they came from, so that an enclosing
+    computation differentiates through them: nested ``grad`` works to any order, and a
+    gradient penalty reaches the weights (``lampy.gradients(..., create_graph=True)``
+    does the recording). Under ``lampy.no_grad()`` such Variables are taken as constants
+    and numpy arrays come back: the caller says the result is not differentiated.
 
     Args:
         f: The function to differentiate.
@@ -224,9 +225,9 @@ def value_and_grad(
     With ``has_aux=True``, ``f`` returns ``(output, aux)`` and the function returns
     ``((value, aux), gradient)``; Variables inside ``aux`` come back as numpy arrays.
     ``value`` is a numpy array of the output's shape. Variables from outside the call
-    follow ``lampy.grad``'s rule: with grad mode on, the value, gradient and aux must not
-    depend on one that needs a gradient (``LampyError``); under ``lampy.no_grad()`` they
-    are constants.
+    follow ``lampy.grad``'s rule: when the result depends on one that needs a gradient
+    (and grad mode is on), value, gradient and aux come back as Variables of the
+    caller's scope, differentiable; under ``lampy.no_grad()`` they are constants.
     """
 
     def value_and_grad_f(*args: Any) -> Any:
