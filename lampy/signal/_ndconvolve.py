@@ -13,11 +13,14 @@ from lampy.opkit import (
     SharedInBackward,
     Variable,
     contrib_of,
+    graph_value,
     needs_grad,
+    node_of,
     op,
     real_result,
     values_of,
 )
+from lampy.ops import flip, pad
 
 _MODES = ("full", "same", "valid")
 
@@ -88,7 +91,32 @@ def convolve(in1: Operand, in2: Operand, mode: str = "full", method: str = "auto
     def d_in2(g: Any) -> Any:
         return signal.correlate(shared(g), a, mode="valid", method=method).astype(b.dtype)
 
-    return op("signal.convolve", value, contrib_of(in1, d_in1), contrib_of(in2, d_in2))
+    n1, n2 = node_of(in1), node_of(in2)
+    pads = tuple(
+        (w.start or 0, n - (n if w.stop is None else w.stop))
+        for w, n in zip(window, full, strict=True)
+    )
+
+    def vjp(other: Any, node: Any) -> Any:
+        """``correlate(G, other, "valid")`` with lampy ops: a convolution with ``other``
+        reversed along every axis, ``G`` being ``g`` padded to its place in the full
+        result (a product for 0-d operands)."""
+
+        def d(g: Any, out: Any) -> Any:
+            o = graph_value(node, other)
+            if not a.ndim:
+                return g * o
+            big = g if mode == "full" else pad(g, pads)
+            return convolve(big, flip(o), "valid", method)
+
+        return d
+
+    return op(
+        "signal.convolve",
+        value,
+        contrib_of(in1, d_in1, vjp=vjp(b, n2)),
+        contrib_of(in2, d_in2, vjp=vjp(a, n1)),
+    )
 
 
 __all__ = ["convolve"]

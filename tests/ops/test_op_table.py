@@ -89,7 +89,6 @@ FIRST_ORDER_ONLY: frozenset[str] = frozenset(
         "linalg.eigvals",
         "linalg.qr",
         "linalg.svd",
-        "signal.convolve",
     }
 )
 

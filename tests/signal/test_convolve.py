@@ -51,3 +51,19 @@ def test_gradient_of_one_operand_and_float32() -> None:
         g_full[1:7, 1:6] = 1  # the "same" window of the full result
         expected = scipy.signal.correlate(g_full, kernel, mode="valid")
         np.testing.assert_allclose(x.grad, expected, rtol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["full", "same", "valid"])
+@pytest.mark.parametrize(("sa", "sb"), [((5,), (3,)), ((3,), (5,)), ((4, 3), (2, 2)), ((), ())])
+def test_second_derivatives_in_every_mode(
+    mode: str, sa: tuple[int, ...], sb: tuple[int, ...]
+) -> None:
+    """The recorded gradient (a convolution with the other operand reversed, of g padded
+    to its place in the full result) differentiates again like central differences."""
+    rng = np.random.default_rng(len(sa) + len(sb))
+    check_grad(
+        lambda a, b: lampy.signal.convolve(a, b, mode),
+        rng.normal(size=sa),
+        rng.normal(size=sb),
+        order=2,
+    )
