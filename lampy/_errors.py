@@ -156,7 +156,7 @@ def missing_extra(what: str, extra: str, missing: str) -> MissingExtraError:
 
 def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:
     return DTypeError(
-        f"{op}: {what} must have a floating dtype to carry a gradient, got {dtype}. "
+        f"{op}: {what} must have a floating (or complex) dtype to carry a gradient, got {dtype}. "
         "Cast it first (for example `lampy.param(x, dtype=numpy.float32)`), or use "
         "`lampy.const(x)` if no gradient is needed."
     )

@@ -41,7 +41,7 @@ def inv(a: Operand) -> Variable:
         ``da = -X^T g X^T`` with ``X = inv(a)`` (Giles 2008, Extended collection of
         matrix derivative results).
     """
-    arr = matrix_value("inv", a, square=True)
+    arr = matrix_value("inv", a, square=True, complex_ok=True)
     x = np.linalg.inv(arr)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
@@ -157,7 +157,7 @@ def solve(a: Operand, b: Operand) -> Variable:
     Gradient:
         ``db = solve(a^T, g)``, ``da = -db x^T`` (each summed over broadcast batch axes).
     """
-    arr = matrix_value("solve", a, square=True)
+    arr = matrix_value("solve", a, square=True, complex_ok=True)
     rhs = np.asarray(value_of(b))
     m = arr.shape[-1]
     vector = rhs.ndim == 1
@@ -354,7 +354,7 @@ def matrix_power(a: Operand, n: int) -> Variable:
         and ``A^T g`` to ``B``; for negative ``n`` the result then goes through
         :func:`inv`'s rule. Costs O(log |n|) matrix products.
     """
-    arr = matrix_value("matrix_power", a, square=True)
+    arr = matrix_value("matrix_power", a, square=True, complex_ok=True)
     try:
         k = operator.index(n)
     except TypeError as e:

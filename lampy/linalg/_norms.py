@@ -20,6 +20,7 @@ from lampy.opkit import (
     one_axis,
     op,
     param_of,
+    real_operands,
     value_of,
 )
 from lampy.ops import matmul, moveaxis, reshape, where
@@ -233,6 +234,7 @@ def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) 
         0-"norm" has zero gradient.
     """
     x = array_of("norm", x)
+    real_operands("norm", x)
     a = np.asarray(value_of(x))
     if a.dtype.kind not in "fc":
         a = a.astype(float)

@@ -21,6 +21,7 @@ from lampy._errors import (
 )
 from lampy._memory import set_writeable
 from lampy.autograd import _ledger
+from lampy.autograd._complex import complex_kind, no_complex, no_complex_input
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._higher import Vjp
@@ -372,13 +373,17 @@ def needs_grad(x: Any) -> bool:
 
 
 def real_result(name: str, value: Any, *operands: Any) -> None:
-    """Raise a DTypeError if ``value`` is complex or an object array while one of the
-    ``operands`` is a Variable that needs a gradient (and grad mode is on).
+    """Raise a DTypeError if ``value`` is an object array, or complex and op ``name`` is
+    not declared for complex values (``complex_rule``), while one of the ``operands`` is
+    a Variable that needs a gradient (and grad mode is on).
 
-    lampy's gradients are real: recording such a result would silently drop the
-    gradient. Call it on an op's value before recording it; it costs one dtype check.
+    Recording such a result would silently drop the gradient (or give the real rule's
+    wrong one). Call it on an op's value before recording it; it costs one dtype check.
     """
-    if getattr(value, "dtype", _FLOAT).kind not in "cO" or not GRAD_ENABLED.get():
+    kind = getattr(value, "dtype", _FLOAT).kind
+    if kind not in "cO" or not GRAD_ENABLED.get():
+        return
+    if kind == "c" and complex_kind(name) is not None:  # an op declared for complex values
         return
     if not any(type(x) is Variable and x.needs_grad for x in _flat(operands)):
         return
@@ -389,6 +394,8 @@ def real_result(name: str, value: Any, *operands: Any) -> None:
         and not needs_grad(x)
     )
     culprits = [f"the constant operand {describe(v)}" for v in constants if v.dtype.kind in "cO"]
+    if kind == "c":
+        raise no_complex(name, value.dtype)
     raise not_real(name, value.dtype, " and ".join(culprits))
 
 
@@ -404,6 +411,15 @@ def _flat(operands: Any) -> list[Any]:
         else:
             flat.append(x)
     return flat
+
+
+def real_operands(name: str, *operands: Any) -> None:
+    """Raise a DTypeError if an operand is a complex Variable that needs a gradient (and
+    grad mode is on): for an op whose value is real but whose backward rule holds for
+    real inputs only (``lampy.op`` sees only complex values)."""
+    for x in operands:
+        if type(x) is Variable and x.node.needs_grad and x.dtype.kind == "c" and GRAD_ENABLED.get():
+            raise no_complex_input(name, x.dtype)
 
 
 def array_of(name: str, x: Any) -> Any:

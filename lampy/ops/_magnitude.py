@@ -14,12 +14,15 @@ from lampy.opkit import (
     accumulate,
     apply_unary,
     contrib_of,
+    graph_value,
+    node_of,
     op,
     param_of,
     real_result,
     sign_or_zero,
     value_of,
 )
+from lampy.ops._where import where
 
 _add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
 
@@ -50,11 +53,30 @@ def abs(x: Operand) -> Variable:
     """
     a = value_of(x)
     value = apply_unary(np.absolute, a, "abs")
+    if np.iscomplexobj(a):
+        return _complex_abs(x, a, value)
     return op(
         "abs",
         value,
         contrib_of(x, lambda g: _times(sign_or_zero(a), g), vjp=lambda g, out: g * sign_or_zero(a)),
     )
+
+
+def _complex_abs(x: Operand, a: Any, value: Any) -> Variable:
+    """``|z|`` of a complex ``z``, whose gradient is ``g * z / |z|`` (0 at ``z = 0``, as
+    PyTorch's ``sgn``)."""
+    n = node_of(x)
+
+    def unit(z: Any) -> Any:
+        m = np.absolute(z)
+        return np.where(m == 0, 0, z / np.where(m == 0, 1, m))
+
+    def vjp(g: Any, out: Any) -> Any:
+        zero = np.absolute(a) == 0
+        zv = graph_value(n, a)
+        return where(zero, 0j, g * zv / where(zero, 1.0, abs(zv)))
+
+    return op("abs", value, contrib_of(x, lambda g: g * unit(a), vjp=vjp))
 
 
 absolute = abs

@@ -31,6 +31,7 @@ from lampy.opkit import (
     node_of,
     normalize_axis,
     op,
+    real_operands,
     single_axis,
     value_of,
 )
@@ -210,6 +211,7 @@ def nanvar(
         nan entries (so 0 over an all-nan slice); inf or nan, as :func:`lampy.var`,
         where ``k - ddof <= 0`` in a slice that has entries.
     """
+    real_operands("nanvar", a)
     a, x, axes = _prepare("nanvar", a, axis, dtype)
     value = np.nanvar(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
 
@@ -245,6 +247,7 @@ def nanstd(
         0 at nan entries; 0 where ``nanstd == 0`` (a constant slice, as
         :func:`lampy.std`).
     """
+    real_operands("nanstd", a)
     a, x, axes = _prepare("nanstd", a, axis, dtype)
     value = np.nanstd(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
 
