@@ -79,7 +79,7 @@ def wants_grad(x: Operand) -> bool:
 def matrix_value(name: str, x: Operand, *, square: bool = False) -> np.ndarray:
     """``x``'s value as an array of at least 2 dimensions (square in the last two if
     ``square``), or a ShapeError naming the op, raised before anything is recorded."""
-    a = np.asarray(value_of(x))
+    a = np.asarray(value_of(x, name=name))
     if a.ndim < 2:
         raise ShapeError(
             f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got "

@@ -214,7 +214,7 @@ class RNNBase(Module):
             return state
         if type(state) is Variable:
             return expand_dims(state, 1)
-        return np.asarray(value_of(state))[:, None]
+        return np.asarray(value_of(state, name=f"{type(self).__name__}.forward"))[:, None]
 
     def _run(self, input: Any, states: list[Any] | None) -> tuple[Any, list[Any]]:
         """Run the layers over (L, N, H_in) ``input`` from ``states`` (one array of

@@ -126,7 +126,7 @@ def is_causal_mask(mask: Any, is_causal: bool | None, size: int) -> bool:
         return bool(is_causal)
     if mask is None:
         return False
-    m = np.asarray(value_of(mask))
+    m = np.asarray(value_of(mask, name="is_causal_mask"))
     if m.shape != (size, size):
         return False
     causal = np.triu(np.ones((size, size), dtype=bool), 1)

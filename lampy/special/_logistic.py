@@ -135,8 +135,8 @@ def logsumexp(
         ``db = g * s * exp(a - value)`` (the softmax of the slice, weighted). A slice
         whose sum is 0 gets nan, as ``lampy.logsumexp``.
     """
-    x = value_of(a)
-    w = None if b is None else value_of(b)
+    x = value_of(a, name="logsumexp")
+    w = None if b is None else value_of(b, name="logsumexp")
     try:
         ndim = np.ndim(x) if w is None else len(np.broadcast_shapes(np.shape(x), np.shape(w)))
     except ValueError:
