@@ -46,7 +46,7 @@ def generate_square_subsequent_mask(sz: int, dtype: DTypeLike = np.float32) -> n
     return out
 
 
-def _activation(owner: str, activation: Any) -> Activation:
+def _activation(owner: str, activation: str | Activation) -> Activation:
     if isinstance(activation, str):
         if activation == "relu":
             return relu
@@ -60,7 +60,7 @@ def _activation(owner: str, activation: Any) -> Activation:
             f"{owner}: activation must be 'relu', 'gelu' or a callable, got "
             f"{type(activation).__name__}."
         )
-    return activation  # type: ignore[no-any-return]
+    return activation
 
 
 def _check_dropout(owner: str, dropout: float) -> float:
