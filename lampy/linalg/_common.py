@@ -94,7 +94,7 @@ def matrix_value(
     holds for complex matrices (``complex_ok``)."""
     if not complex_ok:
         real_operands(name, x)
-    a = np.asarray(value_of(x))
+    a = np.asarray(value_of(x, name=name))
     if a.ndim < 2:
         raise ShapeError(
             f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got "

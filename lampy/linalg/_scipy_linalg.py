@@ -107,7 +107,7 @@ def solve_triangular(
         )
     t = _TRANS[trans]
     arr = matrix_value("solve_triangular", a, square=True)
-    rhs = np.asarray(value_of(b))
+    rhs = np.asarray(value_of(b, name="solve_triangular"))
     sl = _scipy("solve_triangular")
 
     def solve(m: np.ndarray, r: np.ndarray, tt: int) -> np.ndarray:

@@ -23,8 +23,12 @@ Recording an op:
 
 Reading operands (Variables, arrays, Python numbers alike):
 
-- ``value_of(x, saved=True)``: the numpy value of an operand; ``saved=False`` when no
-  closure keeps it. ``values_of(x1, x2)``: two values, promoted as numpy 2 does.
+- ``value_of(x, saved=True, name="a lampy op")``: the numpy value of an operand;
+  ``saved=False`` when no closure keeps it. ``name`` is the op's, which the error for an
+  operand that is not numbers starts with (read only when raising):
+  ``value_of(x, name="rms")``, or ``value_of(x, False, "rms")`` with ``saved`` (both
+  positional, one bytecode fewer than keywords). ``values_of(x1, x2, saved1=True,
+  saved2=True, name=...)``: two values, promoted as numpy 2 does.
 - ``array_of(name, x)``: the value as an ndarray (a list of Variables stacked).
 - ``needs_grad(x)``: whether ``x`` is a Variable that needs a gradient.
 - ``apply_unary(ufunc, a, name)`` and ``apply_binary(name, ufunc, a, b)``: a ufunc on
@@ -97,7 +101,8 @@ Checks and messages:
 - ``real_result(name, value, *operands)``: refuse a complex result of real operands
   that needs a gradient (lampy's gradients are real).
 - ``broadcast_error(name, a, b)``: the error for two shapes that do not broadcast.
-- ``not_numbers(x, a)``: the error for an operand that is not numbers.
+- ``not_numbers(name, x, a)``: the error for an operand ``x`` (numpy value ``a``) of op
+  ``name`` that is not numbers (what ``value_of`` raises).
 
 Grad mode and recomputation:
 

@@ -40,7 +40,7 @@ def real(x: Operand) -> Variable:
     Gradient:
         ``dx = g`` (a real ``g`` as the complex ``g + 0i``): only the real part moves.
     """
-    a = value_of(x, saved=False)
+    a = value_of(x, False, "real")
     value = np.array(_real(a)) if _is_complex(a) else a
     return op("real", value, contrib_of(x, _same, False, _same_vjp))
 
@@ -52,7 +52,7 @@ def imag(x: Operand) -> Variable:
         ``dx = i g``: only the imaginary part moves. For a real ``x`` the result is a
         constant (zero whatever ``x``), so ``x`` gets no gradient from it.
     """
-    a = value_of(x, saved=False)
+    a = value_of(x, False, "imag")
     if not _is_complex(a):
         return op("imag", np.zeros_like(a))
     return op(
@@ -69,7 +69,7 @@ def conj(x: Operand) -> Variable:
     Gradient:
         ``dx = conj(g)``.
     """
-    a = value_of(x, saved=False)
+    a = value_of(x, False, "conj")
     if not _is_complex(a):
         return op("conj", a, contrib_of(x, _same, False, _same_vjp))
     return op("conj", _conj(a), contrib_of(x, _conj, vjp=lambda g, out: conj(g)))
@@ -86,7 +86,7 @@ def angle(z: Operand, deg: bool = False) -> Variable:
         ``dz = g * i z / |z|**2`` (times ``180 / pi`` with ``deg``), and 0 at ``z = 0``.
         For a real ``z`` the angle is 0 or pi, a constant: no gradient.
     """
-    a = value_of(z)
+    a = value_of(z, True, "angle")
     value = np.angle(a, deg=deg)
     if not _is_complex(a):
         return op("angle", np.asarray(value))
@@ -114,7 +114,7 @@ def real_if_close(a: Operand, tol: float = 100) -> Variable:
     Gradient:
         That of ``real`` or of the identity, whichever was taken.
     """
-    v = value_of(a, saved=False)
+    v = value_of(a, False, "real_if_close")
     if _is_complex(v) and np.all(np.real_if_close(v, tol=tol).dtype.kind != "c"):
         return real(a)
     return op("real_if_close", v, contrib_of(a, _same, False, _same_vjp))
@@ -123,18 +123,18 @@ def real_if_close(a: Operand, tol: float = 100) -> Variable:
 def iscomplex(x: Operand) -> np.ndarray:
     """Elementwise: whether each element has a nonzero imaginary part (a boolean numpy
     array, no gradient), as ``numpy.iscomplex``."""
-    return np.asarray(np.iscomplex(value_of(x, saved=False)))
+    return np.asarray(np.iscomplex(value_of(x, False, "iscomplex")))
 
 
 def isreal(x: Operand) -> np.ndarray:
     """Elementwise: whether each element's imaginary part is zero (a boolean numpy array,
     no gradient), as ``numpy.isreal``."""
-    return np.asarray(np.isreal(value_of(x, saved=False)))
+    return np.asarray(np.isreal(value_of(x, False, "isreal")))
 
 
 def iscomplexobj(x: Operand) -> bool:
     """Whether ``x`` has a complex dtype, as ``numpy.iscomplexobj``."""
-    return bool(np.iscomplexobj(value_of(x, saved=False)))
+    return bool(np.iscomplexobj(value_of(x, False, "iscomplexobj")))
 
 
 def isrealobj(x: Operand) -> bool:

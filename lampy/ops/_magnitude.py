@@ -33,7 +33,7 @@ def positive(x: Operand) -> Variable:
     Gradient:
         ``dx = g``.
     """
-    value = apply_unary(np.positive, value_of(x))
+    value = apply_unary(np.positive, value_of(x, name="positive"))
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False, vjp=lambda g, out: g))
 
 
@@ -51,7 +51,7 @@ def abs(x: Operand) -> Variable:
         ``dx = g * sign(x)``; 0 at ``x = 0`` (the subgradient PyTorch and JAX pick) and 0
         at ``x = nan`` (PyTorch's ``sgn(nan) = 0``; see "NaN inputs" in docs/ops.md).
     """
-    a = value_of(x)
+    a = value_of(x, name="abs")
     value = apply_unary(np.absolute, a, "abs")
     if np.iscomplexobj(a):
         return _complex_abs(x, a, value)
@@ -93,7 +93,7 @@ def fabs(x: Operand) -> Variable:
     Gradient:
         ``dx = g * sign(x)``; 0 at ``x = 0``, as :func:`abs`.
     """
-    a = value_of(x)
+    a = value_of(x, name="fabs")
     try:
         value = apply_unary(np.fabs, a)
     except TypeError:
@@ -175,9 +175,9 @@ def clip(
             "clip: min= or max= was given along with the positional bounds a_min and "
             "a_max. Pass each bound once, either positionally or as a keyword."
         )
-    x = value_of(a)
-    lo = None if a_min is None else value_of(a_min)
-    hi = None if a_max is None else value_of(a_max)
+    x = value_of(a, name="clip")
+    lo = None if a_min is None else value_of(a_min, name="clip")
+    hi = None if a_max is None else value_of(a_max, name="clip")
     if lo is None and hi is None:  # numpy >= 2.1 copies; older numpy refuses
         value = np.array(x, copy=True)
     else:

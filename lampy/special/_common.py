@@ -22,7 +22,7 @@ def sp(name: str) -> ModuleType:
 def unary(name: str, x: Any) -> tuple[Any, Any]:
     """``x``'s value and ``scipy.special.<name>`` of it."""
     real_operands(f"special.{name}", x)
-    a = value_of(x)
+    a = value_of(x, name=name)
     return a, getattr(sp(name), name)(a)
 
 
@@ -30,7 +30,7 @@ def binary(name: str, x1: Any, x2: Any, fn: Callable[..., Any] | None = None) ->
     """Both values (promoted as lampy's binary ops do) and ``fn`` (by default
     ``scipy.special.<name>``) of them; a broadcasting failure is a ShapeError."""
     real_operands(f"special.{name}", x1, x2)
-    a, b = values_of(x1, x2)
+    a, b = values_of(x1, x2, name=name)
     f = fn if fn is not None else getattr(sp(name), name)
     try:
         value = f(a, b)
@@ -45,7 +45,7 @@ def ordered(name: str, order: Any, x: Any) -> tuple[Any, Any, Any]:
     order next to a float32 ``x`` keeps it float32. A broadcasting failure is a
     ShapeError."""
     real_operands(f"special.{name}", order, x)
-    k, a = value_of(order), value_of(x)
+    k, a = value_of(order, name=name), value_of(x, name=name)
     try:
         value = getattr(sp(name), name)(k, a)
     except ValueError:

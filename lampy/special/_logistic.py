@@ -137,8 +137,8 @@ def logsumexp(
         whose sum is 0 gets nan, as ``lampy.logsumexp``.
     """
     real_operands("special.logsumexp", a, b)
-    x = value_of(a)
-    w = None if b is None else value_of(b)
+    x = value_of(a, name="logsumexp")
+    w = None if b is None else value_of(b, name="logsumexp")
     try:
         ndim = np.ndim(x) if w is None else len(np.broadcast_shapes(np.shape(x), np.shape(w)))
     except ValueError:
