@@ -68,7 +68,11 @@ OPS: dict[str, Callable[..., Any] | property] = {
         ops.matrix_transpose,
         doc="The matrix transpose (last two axes swapped), as ``numpy.ndarray.mT``.",
     ),
+    "real": property(ops.real, doc="The real parts, as ``numpy.ndarray.real``."),
+    "imag": property(ops.imag, doc="The imaginary parts, as ``numpy.ndarray.imag``."),
     # numpy's methods
+    "conj": ops.conj,
+    "conjugate": ops.conj,
     "copy": ops.copy,
     "diagonal": ops.diagonal,
     "dot": ops.dot,
@@ -80,6 +84,7 @@ OPS: dict[str, Callable[..., Any] | property] = {
     "trace": ops.trace,
     # PyTorch's: elementwise
     "abs": ops.abs,
+    "angle": ops.angle,
     "cos": ops.cos,
     "exp": ops.exp,
     "expm1": ops.expm1,

@@ -386,7 +386,6 @@ NO_SUCH_METHOD = {
         "x.value (read-only numpy), detach with x.detach(), and write a param in place "
         "with lampy.nn.init.normal_(p, ...) or `with lampy.in_place([p]) as (a,): ...`"
     ),
-    "imag": "Variables hold real numbers (complex values have no gradient in lampy)",
     "put": (
         "numpy's put writes in place and PyTorch's returns a new tensor; Variables are "
         "immutable: use lampy.where or x.masked_fill for a new Variable"

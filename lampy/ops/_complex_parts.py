@@ -35,11 +35,13 @@ def _is_complex(a: Any) -> bool:
 
 
 def real(x: Operand) -> Variable:
-    """The real part of each element (``x`` itself for a real ``x``), as ``numpy.real``.
+    """The real part of each element (``x`` itself for a real Variable), as ``numpy.real``.
 
     Gradient:
         ``dx = g`` (a real ``g`` as the complex ``g + 0i``): only the real part moves.
     """
+    if type(x) is Variable and x.dtype.kind != "c":
+        return x  # numpy's view of the same numbers: the Variable itself
     a = value_of(x, False, "real")
     value = np.array(_real(a)) if _is_complex(a) else a
     return op("real", value, contrib_of(x, _same, False, _same_vjp))
@@ -63,12 +65,14 @@ def imag(x: Operand) -> Variable:
 
 
 def conj(x: Operand) -> Variable:
-    """The complex conjugate of each element (``x`` itself for a real ``x``), as
+    """The complex conjugate of each element (``x`` itself for a real Variable), as
     ``numpy.conj``.
 
     Gradient:
         ``dx = conj(g)``.
     """
+    if type(x) is Variable and x.dtype.kind != "c":
+        return x  # a real number is its own conjugate: the Variable itself
     a = value_of(x, False, "conj")
     if not _is_complex(a):
         return op("conj", a, contrib_of(x, _same, False, _same_vjp))
