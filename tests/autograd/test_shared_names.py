@@ -173,7 +173,7 @@ def test_size_split_nonzero_sort_and_the_rest() -> None:
             1,
             3,
         )
-        for name in ("data", "imag", "put", "resize", "add_"):
+        for name in ("data", "put", "resize", "add_"):
             with pytest.raises(AttributeError, match=f"Variable.{name}: "):
                 getattr(y, name)
 
