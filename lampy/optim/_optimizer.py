@@ -36,7 +36,7 @@ from lampy.autograd import in_place, zero_grads
 from lampy.autograd._ledger import Ledger, charge_state, refund_state
 from lampy.opkit import Variable
 
-__all__ = ["Optimizer", "ParamsT", "required"]
+__all__ = ["Optimizer", "ParamsT", "real_pairs", "required"]
 
 ParamsT = Iterable[Variable] | Iterable[dict[str, Any]]
 """What an optimizer takes: params, or dicts of param groups with their own settings."""
@@ -321,8 +321,34 @@ class Optimizer:
         # warnings are off: like PyTorch, a NaN or inf simply propagates.
         with in_place([p for _, p in work]) as values, np.errstate(all="ignore"):
             for (group, p), value in zip(work, values, strict=True):
-                self._update(group, p, value, p.grad)
+                if value.dtype.kind == "c":
+                    self._update_complex(group, p, value, p.grad)
+                else:
+                    self._update(group, p, value, p.grad)
         return loss
+
+    def _update_complex(self, group: dict[str, Any], p: Variable, value: Any, grad: Any) -> None:
+        """``_update`` of a complex param on real views, as PyTorch's ``view_as_real``: the
+        param, its gradient and its state arrays as real arrays with a last axis of 2
+        (real and imaginary parts), so every elementwise rule (Adam's squares, RMSprop's
+        roots...) holds per part. The state keeps the param's complex dtype and shape."""
+        state = self.state.get(p)
+        kept = {} if state is None else dict(state)
+        if state is not None:
+            for k, v in kept.items():
+                if type(v) is np.ndarray and v.dtype.kind == "c":
+                    state[k] = real_pairs(v)
+        try:
+            self._update(group, p, real_pairs(value), real_pairs(np.asarray(grad)))
+        finally:
+            state = self.state.get(p)
+            if state is not None:
+                paired = (*p.shape, 2)
+                for k, v in state.items():
+                    if k in kept and type(kept[k]) is np.ndarray and kept[k].dtype.kind == "c":
+                        state[k] = kept[k]  # its memory holds the update
+                    elif type(v) is np.ndarray and v.shape == paired and v.dtype.kind == "f":
+                        state[k] = v.view(p.dtype)[..., 0]  # a state made by this update
 
     def _prepare(self, group: dict[str, Any], p: Variable) -> None:
         """Allocate the state and scratch arrays a step of ``p`` needs (called for every
@@ -356,12 +382,12 @@ class Optimizer:
         Allocated on first use (charged to ``p``'s scope) and reused by every later step:
         their contents are garbage on entry and must not be kept between calls.
         """
-        key = (p.shape, p.dtype)
+        key = _real_layout(p)  # a complex param's updates run on real views
         arrays = self._scratch_arrays.get(key)
         if arrays is None:
             arrays = self._scratch_arrays[key] = []
         while len(arrays) < n:
-            a = np.empty(p.shape, p.dtype)
+            a = np.empty(*key)
             self._charge(p, a, "scratch")
             arrays.append(a)
         return arrays
@@ -596,3 +622,17 @@ def _load_step(name: str, index: Any, v: Any) -> int:
             f"{name}: state 'step' of param {index!r} is {v}; a count of steps must be >= 0."
         )
     return v
+
+
+def _real_layout(p: Variable) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype ``_update`` sees for ``p``: a complex param's real view (a last
+    axis of 2, its real dtype), else the param's own."""
+    if p.dtype.kind == "c":
+        return (*p.shape, 2), np.finfo(p.dtype).dtype
+    return p.shape, p.dtype
+
+
+def real_pairs(a: np.ndarray) -> np.ndarray:
+    """A complex array's view as real pairs (numpy's layout of complex numbers)."""
+    view: np.ndarray = a[..., None].view(np.finfo(a.dtype).dtype)
+    return view

@@ -8,7 +8,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy.opkit import Variable
-from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
+from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative, real_pairs
 
 __all__ = ["SGD"]
 
@@ -101,7 +101,9 @@ class SGD(Optimizer):
             state = self.state[p]
             buf = state.get("momentum_buffer")
             if buf is None:
-                buf = state["momentum_buffer"] = self._fresh.pop(p)
+                fresh = self._fresh.pop(p)  # a complex param's: seen as real pairs here
+                buf = fresh if fresh.shape == value.shape else real_pairs(fresh)
+                state["momentum_buffer"] = buf
                 np.copyto(buf, d)
             else:
                 np.multiply(buf, momentum, out=buf)
