@@ -6,6 +6,7 @@ re-exported from ``lampy.ops`` under numpy's names.
 
 from lampy import data as data
 from lampy import distributed as distributed
+from lampy import fft as fft
 from lampy import io as io
 from lampy import linalg as linalg
 from lampy import nn as nn

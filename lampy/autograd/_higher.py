@@ -33,7 +33,7 @@ from lampy._errors import (
     spent_graph,
 )
 from lampy.autograd._backprop import serve_create_graph
-from lampy.autograd._complex import OWN, complex_rule, real_part, serve_complex_vjp
+from lampy.autograd._complex import LINEAR, OWN, complex_rule, real_part, serve_complex_vjp
 from lampy.autograd._edge import CONTRIBUTION, NODE, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import SPENT, Node
@@ -210,7 +210,7 @@ def _cast(g: Any, dtype: np.dtype[Any]) -> Any:
     return op(
         "astype",
         np.asarray(real_part(np.asarray(g.value), dtype)),
-        (g.node, lambda d: d.astype(src), CONTRIBUTION, True, lambda d, out: _cast(d, src)),
+        (g.node, lambda d: real_part(d, src), CONTRIBUTION, True, lambda d, out: _cast(d, src)),
     )
 
 
@@ -235,7 +235,9 @@ def _complex_vjp(out: Node, params: Any, i: int, g: Any, real_input: bool, conj:
     return d if real_input and not _needs(d) and np.isrealobj(d) else _conj(d)
 
 
-complex_rule(OWN, "conj", "astype")  # the pass's own conj and cast take complex values
+# The pass's own ops take complex values: conj, and identities, sums and casts.
+complex_rule(OWN, "conj")
+complex_rule(LINEAR, "saved", "sum_to", "broadcast_to", "add", "astype")
 serve_complex_vjp(_complex_vjp)
 
 
