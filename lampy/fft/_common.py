@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -11,22 +11,35 @@ from lampy._errors import LampyTypeError, LampyValueError, ShapeError
 from lampy.opkit import Variable, one_axis
 from lampy.ops import pad as _pad_op
 
-NORMS = (None, "backward", "ortho", "forward")
+Norm = Literal["backward", "ortho", "forward"] | None
+
+_NORMS: dict[Any, Norm] = {
+    None: None,
+    "backward": "backward",
+    "ortho": "ortho",
+    "forward": "forward",
+}
+NORMS = tuple(_NORMS)
 
 # The norm of a transform's adjoint: numpy's unscaled direction swaps with the scaled one.
-_SWAPPED = {None: "forward", "backward": "forward", "ortho": "ortho", "forward": "backward"}
+_SWAPPED: dict[Norm, Norm] = {
+    None: "forward",
+    "backward": "forward",
+    "ortho": "ortho",
+    "forward": "backward",
+}
 
 
-def check_norm(name: str, norm: Any) -> str | None:
+def check_norm(name: str, norm: Any) -> Norm:
     """``norm`` if it is one of numpy's (None, "backward", "ortho", "forward")."""
-    if norm not in NORMS:
+    if not isinstance(norm, str | None) or norm not in _NORMS:
         raise LampyValueError(
             f"fft.{name}: norm must be one of {NORMS}, got {norm!r} (as numpy.fft's)."
         )
-    return norm
+    return _NORMS[norm]
 
 
-def swapped(norm: str | None) -> str:
+def swapped(norm: Norm) -> Norm:
     """The ``norm`` whose transform is the adjoint of this one's inverse: the adjoint of
     ``fft(x, norm)`` is ``ifft(g, swapped(norm))`` and the other way round."""
     return _SWAPPED[norm]
@@ -110,6 +123,7 @@ def real_dtype_of(a: Any) -> np.dtype[Any]:
 
 __all__ = [
     "NORMS",
+    "Norm",
     "axes_and_lengths",
     "check_norm",
     "complex_dtype_of",

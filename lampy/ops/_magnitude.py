@@ -9,10 +9,12 @@ import numpy as np
 from lampy._errors import DTypeError, shape_mismatch
 from lampy.opkit import (
     NO_VALUE,
+    OWN,
     Operand,
     Variable,
     accumulate,
     apply_unary,
+    complex_rule,
     contrib_of,
     graph_value,
     node_of,
@@ -238,3 +240,6 @@ def clip(
 
 
 __all__ = ["abs", "absolute", "clip", "fabs", "positive"]
+
+
+complex_rule(OWN, "abs")  # |z| of a complex z: its own rule (_complex_abs)

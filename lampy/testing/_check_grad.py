@@ -72,7 +72,7 @@ def numerical_grad(
             flat[i] = orig - h * step
             down = objective()
             flat[i] = orig
-            return (up - down) / (2 * h)
+            return float((up - down) / (2 * h))
 
         for p in points:
             g = np.zeros(p.shape, p.dtype)

@@ -5,7 +5,7 @@ Requires hypothesis (``pip install hypothesis``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from hypothesis import strategies as st
@@ -16,6 +16,7 @@ __all__ = [
     "axes",
     "basic_indices",
     "broadcastable_shapes",
+    "complexified",
     "float_dtypes",
     "index_expressions",
     "integer_array_indices",
@@ -86,6 +87,27 @@ def arrays(
         return draw(hnp.arrays(dt, shp, elements=elements))
 
     return build()
+
+
+def complexified(
+    a: np.ndarray, *, min_magnitude: float = 0.2, max_magnitude: float = 0.8
+) -> st.SearchStrategy[np.ndarray]:
+    """``a`` (a float array) with imaginary parts added: complex128 (complex64 for a
+    float32 ``a``), each imaginary part of magnitude in ``[min_magnitude,
+    max_magnitude]`` with either sign, so values keep off the real axis, where
+    ``log``, ``sqrt``, ``arcsin``... have their branch cuts (and finite differences in
+    the imaginary part would straddle them).
+    """
+    dt = np.dtype(np.complex64 if a.dtype == np.float32 else np.complex128)
+    lo, hi = min_magnitude, max_magnitude
+    width: Literal[32, 64] = 64
+    if a.dtype == np.float32:  # bounds rounded inwards to float32
+        lo, hi, width = _inward(lo, np.float32(np.inf)), _inward(hi, np.float32(-np.inf)), 32
+    parts = st.floats(lo, hi, width=width)
+    signs = st.sampled_from([-1.0, 1.0])
+    return st.tuples(
+        hnp.arrays(a.dtype, a.shape, elements=parts), hnp.arrays(a.dtype, a.shape, elements=signs)
+    ).map(lambda t: np.asarray(a + 1j * t[0] * t[1]).astype(dt))
 
 
 def _inward(bound: float, direction: np.float32) -> float:
