@@ -81,7 +81,8 @@ def namespace_leaf(what: str, x: Any, needs_grad: bool) -> Variable:
 
 def namespace_op(name: str, value: Any, *params: Param | None) -> Variable:
     """``lampy.op`` for an op whose value may be an array of another namespace: record it
-    (a numpy value goes to ``lampy.op`` itself, so the numpy path is lampy's own).
+    (a numpy value, or a number, goes to ``lampy.op`` itself, so the numpy path is
+    lampy's own).
 
     The params are the usual edges, and must be contributions (``contrib_of``,
     ``contrib_with``): each returns its input's gradient, of the input's shape and dtype,
@@ -94,7 +95,7 @@ def namespace_op(name: str, value: Any, *params: Param | None) -> Variable:
         ReleasedError: an input was released.
         DTypeError: the value is complex while an input needs a gradient.
     """
-    if isinstance(value, np.ndarray | np.generic):
+    if not is_foreign(value):  # numpy's (or a number): lampy's own path
         return op(name, value, *params)
     scope = _open_scope(f"op '{name}'")
     dtype = numpy_dtype(value)
