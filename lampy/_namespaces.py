@@ -50,7 +50,7 @@ def namespace_name(xp: ModuleType) -> str:
     return xp.__name__
 
 
-_TWINS: dict[Any, np.dtype[Any]] = {}
+_TWINS: dict[tuple[type, Any], np.dtype[Any]] = {}
 """numpy's dtype for each dtype of another namespace met so far."""
 
 
@@ -59,7 +59,10 @@ def numpy_dtype(a: Any) -> np.dtype[Any]:
     CuPy and JAX, whose dtypes are numpy's): the engine keeps it in ``Node.dtype``, which
     its sizes (budgets, concurrency) and messages read."""
     dtype = a.dtype
-    twin: np.dtype[Any] | None = _TWINS.get(dtype)
+    if isinstance(dtype, np.dtype):  # numpy's, CuPy's, JAX's
+        return dtype
+    key = (type(dtype), dtype)  # never compared with another library's dtype (a warning)
+    twin: np.dtype[Any] | None = _TWINS.get(key)
     if twin is not None:
         return twin
     try:
@@ -73,7 +76,7 @@ def numpy_dtype(a: Any) -> np.dtype[Any]:
                 f"dtype {dtype}: it is not among the dtypes its namespace lists."
             ) from None
         twin = np.dtype(found[0])
-    _TWINS[dtype] = twin
+    _TWINS[key] = twin
     return twin
 
 
