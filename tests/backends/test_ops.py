@@ -11,10 +11,13 @@ from typing import Any
 import attrs
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import lampy
 import lampy.experimental.array_api as lx
 import lampy.nn.functional as F
+from lampy.testing import strategies
 from tests.backends.namespaces import BACKENDS, Backend
 
 
@@ -222,3 +225,44 @@ def test_gradient_equals_central_differences(case: Case, backend: Backend) -> No
                     sides.append(float(backend.to_numpy(_loss_lx(backend, case, moved)[0].value)))
             numeric[i] = (sides[0] - sides[1]) / (2 * eps)
         np.testing.assert_allclose(grads[k], numeric, rtol=1e-6, atol=1e-8)
+
+
+BINARY = [
+    (lx.add, lampy.add),
+    (lx.subtract, lampy.subtract),
+    (lx.multiply, lampy.multiply),
+    (lx.divide, lampy.divide),
+]
+REDUCTIONS = [
+    (lx.sum, lampy.sum),
+    (lx.mean, lampy.mean),
+    (lx.max, lampy.max),
+    (lx.logsumexp, lampy.logsumexp),
+]
+
+
+@pytest.mark.parametrize("backend", BACKENDS[1:3])
+@given(data=st.data())
+def test_drawn_broadcasts_and_axes_equal_lampys_numpy_ops(backend: Backend, data: Any) -> None:
+    """For drawn broadcastable shapes, a binary op then a reduction over drawn axes
+    (keepdims or not) give lampy's numpy values and gradients to 1e-12."""
+    (s1, s2) = data.draw(strategies.broadcastable_shapes(2, min_dims=1, max_dims=3), "shapes")
+    (op, ref), (red, red_ref) = (
+        data.draw(st.sampled_from(BINARY)),
+        data.draw(st.sampled_from(REDUCTIONS)),
+    )
+    ndim = len(np.broadcast_shapes(s1, s2))
+    axis = data.draw(strategies.axes(ndim), "axis")
+    keepdims = data.draw(st.booleans(), "keepdims")
+    rng = np.random.default_rng(data.draw(st.integers(0, 2**16), "seed"))
+    a1, a2 = rng.uniform(0.5, 2.0, s1), rng.uniform(0.5, 2.0, s2)
+    with lampy.Scope():
+        p1, p2 = lampy.param(a1), lampy.param(a2)
+        expected = red_ref(ref(p1, p2), axis, keepdims=keepdims)
+        lampy.sum(expected).backward()
+        q1, q2 = lx.param(backend.array(a1)), lx.param(backend.array(a2))
+        got = red(op(q1, q2), axis, keepdims=keepdims)
+        lx.sum(got).backward()
+        _close(backend.to_numpy(got.value), expected.value)
+        _close(backend.to_numpy(q1.grad), p1.grad)
+        _close(backend.to_numpy(q2.grad), p2.grad)
