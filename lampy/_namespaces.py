@@ -41,8 +41,15 @@ def namespace_of(a: Any) -> ModuleType:
     ``a.__array_namespace__()``."""
     if isinstance(a, _NUMPY_TYPES):
         return np
-    xp: ModuleType = a.__array_namespace__()
+    t = type(a)
+    xp = _BY_TYPE.get(t)
+    if xp is None:  # asked once per array type (array_api_strict's sets its flags each time)
+        xp = _BY_TYPE[t] = a.__array_namespace__()
     return xp
+
+
+_BY_TYPE: dict[type, ModuleType] = {}
+"""The namespace of each array type met so far."""
 
 
 def namespace_name(xp: ModuleType) -> str:

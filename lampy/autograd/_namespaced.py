@@ -24,9 +24,10 @@ import numpy as np
 from lampy._errors import DTypeError, LampyTypeError, ShapeError, no_scope, not_float
 from lampy._namespaces import is_foreign, namespace_name, namespace_of, nbytes, numpy_dtype
 from lampy.autograd import _ledger
+from lampy.autograd._edge import WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._inplace import in_place
-from lampy.autograd._node import Node, Param
+from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, Node, Param
 from lampy.autograd._saved import namespace_kept_bytes
 from lampy.autograd._scope import Scope, closed_scope, current_or_none
 from lampy.autograd._variable import Variable, _not_real, _params, _variable, op
@@ -109,11 +110,27 @@ def namespace_op(name: str, value: Any, *params: Param | None) -> Variable:
         if dtype.kind not in "iub":  # complex: the gradient would be lost
             raise _not_real(name, dtype)
         checked, versions = (), None  # an integer or boolean result is a constant
-    node = Node.of_namespace(value, checked, bool(checked), scope, name, dtype, versions, n)
+    node = Node.of_namespace(
+        value, checked, bool(checked), scope, name, dtype, versions, n, _held(checked, value)
+    )
     scope.register(node, n)
     if checked and (kept := namespace_kept_bytes(checked, value)):
         _ledger.charge_kept(scope.ledger, node, kept)
     return _variable(node)
+
+
+def _held(params: tuple[Param, ...], value: Any) -> int:
+    """Who else may hold the value (``Node.held``), as ``lampy.op`` decides it: nothing
+    (``PRIVATE``) when every edge saves only what it shows, the op's own edges when one
+    saves the value itself (``HELD_BY_OP``), anything when a closure might (``SHARED``).
+    The standard has no views, so only the value itself is recognised."""
+    held = PRIVATE
+    for _, _, kind, _, saved in params:
+        if kind != WITH_SAVED:
+            return SHARED
+        if saved is value:
+            held = HELD_BY_OP
+    return held
 
 
 def replace_values(params: Iterable[Variable], values: Iterable[Any]) -> None:

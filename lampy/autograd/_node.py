@@ -184,11 +184,12 @@ class Node:
         dtype: np.dtype[Any],
         versions: tuple[tuple[Node, int], ...] | None = None,
         charged: int = 0,
+        held: int = SHARED,
     ) -> Node:
         """A node whose value is an array of another namespace (the array API standard's:
         ``lampy.autograd``'s namespace ops): ``dtype`` is numpy's dtype of the same element
         type, which the engine's sizes and messages read (the value keeps its own)."""
-        node = cls(value, params, needs_grad, scope, name, versions, SHARED, charged)
+        node = cls(value, params, needs_grad, scope, name, versions, held, charged)
         node.dtype = dtype
         return node
 
