@@ -187,8 +187,9 @@ class Node:
         held: int = SHARED,
     ) -> Node:
         """A node whose value is an array of another namespace (the array API standard's:
-        ``lampy.autograd``'s namespace ops): ``dtype`` is numpy's dtype of the same element
-        type, which the engine's sizes and messages read (the value keeps its own)."""
+        the engine's namespace ops, in ``_namespaced.py``): ``dtype`` is numpy's dtype of
+        the same element type, which the engine's sizes and messages read (the value keeps
+        its own)."""
         node = cls(value, params, needs_grad, scope, name, versions, held, charged)
         node.dtype = dtype
         return node
@@ -261,7 +262,7 @@ class Node:
 
     def replace_value(self, value: Any) -> None:
         """Hold ``value``, a new array of the leaf's shape and dtype, as its value: the
-        functional twin of an in-place write (``lampy.autograd.replace_values``), so its
+        functional twin of an in-place write (the op kit's ``replace_values``), so its
         version goes up by one as ``lampy.in_place``'s exit does."""
         self.value = value
         self.version += 1

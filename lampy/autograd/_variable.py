@@ -61,7 +61,8 @@ class Variable(VariableOperators):
         The engine holds a 0-d op result as a numpy scalar (immutable, and ten times
         cheaper to compute with than a 0-d array); this property gives it as a read-only
         0-d array, made at each call. A value of another array namespace (the
-        experimental ``lampy.experimental.array_api``) is that array itself.
+        experimental ops of ``import lampy.experimental.array_api``) is that array
+        itself.
         """
         node = self.node
         v = node.value
