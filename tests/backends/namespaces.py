@@ -1,6 +1,7 @@
 """The array namespaces the backend tests run on, as pytest parameters.
 
-- ``numpy``: the prototype's ops on numpy arrays (their values go through ``lampy.op``).
+- ``numpy``: the prototype's ops on numpy arrays (their values go through ``lampy.op``);
+  numpy 2.0 or later, whose main namespace follows the standard.
 - ``array_api_strict``: the standard's strict reference implementation (CPU, the ``dev``
   extra installs it).
 - ``array_api_strict-device1``: the same on its simulated device ``device1``, where any
@@ -89,8 +90,14 @@ def _available(name: str, make: Callable[[], Backend]) -> Any:
         return pytest.param(None, id=name, marks=pytest.mark.skip(reason=f"{name}: {e}"))
 
 
+def _numpy() -> Backend:
+    if np.lib.NumpyVersion(np.__version__) < "2.0.0":
+        raise RuntimeError("numpy < 2.0 has no array API namespace in its main module")
+    return NUMPY
+
+
 BACKENDS = [
-    pytest.param(NUMPY, id="numpy"),
+    _available("numpy", _numpy),
     _available("array_api_strict", lambda: _strict("CPU_DEVICE")),
     _available("array_api_strict-device1", lambda: _strict("device1")),
     _available("cupy", _cupy),
