@@ -78,6 +78,7 @@ from lampy.ops import add as add
 from lampy.ops import allclose as allclose
 from lampy.ops import amax as amax
 from lampy.ops import amin as amin
+from lampy.ops import angle as angle
 from lampy.ops import append as append
 from lampy.ops import arange as arange
 from lampy.ops import arccos as arccos
@@ -109,6 +110,8 @@ from lampy.ops import clip as clip
 from lampy.ops import column_stack as column_stack
 from lampy.ops import compress as compress
 from lampy.ops import concatenate as concatenate
+from lampy.ops import conj as conj
+from lampy.ops import conjugate as conjugate
 from lampy.ops import convolve as convolve
 from lampy.ops import copy as copy
 from lampy.ops import correlate as correlate
@@ -148,14 +151,19 @@ from lampy.ops import greater_equal as greater_equal
 from lampy.ops import hsplit as hsplit
 from lampy.ops import hstack as hstack
 from lampy.ops import hypot as hypot
+from lampy.ops import imag as imag
 from lampy.ops import index_add as index_add
 from lampy.ops import index_select as index_select
 from lampy.ops import inner as inner
 from lampy.ops import interp as interp
 from lampy.ops import isclose as isclose
+from lampy.ops import iscomplex as iscomplex
+from lampy.ops import iscomplexobj as iscomplexobj
 from lampy.ops import isfinite as isfinite
 from lampy.ops import isinf as isinf
 from lampy.ops import isnan as isnan
+from lampy.ops import isreal as isreal
+from lampy.ops import isrealobj as isrealobj
 from lampy.ops import kron as kron
 from lampy.ops import less as less
 from lampy.ops import less_equal as less_equal
@@ -220,6 +228,8 @@ from lampy.ops import randint as randint
 from lampy.ops import randn as randn
 from lampy.ops import randperm as randperm
 from lampy.ops import ravel as ravel
+from lampy.ops import real as real
+from lampy.ops import real_if_close as real_if_close
 from lampy.ops import reciprocal as reciprocal
 from lampy.ops import remainder as remainder
 from lampy.ops import repeat as repeat

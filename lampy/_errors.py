@@ -156,7 +156,7 @@ def missing_extra(what: str, extra: str, missing: str) -> MissingExtraError:
 
 def not_float(op: str, dtype: Any, what: str = "a param") -> DTypeError:
     return DTypeError(
-        f"{op}: {what} must have a floating dtype to carry a gradient, got {dtype}. "
+        f"{op}: {what} must have a floating (or complex) dtype to carry a gradient, got {dtype}. "
         "Cast it first (for example `lampy.param(x, dtype=numpy.float32)`), or use "
         "`lampy.const(x)` if no gradient is needed."
     )
@@ -171,8 +171,8 @@ class MemoryBudgetError(LampyError, MemoryError):
 
 
 def not_real(op: str, dtype: Any, operands: str = "") -> DTypeError:
-    """The error of an op whose result would be complex or object while a gradient is
-    needed: lampy's gradients are real, so the gradient would be lost."""
+    """The error of an op whose result would be complex (by its ``dtype=`` argument) or
+    object while a gradient is needed: the gradient would be lost."""
     dt = str(dtype)
     source = f" (from {operands})" if operands else ""
     if dt == "object":
@@ -182,10 +182,10 @@ def not_real(op: str, dtype: Any, operands: str = "") -> DTypeError:
         )
     else:
         why = (
-            "lampy's gradients are real, and complex numbers are not supported yet, so the "
-            "gradient would be lost. Keep the computation real: take `c.real` / `c.imag` of "
-            "the constant and combine real results (for example `x * c.real` and "
-            "`x * c.imag`), or compute outside the graph on `x.value`."
+            "this op does not make a complex result from a real input that needs a gradient. "
+            "Cast the input first (`x.astype(numpy.complex128)`, whose gradient is the real "
+            "part), or keep the computation real: take `c.real` / `c.imag` of a constant and "
+            "combine real results."
         )
     return DTypeError(
         f"{op}: the result would have dtype {dt}{source} while an input needs a gradient; {why}"

@@ -177,7 +177,7 @@ def read_moments(
     return axis, kwargs.get("dtype"), ddof, keepdims
 
 
-class MinMax(tuple):  # type: ignore[type-arg]
+class MinMax(tuple["Variable", np.ndarray]):
     """What ``x.max(dim=...)`` and ``x.min(dim=...)`` return, as PyTorch's
     ``torch.return_types.max``: ``values`` (a Variable) and ``indices`` (int64, numpy)."""
 
@@ -188,11 +188,11 @@ class MinMax(tuple):  # type: ignore[type-arg]
 
     @property
     def values(self) -> Variable:
-        return self[0]  # type: ignore[no-any-return]
+        return self[0]
 
     @property
     def indices(self) -> np.ndarray:
-        return self[1]  # type: ignore[no-any-return]
+        return self[1]
 
     def __repr__(self) -> str:
         return f"MinMax(values={self[0]!r}, indices={self[1]!r})"

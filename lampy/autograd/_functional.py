@@ -64,14 +64,14 @@ def _input(a: Any, n: int, name: str, differentiable: bool) -> Variable:
     the result is differentiated further, stays in its graph (a ``lifted`` view of it,
     the target of this call's gradient); anything else becomes a new param."""
     if differentiable and isinstance(a, Variable) and a.needs_grad:
-        if a.dtype.kind != "f":  # pragma: no cover (a Variable needing a gradient is float)
+        if a.dtype.kind not in "fc":  # pragma: no cover (a Variable needing a gradient is)
             raise DTypeError(f"{name}: argument {n} has dtype {a.dtype}.")
         return lifted(a.node, a.value)
     v = np.asarray(a.value if isinstance(a, Variable) else a)
-    if v.dtype.kind != "f":
+    if v.dtype.kind not in "fc":
         raise DTypeError(
-            f"{name}: argument {n} has dtype {v.dtype}; only floating arguments can be "
-            "differentiated. Pass e.g. `x.astype(float)` or a float literal."
+            f"{name}: argument {n} has dtype {v.dtype}; only floating (or complex) arguments "
+            "can be differentiated. Pass e.g. `x.astype(float)` or a float literal."
         )
     return param(v)
 

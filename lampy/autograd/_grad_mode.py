@@ -6,9 +6,11 @@ from collections.abc import Callable
 from contextvars import ContextVar, Token
 from functools import wraps
 from types import TracebackType
-from typing import Any, TypeVar, overload
+from typing import Any, ParamSpec, TypeVar, overload
 
 F = TypeVar("F", bound=Callable[..., Any])
+P = ParamSpec("P")
+R = TypeVar("R")
 
 GRAD_ENABLED: ContextVar[bool] = ContextVar("lampy_grad_enabled", default=True)
 
@@ -63,13 +65,13 @@ class no_grad:
     ) -> None:
         GRAD_ENABLED.reset(self._tokens.pop())
 
-    def __call__(self, fn: F) -> F:
+    def __call__(self, fn: Callable[P, R]) -> Callable[P, R]:
         @wraps(fn)
-        def wrapper(*args: Any, **kwargs: Any) -> Any:
+        def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
             with no_grad():
                 return fn(*args, **kwargs)
 
-        return wrapper  # type: ignore[return-value]
+        return wrapper
 
 
 def is_grad_enabled() -> bool:

@@ -33,6 +33,7 @@ from lampy._errors import (
     spent_graph,
 )
 from lampy.autograd._backprop import serve_create_graph
+from lampy.autograd._complex import OWN, complex_rule, real_part, serve_complex_vjp
 from lampy.autograd._edge import CONTRIBUTION, NODE, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import SPENT, Node
@@ -126,7 +127,11 @@ def _numpy_contribution(node: Node, i: int, g: Any) -> Any:
 
 def _vjp(node: Node, i: int, g: Any) -> Any:
     """The differentiable contribution of ``node``'s ``i``-th param to its input."""
-    params: Any = node.params
+    return _edge_vjp(node, node.params, i, g)
+
+
+def _edge_vjp(node: Node, params: Any, i: int, g: Any) -> Any:
+    """The differentiable contribution of the ``i``-th of op ``node``'s ``params``."""
     inp, fn, kind, _, saved = params[i]
     if kind == WITH_SAVED:
         found = _SAVED_RULES.get((node.name, fn))
@@ -197,14 +202,41 @@ def _broadcast(g: Any, shape: tuple[int, ...]) -> Any:
 
 
 def _cast(g: Any, dtype: np.dtype[Any]) -> Any:
+    """``g`` cast to ``dtype``: its real part for a real ``dtype`` (a real input's
+    contribution from a complex result)."""
     if not _needs(g):
-        return np.asarray(_value(g)).astype(dtype)
+        return np.asarray(real_part(np.asarray(_value(g)), dtype))
     src = g.dtype
     return op(
         "astype",
-        np.asarray(g.value).astype(dtype),
+        np.asarray(real_part(np.asarray(g.value), dtype)),
         (g.node, lambda d: d.astype(src), CONTRIBUTION, True, lambda d, out: _cast(d, src)),
     )
+
+
+def _conj(g: Any) -> Any:
+    """``conj(g)``, recorded when ``g`` needs a gradient (its own transpose)."""
+    if not _needs(g):
+        return np.conj(_value(g))
+    return op(
+        "conj", np.conj(g.value), (g.node, np.conj, CONTRIBUTION, True, lambda d, out: _conj(d))
+    )
+
+
+def _complex_vjp(out: Node, params: Any, i: int, g: Any, real_input: bool, conj: bool) -> Any:
+    """The recorded form of a conjugated edge (``_complex.conjugated``):
+    ``conj(vjp(conj(g)))``, or ``vjp(g)`` for a linear op's real input; ``_fit`` takes
+    a real input's real part."""
+    if conj:
+        g = _conj(g)
+    d = _edge_vjp(out, params, i, g)
+    if d is None or not conj:
+        return d
+    return d if real_input and not _needs(d) and np.isrealobj(d) else _conj(d)
+
+
+complex_rule(OWN, "conj", "astype")  # the pass's own conj and cast take complex values
+serve_complex_vjp(_complex_vjp)
 
 
 def _plus(a: Any, b: Any) -> Any:

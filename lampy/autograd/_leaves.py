@@ -44,7 +44,7 @@ def _leaf(what: str, x: Any, dtype: Any, needs_grad: bool, copy: bool = True) ->
             f"lampy.{what}: dtype {arr.dtype} is not numeric; a Variable holds booleans, "
             "integers or floating-point numbers. Convert the data first."
         )
-    if needs_grad and arr.dtype.kind != "f":
+    if needs_grad and arr.dtype.kind not in "fc":
         raise not_float(f"lampy.{what}", arr.dtype)
     return _leaf_in(scope, what, arr, needs_grad, not copy)
 

@@ -57,7 +57,7 @@ class Op:
     versions: tuple[tuple[Node, int], ...] | None = None
 
 
-class _Spent(tuple):  # type: ignore[type-arg]
+class _Spent(tuple[Param, ...]):
     """The type of ``SPENT``: an empty tuple that is not the empty tuple ``()``."""
 
     __slots__ = ()

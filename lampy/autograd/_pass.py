@@ -147,7 +147,7 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     value = root.value
     node = root.node
     if not node.needs_grad:
-        if node.dtype.kind != "f":
+        if node.dtype.kind not in "fc":
             raise DTypeError(
                 f"backward: the root (made by '{node.name}') has dtype {value.dtype}; only "
                 "floating Variables carry gradients. Integer and boolean Variables are "
@@ -162,6 +162,13 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
         seeded: np.ndarray = _namespaces.seed(value, grad)
         return seeded
     if grad is None:
+        if value.dtype.kind == "c":
+            raise DTypeError(
+                f"backward: the root (made by '{node.name}') is complex ({value.dtype}); a "
+                "gradient can be seeded implicitly only for a real loss. Reduce it to a "
+                "real number first (`lampy.abs(z) ** 2`, `lampy.real(z)`), or pass `grad=` "
+                "(the gradient dL/dRe + i dL/dIm of your real loss with respect to the root)."
+            )
         if value.size != 1:
             raise ShapeError(
                 f"backward: the root has shape {value.shape}; a gradient can be seeded "
@@ -181,7 +188,7 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
             )
     else:
         grad = np.asarray(grad)
-        if grad.dtype.kind not in "fiub":
+        if grad.dtype.kind not in "fiubc":
             raise DTypeError(f"backward: grad must be numeric, got dtype {grad.dtype}")
     if grad.shape != value.shape:
         raise ShapeError(

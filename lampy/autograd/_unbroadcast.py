@@ -9,6 +9,7 @@ import numpy as np
 
 from lampy._namespaces import is_foreign as _is_foreign
 from lampy._namespaces import own_contribution as _own_foreign
+from lampy.autograd._complex import real_part
 
 _add = np.add
 _ndarray = np.ndarray
@@ -53,7 +54,12 @@ def accumulate(out: np.ndarray, g: np.ndarray) -> None:
     """``out += unbroadcast(g, out.shape)``, in place."""
     if g.shape != out.shape:
         g = unbroadcast(g, out.shape)
-    _add(out, g, out=out)
+    try:
+        _add(out, g, out=out)
+    except TypeError:  # a complex contribution to a real input: its real part
+        if np.result_type(g).kind != "c" or out.dtype.kind == "c":
+            raise
+        _add(out, np.real(g), out=out)
 
 
 def scalar_of(d: Any, dtype: np.dtype[Any]) -> np.generic:
@@ -64,9 +70,9 @@ def scalar_of(d: Any, dtype: np.dtype[Any]) -> np.generic:
             d = unbroadcast(d, ())
         d = d[()]
     elif not isinstance(d, np.generic):  # a Python number
-        number: np.generic = dtype.type(d)
+        number: np.generic = real_part(d, dtype) if type(d) is complex else dtype.type(d)
         return number
-    scalar: np.generic = d if d.dtype == dtype else d.astype(dtype)
+    scalar: np.generic = d if d.dtype == dtype else real_part(d, dtype)
     return scalar
 
 
@@ -81,7 +87,7 @@ def add_to_scalar(buf: Grad, d: Any) -> Grad:
         d = unbroadcast(d, ())
     s = buf + d
     if type(s) is not type(buf):
-        s = np.asarray(s).astype(buf.dtype)[()]
+        s = np.asarray(real_part(s, buf.dtype))[()]
     total: Grad = s
     return total
 
@@ -151,7 +157,9 @@ def own_contribution(
     if d.dtype != dtype:
         if not shape:
             return scalar_of(d, dtype)
-        cast: np.ndarray = d.astype(dtype)
+        cast: np.ndarray = real_part(d, dtype)
+        if cast is d or cast.base is not None:  # a view of d's memory (its real part)
+            cast = cast.copy()
         return cast
     if not shape and (not fresh or not d.flags.writeable):
         return scalar_of(d, dtype)  # the value of g or of an array of the op's

@@ -16,6 +16,7 @@ from lampy._namespaces import is_foreign as _is_foreign
 from lampy._namespaces import zeros_like
 from lampy.autograd import _ledger
 from lampy.autograd._backprop import backward
+from lampy.autograd._complex import complex_kind, conjugated, no_complex
 from lampy.autograd._edge import (
     CONTRIBUTION,
     NODE,
@@ -531,6 +532,10 @@ def _result(
         node = Node(arr, params, True, scope, name, versions)
     elif arr.dtype.kind in "iub":  # an integer or boolean result is a constant, as numpy's
         node = Node(arr, (), False, scope, name)
+    elif arr.dtype.kind == "c":  # declared ops only, a holomorphic op's closures conjugated
+        if complex_kind(name) is None:
+            raise no_complex(name, arr.dtype)
+        node = Node(arr, conjugated(name, params), True, scope, name, versions)
     else:
         raise _not_real(name, arr.dtype)
     nbytes = -1
@@ -546,10 +551,9 @@ def _result(
 
 def _not_real(name: str, dtype: np.dtype[Any]) -> DTypeError:
     return DTypeError(
-        f"op '{name}': its value has dtype {dtype} while an input needs a gradient; lampy's "
-        "gradients are real, so this gradient would be lost. Keep the computation real "
-        "(e.g. split a complex number into real and imaginary parts), or compute it under "
-        "lampy.no_grad() / from `v.value` if no gradient is needed."
+        f"op '{name}': its value has dtype {dtype} while an input needs a gradient; only "
+        "float and complex values carry gradients. Compute it under lampy.no_grad() / from "
+        "`v.value` if no gradient is needed."
     )
 
 

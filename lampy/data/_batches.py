@@ -6,7 +6,7 @@ import math
 import mmap
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import numpy as np
@@ -203,7 +203,7 @@ class Batches:
             return _prefetched(batches, self.prefetch)
         return batches
 
-    def _gather(self, order: np.ndarray | None) -> Iterator[tuple[np.ndarray, ...]]:
+    def _gather(self, order: np.ndarray | None) -> Generator[tuple[np.ndarray, ...], None, None]:
         n, b = self.num_samples, self.batch_size
         rank, world = self.shard
         stop = len(self) * b * world
@@ -276,7 +276,9 @@ def _rows(a: np.ndarray, start: int, stop: int, mapped: bool) -> np.ndarray:
 _DONE = object()
 
 
-def _prefetched(source: Iterator[Any], depth: int) -> Iterator[Any]:
+def _prefetched(
+    source: Generator[tuple[np.ndarray, ...], None, None], depth: int
+) -> Iterator[tuple[np.ndarray, ...]]:
     """The items of ``source``, produced by a background thread at most ``depth`` ahead.
 
     The thread stops at the source's end, at its first exception (re-raised here, in
@@ -306,7 +308,7 @@ def _prefetched(source: Iterator[Any], depth: int) -> Iterator[Any]:
             put((_DONE, e))
             return
         finally:
-            source.close()  # type: ignore[attr-defined]
+            source.close()
         put((_DONE, None))
 
     thread = threading.Thread(target=work, name="lampy-Batches-prefetch", daemon=True)

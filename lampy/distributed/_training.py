@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sized
 from typing import Any
 
 from lampy._errors import LampyValueError
@@ -84,8 +84,8 @@ def _check_same_data(w: World, what: str, batches: Iterable[Any]) -> None:
     that they never join); one tiny all-reduce when they agree."""
     if isinstance(batches, Batches):
         text = f"{batches.num_samples} samples, {len(batches)} batches per epoch"
-    elif hasattr(batches, "__len__"):
-        text = f"{len(batches)} batches per epoch"  # type: ignore[arg-type]
+    elif isinstance(batches, Sized):
+        text = f"{len(batches)} batches per epoch"
     else:
         return  # an iterator: its length is not known before it runs
     texts = w.disagreement(text, f"{what} (comparing the ranks' training data)")

@@ -7,7 +7,16 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from lampy._errors import NoSecondOrderError, ShapeError
-from lampy.opkit import Operand, Variable, is_grad_enabled, needs_grad, value_of
+from lampy.opkit import (
+    HOLOMORPHIC,
+    Operand,
+    Variable,
+    complex_rule,
+    is_grad_enabled,
+    needs_grad,
+    real_operands,
+    value_of,
+)
 from lampy.ops import reshape
 
 _swapaxes = np.swapaxes
@@ -76,10 +85,16 @@ def wants_grad(x: Operand) -> bool:
     return needs_grad(x) and is_grad_enabled()
 
 
-def matrix_value(name: str, x: Operand, *, square: bool = False) -> np.ndarray:
+def matrix_value(
+    name: str, x: Operand, *, square: bool = False, complex_ok: bool = False
+) -> np.ndarray:
     """``x``'s value as an array of at least 2 dimensions (square in the last two if
-    ``square``), or a ShapeError naming the op, raised before anything is recorded."""
-    a = np.asarray(value_of(x))
+    ``square``), or a ShapeError naming the op, raised before anything is recorded.
+    A complex ``x`` that needs a gradient is refused (a DTypeError) unless the op's rule
+    holds for complex matrices (``complex_ok``)."""
+    if not complex_ok:
+        real_operands(name, x)
+    a = np.asarray(value_of(x, name=name))
     if a.ndim < 2:
         raise ShapeError(
             f"{name}: expected a matrix or a stack of matrices (at least 2 dimensions), got "
@@ -154,3 +169,9 @@ __all__ = [
     "sym",
     "wants_grad",
 ]
+
+
+# The linalg ops whose rules hold for complex matrices (PyTorch's convention; their
+# closures conjugated by the engine). The others refuse complex inputs that need a
+# gradient (``matrix_value``).
+complex_rule(HOLOMORPHIC, "inv", "det", "solve", "matrix_power", "sqrtm", "solve_sylvester")

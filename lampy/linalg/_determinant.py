@@ -54,7 +54,7 @@ def det(a: Operand) -> Variable:
         ``a`` it is computed from the SVD as ``U diag(prod_{j != i} s_j) V^T`` (times
         ``det(U) det(V)``), so the gradient stays finite and exact there.
     """
-    arr = matrix_value("det", a, square=True)
+    arr = matrix_value("det", a, square=True, complex_ok=True)
     value = np.linalg.det(arr)
 
     def d_a(g: np.ndarray) -> Any:

@@ -41,7 +41,7 @@ def inv(a: Operand) -> Variable:
         ``da = -X^T g X^T`` with ``X = inv(a)`` (Giles 2008, Extended collection of
         matrix derivative results).
     """
-    arr = matrix_value("inv", a, square=True)
+    arr = matrix_value("inv", a, square=True, complex_ok=True)
     x = np.linalg.inv(arr)
 
     def d_a(g: np.ndarray, out: np.ndarray) -> None:
@@ -157,8 +157,8 @@ def solve(a: Operand, b: Operand) -> Variable:
     Gradient:
         ``db = solve(a^T, g)``, ``da = -db x^T`` (each summed over broadcast batch axes).
     """
-    arr = matrix_value("solve", a, square=True)
-    rhs = np.asarray(value_of(b))
+    arr = matrix_value("solve", a, square=True, complex_ok=True)
+    rhs = np.asarray(value_of(b, name="solve"))
     m = arr.shape[-1]
     vector = rhs.ndim == 1
     if vector and rhs.shape[0] != m:
@@ -239,8 +239,8 @@ def lstsq(
         ``da = r y^T - a y x^T``, ``db = a y`` with ``y = (a^T a)^{-1} g``, computed
         through ``R`` of ``a = QR`` (``y = R^{-1} R^{-T} g``) rather than ``pinv(a)``.
     """
-    arr = np.asarray(value_of(a))
-    rhs = np.asarray(value_of(b))
+    arr = np.asarray(value_of(a, name="lstsq"))
+    rhs = np.asarray(value_of(b, name="lstsq"))
     if arr.ndim != 2 or rhs.ndim not in (1, 2) or rhs.shape[0] != arr.shape[0]:
         raise ShapeError(
             f"lstsq: a must be a matrix (M, N) and b of shape (M,) or (M, K) with the same "
@@ -354,7 +354,7 @@ def matrix_power(a: Operand, n: int) -> Variable:
         and ``A^T g`` to ``B``; for negative ``n`` the result then goes through
         :func:`inv`'s rule. Costs O(log |n|) matrix products.
     """
-    arr = matrix_value("matrix_power", a, square=True)
+    arr = matrix_value("matrix_power", a, square=True, complex_ok=True)
     try:
         k = operator.index(n)
     except TypeError as e:
@@ -465,7 +465,7 @@ def multi_dot(arrays: Any) -> Variable:
     items = list(arrays)
     if len(items) < 2:
         raise ValueError("multi_dot: expecting at least two arrays.")
-    ndims = [np.ndim(value_of(v)) for v in items]
+    ndims = [np.ndim(value_of(v, name="multi_dot")) for v in items]
     first, last = ndims[0], ndims[-1]
     if first not in (1, 2) or last not in (1, 2) or any(d != 2 for d in ndims[1:-1]):
         raise ShapeError(
@@ -476,7 +476,7 @@ def multi_dot(arrays: Any) -> Variable:
         items[0] = reshape(items[0], (1, -1))
     if last == 1:
         items[-1] = reshape(items[-1], (-1, 1))
-    shapes = [np.shape(value_of(v)) for v in items]
+    shapes = [np.shape(value_of(v, name="multi_dot")) for v in items]
     for s1, s2 in itertools.pairwise(shapes):
         if s1[1] != s2[0]:
             raise ShapeError(

@@ -20,6 +20,7 @@ from lampy.opkit import (
     one_axis,
     op,
     param_of,
+    real_operands,
     value_of,
 )
 from lampy.ops import matmul, moveaxis, reshape, where
@@ -233,7 +234,8 @@ def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) 
         0-"norm" has zero gradient.
     """
     x = array_of("norm", x)
-    a = np.asarray(value_of(x))
+    real_operands("norm", x)
+    a = np.asarray(value_of(x, name="norm"))
     if a.dtype.kind not in "fc":
         a = a.astype(float)
     nd = a.ndim
@@ -268,9 +270,13 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
     Gradient:
         None (the rank is piecewise constant).
     """
-    t = None if tol is None else value_of(tol)
-    extra = {} if rtol is None else {"rtol": value_of(rtol)}  # numpy < 2 has no rtol
-    return np.linalg.matrix_rank(value_of(A), tol=t, hermitian=hermitian, **extra)
+    t = None if tol is None else value_of(tol, name="matrix_rank")
+    extra = (
+        {} if rtol is None else {"rtol": value_of(rtol, name="matrix_rank")}
+    )  # numpy < 2 has no rtol
+    return np.linalg.matrix_rank(
+        value_of(A, name="matrix_rank"), tol=t, hermitian=hermitian, **extra
+    )
 
 
 __all__ = ["matrix_rank", "norm"]

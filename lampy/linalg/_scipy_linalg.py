@@ -107,7 +107,7 @@ def solve_triangular(
         )
     t = _TRANS[trans]
     arr = matrix_value("solve_triangular", a, square=True)
-    rhs = np.asarray(value_of(b))
+    rhs = np.asarray(value_of(b, name="solve_triangular"))
     sl = _scipy("solve_triangular")
 
     def solve(m: np.ndarray, r: np.ndarray, tt: int) -> np.ndarray:
@@ -188,7 +188,7 @@ def sqrtm(a: Operand) -> Variable:
         ``da = L`` solving the Sylvester equation ``X^T L + L X^T = g``
         (``scipy.linalg.solve_sylvester``), from ``dX X + X dX = da``.
     """
-    arr = matrix_value("sqrtm", a, square=True)
+    arr = matrix_value("sqrtm", a, square=True, complex_ok=True)
     sl = _scipy("sqrtm")
     x = _each_matrix(sl.sqrtm, (arr,), (2,), arr.shape[-2:])
     real_result("sqrtm", x, a)
@@ -217,9 +217,9 @@ def solve_sylvester(a: Operand, b: Operand, q: Operand) -> Variable:
         With ``L`` solving ``a^T L + L b^T = g``: ``dq = L``, ``da = -L x^T``,
         ``db = -x^T L`` (each summed over broadcast batch axes).
     """
-    av = matrix_value("solve_sylvester", a, square=True)
-    bv = matrix_value("solve_sylvester", b, square=True)
-    qv = matrix_value("solve_sylvester", q)
+    av = matrix_value("solve_sylvester", a, square=True, complex_ok=True)
+    bv = matrix_value("solve_sylvester", b, square=True, complex_ok=True)
+    qv = matrix_value("solve_sylvester", q, complex_ok=True)
     if qv.shape[-2:] != (av.shape[-1], bv.shape[-1]):
         raise ShapeError(
             f"lampy.linalg.solve_sylvester: q of shape {qv.shape} must be (..., "

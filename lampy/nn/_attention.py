@@ -49,7 +49,7 @@ def _split_heads(x: Any, chunk: int, width: int, heads: int, batch_first: bool) 
     ``width``: the result is a strided view, no copy. Its gradient is added straight
     into the matching columns of ``x``'s gradient buffer.
     """
-    a = value_of(x)
+    a = value_of(x, name="MultiheadAttention.forward")
     perm = (0, 2, 1, 3) if batch_first else (1, 2, 0, 3)
     hd = width // heads
     cols = slice(chunk * width, (chunk + 1) * width)
@@ -93,7 +93,7 @@ def _float_mask(owner: Callable[[], str], what: str, m: Any, dtype: Any) -> np.n
     """A boolean mask as 0 / -inf of ``dtype`` (True = not allowed), a float one as is.
 
     ``owner()`` names the caller in the error, built only when raising."""
-    a = np.asarray(value_of(m))
+    a = np.asarray(value_of(m, name="MultiheadAttention.forward"))
     if a.dtype == np.bool_:
         out = np.zeros(a.shape, dtype=dtype)
         out[a] = -np.inf
@@ -478,4 +478,4 @@ def _unsqueeze(x: Any) -> Any:
     """(T, E) → (T, 1, E): a Variable stays connected to the graph."""
     if type(x) is Variable:
         return x[:, None]
-    return np.asarray(value_of(x))[:, None]
+    return np.asarray(value_of(x, name="MultiheadAttention.forward"))[:, None]

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import attrs
 import numpy as np
@@ -31,6 +31,9 @@ Ints = tuple[int, ...]
 # PyTorch's padding modes and the numpy.pad modes that compute them.
 _PAD_MODES = {"zeros": "constant", "reflect": "reflect", "replicate": "edge", "circular": "wrap"}
 _SPATIAL = {1: "L", 2: "H, W"}
+
+
+_C = TypeVar("_C", bound="_ConvNd")
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -63,7 +66,7 @@ class _ConvNd(Module):
 
     @classmethod
     def _make(
-        cls,
+        cls: type[_C],
         in_channels: int,
         out_channels: int,
         kernel_size: Any,
@@ -76,7 +79,7 @@ class _ConvNd(Module):
         padding_mode: str,
         dtype: Any,
         rng: np.random.Generator | None,
-    ) -> Any:
+    ) -> _C:
         owner = f"{cls.__name__}.init"
         nd = cls._nd
         c_in = check_size(owner, "in_channels", in_channels, 1)
@@ -311,7 +314,7 @@ class Conv1d(_Conv):
             dtype: The parameters' dtype.
             rng: The generator drawing the initial weights (None: lampy's default generator).
         """
-        return cls._make(  # type: ignore[no-any-return]
+        return cls._make(
             in_channels, out_channels, kernel_size, stride, padding, 0, dilation, groups,
             bias, padding_mode, dtype, rng,
         )  # fmt: skip
@@ -349,7 +352,7 @@ class Conv2d(_Conv):
     ) -> Conv2d:
         """A Conv2d with PyTorch's arguments and default initialisation (as
         ``Conv1d.init``, with pairs for height and width)."""
-        return cls._make(  # type: ignore[no-any-return]
+        return cls._make(
             in_channels, out_channels, kernel_size, stride, padding, 0, dilation, groups,
             bias, padding_mode, dtype, rng,
         )  # fmt: skip
@@ -399,7 +402,7 @@ class ConvTranspose1d(_ConvTranspose):
             dtype: The parameters' dtype.
             rng: The generator drawing the initial weights (None: lampy's default generator).
         """
-        return cls._make(  # type: ignore[no-any-return]
+        return cls._make(
             in_channels, out_channels, kernel_size, stride, padding, output_padding,
             dilation, groups, bias, padding_mode, dtype, rng,
         )  # fmt: skip
@@ -431,7 +434,7 @@ class ConvTranspose2d(_ConvTranspose):
     ) -> ConvTranspose2d:
         """A ConvTranspose2d with PyTorch's arguments and default initialisation (as
         ``ConvTranspose1d.init``, with pairs)."""
-        return cls._make(  # type: ignore[no-any-return]
+        return cls._make(
             in_channels, out_channels, kernel_size, stride, padding, output_padding,
             dilation, groups, bias, padding_mode, dtype, rng,
         )  # fmt: skip

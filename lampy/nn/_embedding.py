@@ -136,7 +136,7 @@ class Embedding(Module):
             ShapeError: if ``embeddings`` is not 2-d.
         """
         owner = "Embedding.from_pretrained"
-        w = np.asarray(value_of(embeddings))
+        w = np.asarray(value_of(embeddings, name=owner))
         if w.ndim != 2:
             raise ShapeError(
                 f"{owner}: embeddings must be a 2-d array (num_embeddings, embedding_dim), "
@@ -168,7 +168,7 @@ class Embedding(Module):
             DTypeError: if the ids are not integers.
             LampyValueError: if an id lies outside [0, num_embeddings).
         """
-        ids = np.asarray(value_of(input))
+        ids = np.asarray(value_of(input, name="Embedding.forward"))
         if ids.dtype.kind not in "iu":
             raise DTypeError(
                 f"{self!r}: expected integer ids, got {ids.dtype} of shape {ids.shape}; "

@@ -7,7 +7,7 @@ the module in its errors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import numpy as np
@@ -47,6 +47,9 @@ def _settings(owner: str, nd: int, **kw: Any) -> None:
             int_tuple(owner, what, v, nd, minimum[what])
 
 
+_P = TypeVar("_P", bound="_MaxPool")
+
+
 @attrs.frozen(eq=False, repr=False)
 class _MaxPool(Module):
     kernel_size: _Size
@@ -60,8 +63,14 @@ class _MaxPool(Module):
 
     @classmethod
     def _make(
-        cls, kernel_size: Any, stride: Any, padding: Any, dilation: Any, ri: bool, cm: bool
-    ) -> Any:
+        cls: type[_P],
+        kernel_size: Any,
+        stride: Any,
+        padding: Any,
+        dilation: Any,
+        ri: bool,
+        cm: bool,
+    ) -> _P:
         owner = f"{cls.__name__}.init"
         _settings(owner, cls._nd, kernel_size=kernel_size, stride=stride, padding=padding)
         _settings(owner, cls._nd, dilation=dilation)
@@ -104,7 +113,7 @@ class MaxPool1d(_MaxPool):
             return_indices: Also return the argmax positions.
             ceil_mode: Round the output length up (a last partial window).
         """
-        return cls._make(kernel_size, stride, padding, dilation, return_indices, ceil_mode)  # type: ignore[no-any-return]
+        return cls._make(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -131,7 +140,7 @@ class MaxPool2d(_MaxPool):
         ceil_mode: bool = False,
     ) -> MaxPool2d:
         """A MaxPool2d; arguments as ``MaxPool1d.init``, each an int or a pair."""
-        return cls._make(kernel_size, stride, padding, dilation, return_indices, ceil_mode)  # type: ignore[no-any-return]
+        return cls._make(kernel_size, stride, padding, dilation, return_indices, ceil_mode)
 
 
 @attrs.frozen(eq=False, repr=False)
@@ -165,10 +174,10 @@ class AvgPool1d(Module):
             count_include_pad: Count padded zeros in the divisor.
         """
         owner = "AvgPool1d.init"
-        ks = int_tuple(owner, "kernel_size", kernel_size, 1, 1)
-        ss = ks if stride is None else int_tuple(owner, "stride", stride, 1, 1)
-        ps = int_tuple(owner, "padding", padding, 1, 0)
-        return cls(ks, ss, ps, bool(ceil_mode), bool(count_include_pad))  # type: ignore[arg-type]
+        (k,) = int_tuple(owner, "kernel_size", kernel_size, 1, 1)
+        (s,) = (k,) if stride is None else int_tuple(owner, "stride", stride, 1, 1)
+        (p,) = int_tuple(owner, "padding", padding, 1, 0)
+        return cls((k,), (s,), (p,), bool(ceil_mode), bool(count_include_pad))
 
     def forward(self, input: Operand) -> Variable:
         """The mean of each window."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import numbers
 import warnings
-from typing import Any
+from typing import Any, TypeVar
 
 import attrs
 import numpy as np
@@ -66,6 +66,9 @@ def _init_weights(
     }
 
 
+_R = TypeVar("_R", bound="RNNBase")
+
+
 @attrs.frozen(eq=False, repr=False)
 class RNNBase(Module):
     """What RNN, GRU and LSTM share: the settings, the weights (named as PyTorch's
@@ -91,7 +94,7 @@ class RNNBase(Module):
 
     @classmethod
     def _build(
-        cls,
+        cls: type[_R],
         mode: str,
         input_size: Any,
         hidden_size: Any,
@@ -103,7 +106,7 @@ class RNNBase(Module):
         proj_size: Any,
         dtype: Any,
         rng: Any,
-    ) -> Any:
+    ) -> _R:
         name = f"{cls.__name__}.init"
         n_in = check_size(name, "input_size", input_size)
         hidden = check_size(name, "hidden_size", hidden_size)
@@ -120,9 +123,9 @@ class RNNBase(Module):
         ):
             if not isinstance(v, bool | np.bool_):
                 raise LampyTypeError(f"{name}: {what} must be a bool, got {v!r}.")
-        if not isinstance(dropout, numbers.Number) or isinstance(dropout, bool):
+        if not isinstance(dropout, numbers.Real) or isinstance(dropout, bool):
             raise LampyTypeError(f"{name}: dropout must be a number in [0, 1], got {dropout!r}.")
-        p = float(dropout)  # type: ignore[arg-type]
+        p = float(dropout)
         if not 0 <= p <= 1:
             raise LampyValueError(
                 f"{name}: dropout must be a number in [0, 1] (the probability of zeroing an "
@@ -214,7 +217,7 @@ class RNNBase(Module):
             return state
         if type(state) is Variable:
             return expand_dims(state, 1)
-        return np.asarray(value_of(state))[:, None]
+        return np.asarray(value_of(state, name=f"{type(self).__name__}.forward"))[:, None]
 
     def _run(self, input: Any, states: list[Any] | None) -> tuple[Any, list[Any]]:
         """Run the layers over (L, N, H_in) ``input`` from ``states`` (one array of
@@ -349,7 +352,7 @@ class RNN(RNNBase):
                 f"RNN.init: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'."
             )
         mode = "RNN_TANH" if nonlinearity == "tanh" else "RNN_RELU"
-        return cls._build(  # type: ignore[no-any-return]
+        return cls._build(
             mode, input_size, hidden_size, num_layers, bias, batch_first, dropout,
             bidirectional, 0, dtype, rng,
         )  # fmt: skip
@@ -410,7 +413,7 @@ class GRU(RNNBase):
         """A GRU with PyTorch's initialisation: every weight and bias ``U(-k, k)``,
         ``k = 1/sqrt(hidden_size)``. The arguments are ``lampy.nn.RNN.init``'s
         without ``nonlinearity``."""
-        return cls._build(  # type: ignore[no-any-return]
+        return cls._build(
             "GRU", input_size, hidden_size, num_layers, bias, batch_first, dropout,
             bidirectional, 0, dtype, rng,
         )  # fmt: skip
@@ -459,7 +462,7 @@ class LSTM(RNNBase):
         ``k = 1/sqrt(hidden_size)``. The arguments are ``lampy.nn.GRU.init``'s
         plus ``proj_size``: when positive, each layer's hidden state is projected to
         ``proj_size`` features by ``weight_hr_l{k}`` (must be below ``hidden_size``)."""
-        return cls._build(  # type: ignore[no-any-return]
+        return cls._build(
             "LSTM", input_size, hidden_size, num_layers, bias, batch_first, dropout,
             bidirectional, proj_size, dtype, rng,
         )  # fmt: skip

@@ -118,7 +118,11 @@ class RNNCellBase(Module):
             elif type(h) is Variable:
                 out.append(reshape(h, (1, self.hidden_size)))
             else:
-                out.append(np.asarray(value_of(h)).reshape(1, self.hidden_size))
+                out.append(
+                    np.asarray(value_of(h, name=f"{type(self).__name__}.forward")).reshape(
+                        1, self.hidden_size
+                    )
+                )
         return reshape(input, (1, batch, self.input_size)), out
 
     def _finish(self, h: Variable, batched: bool) -> Variable:

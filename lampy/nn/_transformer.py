@@ -46,7 +46,7 @@ def generate_square_subsequent_mask(sz: int, dtype: DTypeLike = np.float32) -> n
     return out
 
 
-def _activation(owner: str, activation: Any) -> Activation:
+def _activation(owner: str, activation: str | Activation) -> Activation:
     if isinstance(activation, str):
         if activation == "relu":
             return relu
@@ -60,7 +60,7 @@ def _activation(owner: str, activation: Any) -> Activation:
             f"{owner}: activation must be 'relu', 'gelu' or a callable, got "
             f"{type(activation).__name__}."
         )
-    return activation  # type: ignore[no-any-return]
+    return activation
 
 
 def _check_dropout(owner: str, dropout: float) -> float:
@@ -126,7 +126,7 @@ def is_causal_mask(mask: Any, is_causal: bool | None, size: int) -> bool:
         return bool(is_causal)
     if mask is None:
         return False
-    m = np.asarray(value_of(mask))
+    m = np.asarray(value_of(mask, name="is_causal_mask"))
     if m.shape != (size, size):
         return False
     causal = np.triu(np.ones((size, size), dtype=bool), 1)

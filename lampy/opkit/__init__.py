@@ -23,8 +23,12 @@ Recording an op:
 
 Reading operands (Variables, arrays, Python numbers alike):
 
-- ``value_of(x, saved=True)``: the numpy value of an operand; ``saved=False`` when no
-  closure keeps it. ``values_of(x1, x2)``: two values, promoted as numpy 2 does.
+- ``value_of(x, saved=True, name="a lampy op")``: the numpy value of an operand;
+  ``saved=False`` when no closure keeps it. ``name`` is the op's, which the error for an
+  operand that is not numbers starts with (read only when raising):
+  ``value_of(x, name="rms")``, or ``value_of(x, False, "rms")`` with ``saved`` (both
+  positional, one bytecode fewer than keywords). ``values_of(x1, x2, saved1=True,
+  saved2=True, name=...)``: two values, promoted as numpy 2 does.
 - ``array_of(name, x)``: the value as an ndarray (a list of Variables stacked).
 - ``needs_grad(x)``: whether ``x`` is a Variable that needs a gradient.
 - ``apply_unary(ufunc, a, name)`` and ``apply_binary(name, ufunc, a, b)``: a ufunc on
@@ -64,6 +68,18 @@ Differentiable backward rules (for ``create_graph=True``, nested ``lampy.grad``,
 - ``saved_vjp(name, fn, source, rule=None)``: the same for a ``contrib_with`` edge,
   declared once per op.
 
+Complex values (PyTorch's convention: a complex input's gradient is ``dL/dRe + i dL/dIm``):
+
+- ``complex_rule(kind, *names)``: declare that ops ``names`` take complex values:
+  ``HOLOMORPHIC`` (closures written for reals, conjugated by the engine:
+  ``conj(fn(conj(g)))``), ``LINEAR`` (real coefficients: right as they are) or ``OWN``
+  (non-holomorphic, closures written for complex values). An op not declared refuses a
+  complex value that needs a gradient (``real_result`` raises, and so does ``op``).
+- ``real_operands(name, *operands)``: refuse complex inputs needing a gradient in an op
+  whose value is real but whose rule holds for real inputs only.
+- ``real_part(d, dtype)``: a contribution for an input of ``dtype``, its real part if
+  the input is real.
+
 Sharing work between closures:
 
 - ``SharedInBackward(fn)``: a value computed once per backward pass, on first use.
@@ -85,7 +101,8 @@ Checks and messages:
 - ``real_result(name, value, *operands)``: refuse a complex result of real operands
   that needs a gradient (lampy's gradients are real).
 - ``broadcast_error(name, a, b)``: the error for two shapes that do not broadcast.
-- ``not_numbers(x, a)``: the error for an operand that is not numbers.
+- ``not_numbers(name, x, a)``: the error for an operand ``x`` (numpy value ``a``) of op
+  ``name`` that is not numbers (what ``value_of`` raises).
 
 Grad mode and recomputation:
 
@@ -111,6 +128,11 @@ Signatures:
 """
 
 from lampy._errors import NoSecondOrderError as NoSecondOrderError
+from lampy.autograd._complex import HOLOMORPHIC as HOLOMORPHIC
+from lampy.autograd._complex import LINEAR as LINEAR
+from lampy.autograd._complex import OWN as OWN
+from lampy.autograd._complex import complex_rule as complex_rule
+from lampy.autograd._complex import real_part as real_part
 from lampy.autograd._grad_mode import GRAD_ENABLED as GRAD_ENABLED
 from lampy.autograd._grad_mode import is_grad_enabled as is_grad_enabled
 from lampy.autograd._grad_mode import no_grad as no_grad
@@ -156,6 +178,7 @@ from lampy.opkit._operands import node_of as node_of
 from lampy.opkit._operands import not_numbers as not_numbers
 from lampy.opkit._operands import over as over
 from lampy.opkit._operands import param_of as param_of
+from lampy.opkit._operands import real_operands as real_operands
 from lampy.opkit._operands import real_result as real_result
 from lampy.opkit._operands import reserve_output as reserve_output
 from lampy.opkit._operands import sign_or_zero as sign_or_zero
@@ -165,6 +188,9 @@ from lampy.opkit._operands import values_of as values_of
 
 __all__ = [
     "GRAD_ENABLED",
+    "HOLOMORPHIC",
+    "LINEAR",
+    "OWN",
     "NO_VALUE",
     "Axis",
     "Backward",
@@ -184,6 +210,7 @@ __all__ = [
     "broadcast_error",
     "const",
     "contrib_of",
+    "complex_rule",
     "contrib_with",
     "contribution",
     "expand_reduced",
@@ -203,6 +230,8 @@ __all__ = [
     "over",
     "param",
     "param_of",
+    "real_operands",
+    "real_part",
     "real_result",
     "replace_values",
     "recomputing",

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import inspect
-import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +19,7 @@ from lampy._errors import (
 )
 from lampy._memory import set_writeable
 from lampy.autograd import _ledger
+from lampy.autograd._complex import complex_kind, no_complex, no_complex_input
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._higher import Vjp
@@ -45,7 +44,7 @@ _NUMPY_SCALAR_TYPES = frozenset(d.type for d in _NUMERIC_DTYPES)
 _REAL_SCALAR_TYPES = frozenset(d.type for d in _NUMERIC_DTYPES if d.kind != "c")
 
 
-def value_of(x: Any, saved: bool = True) -> Any:
+def value_of(x: Any, saved: bool = True, name: str = "a lampy op") -> Any:
     """The numpy value of an op argument: a Variable's value, or ``x`` as a constant.
 
     A Variable's value comes as the engine holds it: a read-only ndarray, or for a 0-d
@@ -68,6 +67,10 @@ def value_of(x: Any, saved: bool = True) -> Any:
     Args:
         x: A Variable, an array-like or a scalar.
         saved: Whether a backward closure of the op keeps (a view of) this value.
+        name: The op's name, which the errors start with (``"sum: an operand is
+            'abc' (str, ...)"``); only read when raising. ``value_of(x, name="sum")``,
+            or with ``saved`` too, both positionally: ``value_of(x, False, "tanh")``
+            (keywords would cost the caller one more bytecode).
 
     Raises:
         LampyTypeError: ``x`` is not numbers: a string, None, an object, an array of
@@ -88,7 +91,7 @@ def value_of(x: Any, saved: bool = True) -> Any:
             x = np.asarray(x).view(_ndarray)
         dtype = x.dtype
         if dtype not in _NUMERIC_DTYPES and dtype.kind not in _NUMERIC:
-            raise not_numbers(x, x)
+            raise not_numbers(name, x, x)
         if x.flags.writeable:
             x = x.copy(order="K") if saved else x.view()  # numpy's layout kept
             x.flags.writeable = False
@@ -101,62 +104,41 @@ def value_of(x: Any, saved: bool = True) -> Any:
     if isinstance(x, _NUMERIC_SCALARS):
         return x
     if isinstance(x, np.generic):
-        raise not_numbers(x, x)
+        raise not_numbers(name, x, x)
     try:
         a = np.asarray(x)
     except ValueError as e:  # a ragged list
         raise LampyValueError(
-            f"{calling_op()}: an operand could not be made an array ({e}). Give arrays of "
+            f"{name}: an operand could not be made an array ({e}). Give arrays of "
             "one shape (nested lists of equal lengths)."
         ) from None
     if a.dtype.kind not in _NUMERIC:
-        raise not_numbers(x, a)
+        raise not_numbers(name, x, a)
     return a
 
 
-def not_numbers(x: Any, a: Any) -> DTypeError:
-    """The error for an operand ``x`` (numpy value ``a``) whose dtype is not numeric (a
-    `DTypeError`, so also a `LampyTypeError` and a ``TypeError``)."""
+def not_numbers(name: str, x: Any, a: Any) -> DTypeError:
+    """The error for an operand ``x`` (numpy value ``a``) of op ``name`` whose dtype is not
+    numeric (a `DTypeError`, so also a `LampyTypeError` and a ``TypeError``)."""
     shown = repr(x) if len(repr(x)) <= 40 else f"{repr(x)[:37]}..."
     return DTypeError(
-        f"{calling_op()}: an operand is {shown} ({type(x).__name__}, numpy dtype "
+        f"{name}: an operand is {shown} ({type(x).__name__}, numpy dtype "
         f"{a.dtype}); lampy ops compute on numbers: Variables, numeric arrays, Python "
         "numbers. Convert strings and objects first, e.g. numpy.asarray(x, dtype=float)."
     )
 
 
-def calling_op() -> str:
-    """The name of the lampy function whose operand is refused, for error messages only:
-    the innermost caller inside lampy that is a public function of ``lampy``,
-    ``lampy.linalg`` or ``lampy.nn.functional`` (helpers are skipped), or a module's
-    ``forward`` (``Linear.forward``); ``"a lampy op"`` if there is none. Nothing but
-    messages depends on it."""
-    public: set[str] = set()
-    for module_name in ("lampy", "lampy.linalg", "lampy.nn.functional"):
-        module = sys.modules.get(module_name)
-        if module is not None:
-            public.update(n for n in vars(module) if not n.startswith("_"))
-    frame = inspect.currentframe()
-    while frame is not None:
-        name = frame.f_code.co_name
-        if frame.f_globals.get("__name__", "").startswith("lampy."):
-            if name == "forward":
-                return f"{type(frame.f_locals.get('self')).__name__}.forward"
-            if name in public:
-                return name
-        frame = frame.f_back
-    return "a lampy op"
-
-
-def values_of(x1: Any, x2: Any, saved1: bool = True, saved2: bool = True) -> tuple[Any, Any]:
+def values_of(
+    x1: Any, x2: Any, saved1: bool = True, saved2: bool = True, name: str = "a lampy op"
+) -> tuple[Any, Any]:
     """The values of a binary op's two arguments, numpy-promoted the way numpy 2 does
-    (``value_of(x1, saved1)`` and ``value_of(x2, saved2)``).
+    (``value_of(x1, saved1, name)`` and ``value_of(x2, saved2, name)``).
 
     A Python int or float next to a float array takes that array's dtype, so a Python
     number never turns float32 into float64 (also with numpy 1.x and for 0-d values).
     """
-    a = value_of(x1, saved1)
-    b = value_of(x2, saved2)
+    a = value_of(x1, saved1, name)
+    b = value_of(x2, saved2, name)
     ta, tb = type(a), type(b)
     if ta in _PY_NUMBERS and tb is _ndarray and b.dtype.kind == "f":
         a = b.dtype.type(a)
@@ -174,7 +156,7 @@ def apply_binary(
     keep1: bool = True,
     keep2: bool = True,
 ) -> tuple[Any, Any, Any]:
-    """``values_of(x1, x2)`` and ``ufunc`` applied to them; a broadcasting failure is a
+    """``values_of(x1, x2, name=name)`` and ``ufunc`` applied to them; a broadcasting failure is a
     ShapeError naming ``name`` and both shapes, raised before anything is recorded.
 
     ``operator`` is the Python operator that calls ``ufunc`` (``operator.mul`` for
@@ -187,7 +169,7 @@ def apply_binary(
         ``(a, b, value)``: the two operand values and the result.
     """
     if _WEAK_PY_SCALARS:  # a ufunc itself keeps a float array's dtype next to a number
-        # value_of(x1, keep1), value_of(x2, keep2), with a Variable's value and a Python
+        # value_of(x1, keep1, name), value_of(x2, keep2, name), with a Variable's value and a Python
         # number read here directly (a released Variable's None goes to value_of, which
         # raises)
         t = type(x1)
@@ -199,7 +181,7 @@ def apply_binary(
         else:
             a = x1 if t is float or t is int else None
         if a is None:
-            a = value_of(x1, keep1)
+            a = value_of(x1, keep1, name)
         t = type(x2)
         if t is Variable:
             node = x2.node
@@ -209,9 +191,9 @@ def apply_binary(
         else:
             b = x2 if t is float or t is int else None
         if b is None:
-            b = value_of(x2, keep2)
+            b = value_of(x2, keep2, name)
     else:
-        a, b = values_of(x1, x2, keep1, keep2)
+        a, b = values_of(x1, x2, keep1, keep2, name)
     if _ledger.open_budgets:  # a scope has a budget: check the output's size first
         try:
             shape = np.broadcast_shapes(np.shape(a), np.shape(b))
@@ -372,23 +354,29 @@ def needs_grad(x: Any) -> bool:
 
 
 def real_result(name: str, value: Any, *operands: Any) -> None:
-    """Raise a DTypeError if ``value`` is complex or an object array while one of the
-    ``operands`` is a Variable that needs a gradient (and grad mode is on).
+    """Raise a DTypeError if ``value`` is an object array, or complex and op ``name`` is
+    not declared for complex values (``complex_rule``), while one of the ``operands`` is
+    a Variable that needs a gradient (and grad mode is on).
 
-    lampy's gradients are real: recording such a result would silently drop the
-    gradient. Call it on an op's value before recording it; it costs one dtype check.
+    Recording such a result would silently drop the gradient (or give the real rule's
+    wrong one). Call it on an op's value before recording it; it costs one dtype check.
     """
-    if getattr(value, "dtype", _FLOAT).kind not in "cO" or not GRAD_ENABLED.get():
+    kind = getattr(value, "dtype", _FLOAT).kind
+    if kind not in "cO" or not GRAD_ENABLED.get():
+        return
+    if kind == "c" and complex_kind(name) is not None:  # an op declared for complex values
         return
     if not any(type(x) is Variable and x.needs_grad for x in _flat(operands)):
         return
     constants = (
-        np.asarray(value_of(x))
+        np.asarray(value_of(x, name=name))
         for x in _flat(operands)
         if isinstance(x, (_ndarray, Variable, list, bool, int, float, complex, np.generic))
         and not needs_grad(x)
     )
     culprits = [f"the constant operand {describe(v)}" for v in constants if v.dtype.kind in "cO"]
+    if kind == "c":
+        raise no_complex(name, value.dtype)
     raise not_real(name, value.dtype, " and ".join(culprits))
 
 
@@ -404,6 +392,15 @@ def _flat(operands: Any) -> list[Any]:
         else:
             flat.append(x)
     return flat
+
+
+def real_operands(name: str, *operands: Any) -> None:
+    """Raise a DTypeError if an operand is a complex Variable that needs a gradient (and
+    grad mode is on): for an op whose value is real but whose backward rule holds for
+    real inputs only (``lampy.op`` sees only complex values)."""
+    for x in operands:
+        if type(x) is Variable and x.node.needs_grad and x.dtype.kind == "c" and GRAD_ENABLED.get():
+            raise no_complex_input(name, x.dtype)
 
 
 def array_of(name: str, x: Any) -> Any:

@@ -4,6 +4,7 @@
 installed from ``lampy._methods``: the engine does not import the library built on it.
 """
 
+from lampy.ops import _complex_rules as _complex_rules
 from lampy.ops._arithmetic import add as add
 from lampy.ops._arithmetic import divide as divide
 from lampy.ops._arithmetic import mod as mod
@@ -37,6 +38,16 @@ from lampy.ops._comparison import logical_or as logical_or
 from lampy.ops._comparison import logical_xor as logical_xor
 from lampy.ops._comparison import not_equal as not_equal
 from lampy.ops._comparison import signbit as signbit
+from lampy.ops._complex_parts import angle as angle
+from lampy.ops._complex_parts import conj as conj
+from lampy.ops._complex_parts import conjugate as conjugate
+from lampy.ops._complex_parts import imag as imag
+from lampy.ops._complex_parts import iscomplex as iscomplex
+from lampy.ops._complex_parts import iscomplexobj as iscomplexobj
+from lampy.ops._complex_parts import isreal as isreal
+from lampy.ops._complex_parts import isrealobj as isrealobj
+from lampy.ops._complex_parts import real as real
+from lampy.ops._complex_parts import real_if_close as real_if_close
 from lampy.ops._convolve import convolve as convolve
 from lampy.ops._convolve import correlate as correlate
 from lampy.ops._creation import arange as arange

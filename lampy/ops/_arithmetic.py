@@ -108,7 +108,7 @@ def negative(x: Operand) -> Variable:
     Gradient:
         ``dx = -g``.
     """
-    a = value_of(x)
+    a = value_of(x, name="negative")
     return op(
         "negative",
         apply_unary(np.negative, a),

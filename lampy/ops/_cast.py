@@ -30,7 +30,7 @@ def astype(x: Operand, dtype: DTypeLike, /, *, copy: bool = True) -> Variable:
     Raises:
         DTypeError: ``dtype`` is not numeric (a string, object or date dtype).
     """
-    a = value_of(x)
+    a = value_of(x, name="astype")
     target = np.dtype(dtype)
     if target.kind not in "biufc":
         raise DTypeError(
@@ -50,7 +50,7 @@ def copy(a: Operand) -> Variable:
     Gradient:
         ``da = g``.
     """
-    x = value_of(a)
+    x = value_of(a, name="copy")
     return op("copy", np.array(x, copy=True), contrib_of(a, lambda g: g, False, _same))
 
 

@@ -20,7 +20,11 @@ _asarray = np.asarray
 
 def _binary(name: str, fn: Any, x1: Any, x2: Any, **kwargs: Any) -> np.ndarray:
     # values_of: a Python number is compared in a float32 operand's precision (numpy 2).
-    a, b = values_of(x1, x2) if not kwargs else (value_of(x1), value_of(x2))
+    a, b = (
+        values_of(x1, x2, name=name)
+        if not kwargs
+        else (value_of(x1, name=name), value_of(x2, name=name))
+    )
     try:
         return _asarray(fn(a, b, **kwargs))
     except ValueError:
@@ -111,7 +115,11 @@ def array_equal(a1: Operand, a2: Operand, equal_nan: bool = False) -> bool:
     Gradient:
         None: the result is a Python bool.
     """
-    return bool(np.array_equal(value_of(a1), value_of(a2), equal_nan=equal_nan))
+    return bool(
+        np.array_equal(
+            value_of(a1, name="array_equal"), value_of(a2, name="array_equal"), equal_nan=equal_nan
+        )
+    )
 
 
 def logical_and(x1: Operand, x2: Operand) -> np.ndarray:
@@ -147,7 +155,7 @@ def logical_not(x: Operand) -> np.ndarray:
     Gradient:
         None: the result is a plain numpy array.
     """
-    return _asarray(np.logical_not(value_of(x)))
+    return _asarray(np.logical_not(value_of(x, name="logical_not")))
 
 
 def isfinite(x: Operand) -> np.ndarray:
@@ -156,7 +164,7 @@ def isfinite(x: Operand) -> np.ndarray:
     Gradient:
         None: the result is a plain numpy array.
     """
-    return _asarray(np.isfinite(value_of(x)))
+    return _asarray(np.isfinite(value_of(x, name="isfinite")))
 
 
 def isnan(x: Operand) -> np.ndarray:
@@ -165,7 +173,7 @@ def isnan(x: Operand) -> np.ndarray:
     Gradient:
         None: the result is a plain numpy array.
     """
-    return _asarray(np.isnan(value_of(x)))
+    return _asarray(np.isnan(value_of(x, name="isnan")))
 
 
 def isinf(x: Operand) -> np.ndarray:
@@ -174,7 +182,7 @@ def isinf(x: Operand) -> np.ndarray:
     Gradient:
         None: the result is a plain numpy array.
     """
-    return _asarray(np.isinf(value_of(x)))
+    return _asarray(np.isinf(value_of(x, name="isinf")))
 
 
 def signbit(x: Operand) -> np.ndarray:
@@ -183,7 +191,7 @@ def signbit(x: Operand) -> np.ndarray:
     Gradient:
         None: the result is a plain numpy array.
     """
-    return _asarray(np.signbit(value_of(x)))
+    return _asarray(np.signbit(value_of(x, name="signbit")))
 
 
 __all__ = [

@@ -71,7 +71,7 @@ def _operand(name: str, which: str, x: Any, allow_0d: bool) -> Any:
 
 def _linear_1d(name: str, a: Any, v: Any, mode: Any) -> Variable:
     m_name = _mode(name, mode)
-    av, vv = value_of(a), value_of(v)
+    av, vv = value_of(a, name=name), value_of(v, name=name)
     x = _operand(name, "a", av, allow_0d=name == "convolve")
     w = _operand(name, "v", vv, allow_0d=name == "convolve")
     value = (np.convolve if name == "convolve" else np.correlate)(av, vv, mode)

@@ -83,7 +83,7 @@ def linspace(
         along the samples' axis (summed over broadcast axes). For the step
         ``(stop - start) / div``: ``dstart = -g / div``, ``dstop = g / div``.
     """
-    s, e = value_of(start), value_of(stop)
+    s, e = value_of(start, name="linspace"), value_of(stop, name="linspace")
     n = operator.index(num)
     if n < 0:
         raise LampyValueError(f"linspace: num must be >= 0, got {num}.")
@@ -166,7 +166,7 @@ def full(
         ``dfill_value = g`` summed over the axes broadcasting added or stretched (all of
         them for a scalar fill value).
     """
-    v = value_of(fill_value)
+    v = value_of(fill_value, name="full")
     _check_dtype("full", dtype, fill_value)
     try:
         value = np.full(shape, v, dtype=dtype, order=order)  # type: ignore[call-overload]
@@ -205,7 +205,12 @@ def arange(
         raise LampyValueError("arange: step must not be 0.")
     if stop is None:
         start, stop = 0, start
-    value = np.arange(value_of(start), value_of(stop), value_of(step), dtype=dtype)
+    value = np.arange(
+        value_of(start, name="arange"),
+        value_of(stop, name="arange"),
+        value_of(step, name="arange"),
+        dtype=dtype,
+    )
     return op("arange", value)
 
 

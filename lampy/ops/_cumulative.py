@@ -50,7 +50,7 @@ def cumsum(
         ``da_i = sum_{k >= i} g_k`` along the axis (a reversed cumulative sum).
     """
     axis = axis_or_dim("cumsum", axis, dim)
-    x = value_of(a)
+    x = value_of(a, name="cumsum")
     check_float_dtype("cumsum", dtype, a)
     shape = np.shape(x)
     ax = single_axis("cumsum", axis, len(shape))
@@ -89,7 +89,7 @@ def cumprod(
         ``cumprod_backward``.
     """
     axis = axis_or_dim("cumprod", axis, dim)
-    x = value_of(a)
+    x = value_of(a, name="cumprod")
     check_float_dtype("cumprod", dtype, a)
     shape = np.shape(x)
     ax = single_axis("cumprod", axis, len(shape))

@@ -69,7 +69,7 @@ def diagonal(a: Operand, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Var
     Gradient:
         ``da`` is ``g`` on that diagonal and zero elsewhere.
     """
-    x = value_of(a)
+    x = value_of(a, name="diagonal")
     ax1, ax2 = _axes("diagonal", x, axis1, axis2)
     k = operator.index(offset)
     value = np.diagonal(x, k, ax1, ax2)
@@ -91,7 +91,7 @@ def _on_diagonal(g: Any, shape: tuple[int, ...], dtype: Any, k: int, ax1: int, a
     on that diagonal of zeros, as an op whose gradient is the diagonal again."""
     value = np.zeros(shape, dtype)
     view = _diagonal_view(value, k, ax1, ax2)
-    _add(view, value_of(g), out=view)
+    _add(view, value_of(g, name="diagonal_scatter"), out=view)
     if type(g) is not Variable:
         return value
     return op(
@@ -115,7 +115,7 @@ def trace(
     Gradient:
         ``da`` is ``g`` (broadcast along the diagonal) on the diagonal and zero elsewhere.
     """
-    x = value_of(a)
+    x = value_of(a, name="trace")
     ax1, ax2 = _axes("trace", x, axis1, axis2)
     k = operator.index(offset)
     if dtype is not None and np.dtype(dtype).kind not in "fc":
@@ -149,7 +149,7 @@ def diag(v: Operand, k: int = 0) -> Variable:
         1-d ``v``: ``dv = diagonal(g, k)``; 2-d ``v``: ``dv`` is ``g`` on the ``k``-th
         diagonal and zero elsewhere.
     """
-    x = value_of(v)
+    x = value_of(v, name="diag")
     k = operator.index(k)
     nd = np.ndim(x)
     if nd == 1:
@@ -180,7 +180,7 @@ def diag(v: Operand, k: int = 0) -> Variable:
 
 
 def _triangle(name: str, m: Any, k: Any, upper: bool) -> Variable:
-    x = value_of(m)
+    x = value_of(m, name=name)
     shape = np.shape(x)
     if not shape:
         raise ShapeError(f"{name}: takes an array of at least 1 dimension, got a 0-d array.")

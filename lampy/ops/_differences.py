@@ -42,7 +42,7 @@ def _linear_map(name: str, g: Any, fn: Callable[..., Any], fn_t: Callable[..., A
     """``fn(g)`` for a vjp, ``fn`` a linear map with constant coefficients and ``fn_t``
     its transpose (both on numpy arrays): an op whose vjp is ``fn_t``, recorded the same
     way, so every order of derivative is exact. A constant ``g`` gives a numpy array."""
-    value = fn(np.asarray(value_of(g)))
+    value = fn(np.asarray(value_of(g, name=name)))
     if type(g) is not Variable:
         return value
     return op(name, value, contrib_of(g, fn_t, vjp=lambda h, out: _linear_map(name, h, fn_t, fn)))
@@ -95,8 +95,8 @@ def diff(
     if order < 0:
         raise LampyValueError(f"diff: the order n must be >= 0, got {n}.")
     if order == 0:
-        return a if type(a) is Variable else op("diff", np.asarray(value_of(a)))
-    x = np.asarray(value_of(a))
+        return a if type(a) is Variable else op("diff", np.asarray(value_of(a, name="diff")))
+    x = np.asarray(value_of(a, name="diff"))
     if x.ndim == 0:
         raise ShapeError(
             "diff: needs an array of at least 1 dimension, got a 0-d array; reshape it "
@@ -107,7 +107,7 @@ def diff(
     for what, extra in (("prepend", prepend), (None, a), ("append", append)):
         if extra is NO_VALUE:
             continue
-        v = x if what is None else np.asarray(value_of(extra))
+        v = x if what is None else np.asarray(value_of(extra, name="diff"))
         if what is not None and v.ndim == 0:
             shape = list(x.shape)
             shape[ax] = 1
@@ -176,7 +176,7 @@ def _spacings(name: str, varargs: tuple[Any, ...], axes: tuple[int, ...]) -> lis
                 f"{name}: the spacing is not differentiable in lampy, but a Variable that "
                 "needs a gradient was given; pass its value (`h.value`) or a constant."
             )
-    values = [np.asarray(value_of(v)) for v in varargs]
+    values = [np.asarray(value_of(v, name=name)) for v in varargs]
     if not values:
         return [1.0] * len(axes)
     if len(values) == 1 and values[0].ndim == 0:
@@ -256,7 +256,7 @@ def gradient(f: Any, *varargs: Any, axis: Axis = None, edge_order: int = 1) -> A
         weights ``(a_i, b_i, c_i)`` on ``f[i - 1], f[i], f[i + 1]`` (and the edge
         weights) scatter ``g`` back onto those samples.
     """
-    x = np.asarray(value_of(f))
+    x = np.asarray(value_of(f, name="gradient"))
     axes = normalize_axis("gradient", axis, x.ndim)
     if isinstance(axis, (int, np.integer)):
         axes = (int(axis) % x.ndim,)
@@ -265,7 +265,7 @@ def gradient(f: Any, *varargs: Any, axis: Axis = None, edge_order: int = 1) -> A
     spacings = _spacings("gradient", varargs, axes)
     try:
         out = np.gradient(  # type: ignore[call-overload]
-            x, *[value_of(v) for v in varargs], axis=axis, edge_order=edge_order
+            x, *[value_of(v, name="gradient") for v in varargs], axis=axis, edge_order=edge_order
         )
     except TypeError as e:
         raise LampyTypeError(

@@ -257,7 +257,7 @@ def einsum(subscripts: Any, *operands: Any) -> Variable:
         subscripts, args = _interleaved((subscripts, *operands))
     else:
         args = list(operands)
-    values = [value_of(x) for x in args]
+    values = [value_of(x, name="einsum") for x in args]
     plan = _plan(subscripts, tuple(np.shape(v) for v in values))
     optimize = plan.may_optimize and plan.work >= OPTIMIZE_MIN_WORK
     value = _einsum(subscripts, *values, optimize=optimize)

@@ -35,7 +35,7 @@ def exp(x: Operand) -> Variable:
     Gradient:
         ``dx = g * exp(x)`` (reuses the forward value).
     """
-    value = apply_unary(np.exp, value_of(x, saved=False))
+    value = apply_unary(np.exp, value_of(x, False, "exp"))
     return op("exp", value, contrib_with(x, times, value))
 
 
@@ -45,7 +45,7 @@ def exp2(x: Operand) -> Variable:
     Gradient:
         ``dx = g * 2**x * ln(2)`` (reuses the forward value).
     """
-    value = apply_unary(np.exp2, value_of(x))
+    value = apply_unary(np.exp2, value_of(x, name="exp2"))
     return op(
         "exp2",
         value,
@@ -61,7 +61,7 @@ def expm1(x: Operand) -> Variable:
     Gradient:
         ``dx = g * exp(x) = g * (expm1(x) + 1)`` (reuses the forward value).
     """
-    value = apply_unary(np.expm1, value_of(x))
+    value = apply_unary(np.expm1, value_of(x, name="expm1"))
     return op(
         "expm1",
         value,
@@ -75,7 +75,7 @@ def log(x: Operand) -> Variable:
     Gradient:
         ``dx = g / x``.
     """
-    a = value_of(x)
+    a = value_of(x, name="log")
     value = apply_unary(np.log, a)
     return op("log", value, contrib_with(x, over, a))
 
@@ -86,7 +86,7 @@ def log2(x: Operand) -> Variable:
     Gradient:
         ``dx = g / (x * ln(2))``; infinite at ``x = 0``.
     """
-    a = value_of(x)
+    a = value_of(x, name="log2")
     value = apply_unary(np.log2, a)
     n = node_of(x)
     return op(
@@ -102,7 +102,7 @@ def log10(x: Operand) -> Variable:
     Gradient:
         ``dx = g / (x * ln(10))``; infinite at ``x = 0``.
     """
-    a = value_of(x)
+    a = value_of(x, name="log10")
     value = apply_unary(np.log10, a)
     n = node_of(x)
     return op(
@@ -120,7 +120,7 @@ def log1p(x: Operand) -> Variable:
     Gradient:
         ``dx = g / (1 + x)``; infinite at ``x = -1``.
     """
-    a = value_of(x)
+    a = value_of(x, name="log1p")
     value = apply_unary(np.log1p, a)
     n = node_of(x)
     return op(

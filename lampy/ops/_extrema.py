@@ -50,7 +50,7 @@ def _extremum(
     ``wins(a, b)`` is where ``x1`` strictly wins. ``nan_to_x1`` names the input (0: ``x1``,
     1: ``x2``) whose nan sends the whole gradient to ``x1``.
     """
-    a, b = values_of(x1, x2)
+    a, b = values_of(x1, x2, name=name)
     try:
         value = fn(a, b)
     except ValueError:

@@ -60,7 +60,7 @@ def _extreme(
     initial: Any,
     where: Any,
 ) -> Variable:
-    x = value_of(a)
+    x = value_of(a, name=name)
     shape = np.shape(x)
     axes = normalize_axis(name, axis, len(shape))
     kwargs: dict[str, Any] = {}
@@ -203,7 +203,7 @@ def min(
 
 
 def _arg_extreme(name: str, fn: Callable[..., Any], a: Any, axis: Any, keepdims: bool) -> Any:
-    x = value_of(a)
+    x = value_of(a, name=name)
     ax = single_axis(name, axis, np.ndim(x))
     try:
         return fn(x, axis=ax, keepdims=keepdims)
@@ -288,7 +288,7 @@ def logsumexp(
     """
     axis = axis_or_dim("logsumexp", axis, dim)
     keepdims = keepdims_or_keepdim("logsumexp", keepdims, keepdim)
-    x = value_of(a)
+    x = value_of(a, name="logsumexp")
     if np.result_type(x).kind not in "fc":
         x = np.asarray(x, dtype=np.float64)
     shape = np.shape(x)

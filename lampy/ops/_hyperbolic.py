@@ -28,7 +28,7 @@ def sinh(x: Operand) -> Variable:
     Gradient:
         ``dx = g * cosh(x)``.
     """
-    a = value_of(x)
+    a = value_of(x, name="sinh")
     value = apply_unary(np.sinh, a)
     n = node_of(x)
     return op(
@@ -44,7 +44,7 @@ def cosh(x: Operand) -> Variable:
     Gradient:
         ``dx = g * sinh(x)``.
     """
-    a = value_of(x)
+    a = value_of(x, name="cosh")
     value = apply_unary(np.cosh, a)
     n = node_of(x)
     return op(
@@ -60,7 +60,7 @@ def tanh(x: Operand) -> Variable:
     Gradient:
         ``dx = g * (1 - tanh(x)**2)`` (reuses the forward value).
     """
-    value = apply_unary(np.tanh, value_of(x, saved=False))  # backward keeps only the output
+    value = apply_unary(np.tanh, value_of(x, False, "tanh"))  # backward keeps only the output
     return op("tanh", value, contrib_with(x, _d_tanh, value))
 
 
@@ -80,7 +80,7 @@ def arcsinh(x: Operand) -> Variable:
     Gradient:
         ``dx = g / sqrt(x**2 + 1)``.
     """
-    a = value_of(x)
+    a = value_of(x, name="arcsinh")
     value = apply_unary(np.arcsinh, a)
     n = node_of(x)
 
@@ -98,7 +98,7 @@ def arccosh(x: Operand) -> Variable:
         ``dx = g / sqrt((x - 1) * (x + 1))`` (factored for accuracy near 1); infinite at
         ``x = 1``, nan for ``x < 1``.
     """
-    a = value_of(x)
+    a = value_of(x, name="arccosh")
     value = apply_unary(np.arccosh, a)
 
     def d_x(g: np.ndarray) -> Any:
@@ -120,7 +120,7 @@ def arctanh(x: Operand) -> Variable:
         ``dx = g / ((1 - x) * (1 + x))`` (``1 - x**2`` factored for accuracy near ±1);
         infinite at ``x = ±1``.
     """
-    a = value_of(x)
+    a = value_of(x, name="arctanh")
     value = apply_unary(np.arctanh, a)
 
     def d_x(g: np.ndarray) -> Any:

@@ -43,7 +43,7 @@ when the index has no repeats; shorter ones go through a flat ``add.at``."""
 # ----------------------------------------------------------------------------- helpers
 def int_indices(name: str, indices: Any) -> np.ndarray:
     """``indices`` (array-like or Variable) as an integer array; an empty list is fine."""
-    idx = np.asarray(value_of(indices))
+    idx = np.asarray(value_of(indices, name=name))
     if idx.dtype.kind in "iu":
         return idx
     if idx.size == 0 and idx.dtype.kind == "f":
@@ -227,7 +227,7 @@ def getitem(x: Operand, index: Any) -> Variable:
     Gradient:
         ``dx[index] += g``; repeated integer indices accumulate (``numpy.add.at``).
     """
-    a = value_of(x)
+    a = value_of(x, name="getitem")
     idx, advanced, integer = _plain_index(index)
     try:
         if advanced and _ledger.open_budgets:  # a copy: its size checked first
@@ -267,7 +267,7 @@ def _scattered(g: Any, shape: tuple[int, ...], dtype: Any, idx: Any, d_x: Any) -
     ``x``'s ``shape`` with ``g`` added at ``idx`` (``d_x`` does the adding), as an op whose
     gradient is ``getitem`` again."""
     value = np.zeros(shape, dtype)
-    d_x(np.asarray(value_of(g)), value)
+    d_x(np.asarray(value_of(g, name="scatter_add")), value)
     if type(g) is not Variable:
         return value
     return op(
@@ -327,7 +327,7 @@ def take(
         ``da`` gets ``g`` added at the positions taken (after wrapping or clipping);
         repeated indices accumulate.
     """
-    x = value_of(a)
+    x = value_of(a, name="take")
     idx = int_indices("take", indices)
     src, ax = _source("take", x, axis)
     n = src.shape[ax]
@@ -374,8 +374,8 @@ def compress(condition: Operand, a: Operand, axis: int | None = None) -> Variabl
     Gradient:
         ``da`` gets ``g`` at the selected slices, 0 elsewhere.
     """
-    x = value_of(a)
-    c = np.asarray(value_of(condition))
+    x = value_of(a, name="compress")
+    c = np.asarray(value_of(condition, name="compress"))
     if c.ndim != 1:
         raise ShapeError(
             f"compress: condition must be 1-d, got shape {c.shape}; flatten it, or use "

@@ -113,9 +113,13 @@ def interp(
         nothing. With ``period`` the gradients pass through the modulo (derivative 1)
         and numpy's sorting and wrap-around padding of the sample points.
     """
-    xv, xpv, fpv = value_of(x), value_of(xp), value_of(fp)
-    lv = None if left is None else value_of(left)
-    rv = None if right is None else value_of(right)
+    xv, xpv, fpv = (
+        value_of(x, name="interp"),
+        value_of(xp, name="interp"),
+        value_of(fp, name="interp"),
+    )
+    lv = None if left is None else value_of(left, name="interp")
+    rv = None if right is None else value_of(right, name="interp")
     _check(xv, xpv, fpv, lv, rv)
     if period is not None and period == 0:
         raise LampyValueError("interp: period must be a non-zero number (or None).")

@@ -198,7 +198,7 @@ def concatenate(
 
 
 def _concatenate(name: str, items: list[Any], axis: int | None, dtype: Any) -> Variable:
-    vals = [value_of(x) for x in items]
+    vals = [value_of(x, name=name) for x in items]
     shapes = [np.shape(v) for v in vals]
     ax = _check_join(name, shapes, axis)
     if ax is None:
@@ -236,7 +236,7 @@ def _stacked(
     name: str, items: list[Any], promote: Callable[[Any], np.ndarray], axis: int, dtype: Any
 ) -> Variable:
     """Join the items' values, each given dimensions by ``promote``, along ``axis``."""
-    raw = [value_of(x) for x in items]
+    raw = [value_of(x, name=name) for x in items]
     vals = [promote(v) for v in raw]
     shapes = [v.shape for v in vals]
     ax = _check_join(name, shapes, axis if vals[0].ndim > 1 else 0)
@@ -310,7 +310,7 @@ def stack(
     if type(arrays) is Variable:
         return _single("stack", arrays, lambda v, dt: np.stack(v, axis=axis, dtype=dt), dtype)
     items = _operands("stack", arrays)
-    vals = [np.asarray(value_of(x)) for x in items]
+    vals = [np.asarray(value_of(x, name="stack")) for x in items]
     shapes = [v.shape for v in vals]
     if any(s != shapes[0] for s in shapes):
         raise ShapeError(
@@ -397,7 +397,7 @@ def split(ary: Operand, indices_or_sections: int | Sequence[int], axis: int = 0)
     Gradient:
         Each piece's ``g`` is added into the slice of ``dary`` it came from.
     """
-    x = np.asarray(value_of(ary))
+    x = np.asarray(value_of(ary, name="split"))
     return _split("split", ary, x, indices_or_sections, axis, equal=True)
 
 
@@ -410,12 +410,12 @@ def array_split(
     Gradient:
         Each piece's ``g`` is added into the slice of ``dary`` it came from.
     """
-    x = np.asarray(value_of(ary))
+    x = np.asarray(value_of(ary, name="array_split"))
     return _split("array_split", ary, x, indices_or_sections, axis, equal=False)
 
 
 def _split_at_least(name: str, ary: Any, ndim: int) -> np.ndarray:
-    x = np.asarray(value_of(ary))
+    x = np.asarray(value_of(ary, name=name))
     if x.ndim < ndim:
         raise ShapeError(
             f"{name}: needs an array of at least {ndim} dimension{'s' if ndim > 1 else ''}, "
@@ -477,7 +477,7 @@ def broadcast_arrays(*args: Operand) -> tuple[Variable, ...]:
     Gradient:
         ``da_i = unbroadcast(g_i, a_i.shape)``.
     """
-    vals = [value_of(a) for a in args]
+    vals = [value_of(a, name="broadcast_arrays") for a in args]
     shapes = [np.shape(v) for v in vals]
     try:
         shape = np.broadcast_shapes(*shapes)

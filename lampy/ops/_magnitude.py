@@ -14,12 +14,15 @@ from lampy.opkit import (
     accumulate,
     apply_unary,
     contrib_of,
+    graph_value,
+    node_of,
     op,
     param_of,
     real_result,
     sign_or_zero,
     value_of,
 )
+from lampy.ops._where import where
 
 _add, _where, _sign, _isfinite, _isnan = np.add, np.where, np.sign, np.isfinite, np.isnan
 
@@ -30,7 +33,7 @@ def positive(x: Operand) -> Variable:
     Gradient:
         ``dx = g``.
     """
-    value = apply_unary(np.positive, value_of(x))
+    value = apply_unary(np.positive, value_of(x, name="positive"))
     return op("positive", value, contrib_of(x, lambda g: g, fresh=False, vjp=lambda g, out: g))
 
 
@@ -48,13 +51,32 @@ def abs(x: Operand) -> Variable:
         ``dx = g * sign(x)``; 0 at ``x = 0`` (the subgradient PyTorch and JAX pick) and 0
         at ``x = nan`` (PyTorch's ``sgn(nan) = 0``; see "NaN inputs" in docs/ops.md).
     """
-    a = value_of(x)
+    a = value_of(x, name="abs")
     value = apply_unary(np.absolute, a, "abs")
+    if np.iscomplexobj(a):
+        return _complex_abs(x, a, value)
     return op(
         "abs",
         value,
         contrib_of(x, lambda g: _times(sign_or_zero(a), g), vjp=lambda g, out: g * sign_or_zero(a)),
     )
+
+
+def _complex_abs(x: Operand, a: Any, value: Any) -> Variable:
+    """``|z|`` of a complex ``z``, whose gradient is ``g * z / |z|`` (0 at ``z = 0``, as
+    PyTorch's ``sgn``)."""
+    n = node_of(x)
+
+    def unit(z: Any) -> Any:
+        m = np.absolute(z)
+        return np.where(m == 0, 0, z / np.where(m == 0, 1, m))
+
+    def vjp(g: Any, out: Any) -> Any:
+        zero = np.absolute(a) == 0
+        zv = graph_value(n, a)
+        return where(zero, 0j, g * zv / where(zero, 1.0, abs(zv)))
+
+    return op("abs", value, contrib_of(x, lambda g: g * unit(a), vjp=vjp))
 
 
 absolute = abs
@@ -71,7 +93,7 @@ def fabs(x: Operand) -> Variable:
     Gradient:
         ``dx = g * sign(x)``; 0 at ``x = 0``, as :func:`abs`.
     """
-    a = value_of(x)
+    a = value_of(x, name="fabs")
     try:
         value = apply_unary(np.fabs, a)
     except TypeError:
@@ -153,9 +175,9 @@ def clip(
             "clip: min= or max= was given along with the positional bounds a_min and "
             "a_max. Pass each bound once, either positionally or as a keyword."
         )
-    x = value_of(a)
-    lo = None if a_min is None else value_of(a_min)
-    hi = None if a_max is None else value_of(a_max)
+    x = value_of(a, name="clip")
+    lo = None if a_min is None else value_of(a_min, name="clip")
+    hi = None if a_max is None else value_of(a_max, name="clip")
     if lo is None and hi is None:  # numpy >= 2.1 copies; older numpy refuses
         value = np.array(x, copy=True)
     else:

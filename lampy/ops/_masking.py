@@ -37,9 +37,9 @@ def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
         ``dx = g`` where ``mask`` is false, else 0 (summed over broadcast axes);
         ``dvalue = sum(g[mask])``.
     """
-    a = value_of(x)
-    m = np.asarray(value_of(mask))
-    v = value_of(value)
+    a = value_of(x, name="masked_fill")
+    m = np.asarray(value_of(mask, name="masked_fill"))
+    v = value_of(value, name="masked_fill")
     if m.dtype != np.bool_:
         raise DTypeError(
             f"masked_fill: mask must be boolean, got dtype {m.dtype}; compare it first "
@@ -102,15 +102,17 @@ def nan_to_num(
         gets the sum of ``g`` over the elements it replaced.
     """
     del copy
-    a = value_of(x)
+    a = value_of(x, name="nan_to_num")
     fills = {"nan": nan, "posinf": posinf, "neginf": neginf}
     for what, v in fills.items():
         if type(v) is Variable and v.ndim != 0:
             raise ShapeError(
                 f"nan_to_num: {what} must be a number or 0-d, got a Variable of shape {v.shape}."
             )
-    pv, mv = (None if v is None else value_of(v) for v in (posinf, neginf))
-    value = np.nan_to_num(np.array(a), copy=False, nan=value_of(nan), posinf=pv, neginf=mv)
+    pv, mv = (None if v is None else value_of(v, name="nan_to_num") for v in (posinf, neginf))
+    value = np.nan_to_num(
+        np.array(a), copy=False, nan=value_of(nan, name="nan_to_num"), posinf=pv, neginf=mv
+    )
 
     def replaced(test: Any) -> Any:
         return lambda g: np.sum(g, where=test(a))
@@ -156,7 +158,7 @@ def one_hot(
     Gradient:
         None: the result is a constant.
     """
-    i = np.asarray(value_of(indices))
+    i = np.asarray(value_of(indices, name="one_hot"))
     if i.dtype.kind not in "iu":
         raise DTypeError(
             f"one_hot: indices must be integers, got dtype {i.dtype}; cast with `.astype(int)`."

@@ -31,6 +31,7 @@ from lampy.opkit import (
     node_of,
     normalize_axis,
     op,
+    real_operands,
     single_axis,
     value_of,
 )
@@ -63,7 +64,7 @@ def _nan_mask(x: Any) -> Any:
 def _prepare(name: str, a: Any, axis: Any, dtype: Any = None) -> tuple[Any, Any, tuple[int, ...]]:
     """The operand (lists stacked), its value, and ``axis`` as a sorted tuple."""
     a = array_of(name, a)
-    x = value_of(a)
+    x = value_of(a, name=name)
     check_float_dtype(name, dtype, a)
     return a, x, normalize_axis(name, axis, np.ndim(x))
 
@@ -210,6 +211,7 @@ def nanvar(
         nan entries (so 0 over an all-nan slice); inf or nan, as :func:`lampy.var`,
         where ``k - ddof <= 0`` in a slice that has entries.
     """
+    real_operands("nanvar", a)
     a, x, axes = _prepare("nanvar", a, axis, dtype)
     value = np.nanvar(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
 
@@ -245,6 +247,7 @@ def nanstd(
         0 at nan entries; 0 where ``nanstd == 0`` (a constant slice, as
         :func:`lampy.std`).
     """
+    real_operands("nanstd", a)
     a, x, axes = _prepare("nanstd", a, axis, dtype)
     value = np.nanstd(x, axis=axes, dtype=dtype, ddof=ddof, keepdims=keepdims)
 
@@ -321,7 +324,7 @@ def nanmin(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable
 
 
 def _nan_arg_extreme(name: str, fn: Any, a: Any, axis: Any, keepdims: bool) -> Any:
-    x = value_of(array_of(name, a))
+    x = value_of(array_of(name, a), name=name)
     ax = single_axis(name, axis, np.ndim(x))
     if np.size(x) == 0:
         raise reduce_error(name, np.shape(x), axis, ValueError("empty"))
@@ -365,7 +368,7 @@ def nanargmin(a: Operand, axis: int | None = None, *, keepdims: bool = False) ->
 
 def _cumulative_axis(name: str, a: Any, axis: Any, dtype: Any) -> tuple[Any, Any, int, bool]:
     a = array_of(name, a)
-    x = value_of(a)
+    x = value_of(a, name=name)
     check_float_dtype(name, dtype, a)
     ax = single_axis(name, axis, np.ndim(x))
     flat = ax is None or np.ndim(x) == 0  # the value is 1-d, along axis 0

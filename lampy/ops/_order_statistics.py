@@ -73,7 +73,7 @@ def _quantiles(name: str, q: Any, scale: float) -> Any:
             "differentiate quantiles with respect to q; pass q as a constant (q.value or "
             "q.detach())."
         )
-    qv = value_of(q, saved=False)
+    qv = value_of(q, False, name)
     qa = np.asarray(qv)
     if qa.dtype.kind not in "biuf":
         raise LampyTypeError(f"{name}: q must be real numbers, got dtype {qa.dtype}.")
@@ -187,7 +187,7 @@ def _quantile_op(
     fractions in ``[0, 1]`` (for the gradient)."""
     _check_method(name, method)
     a = array_of(name, a)
-    x = value_of(a)
+    x = value_of(a, name=name)
     axes = normalize_axis(name, axis, np.ndim(x))
     qa = np.asarray(q)
     try:
@@ -301,7 +301,7 @@ def median(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Variable
         a slice holding a nan gives ``g`` to its nans, shared.
     """
     a = array_of("median", a)
-    x = value_of(a)
+    x = value_of(a, name="median")
     axes = normalize_axis("median", axis, np.ndim(x))
     value = np.median(x, axis=axes, keepdims=keepdims)
 
@@ -381,7 +381,7 @@ def nanmedian(a: Operand, axis: Axis = None, *, keepdims: bool = False) -> Varia
         every entry of an all-nan slice 0.
     """
     a = array_of("nanmedian", a)
-    x = value_of(a)
+    x = value_of(a, name="nanmedian")
     axes = normalize_axis("nanmedian", axis, np.ndim(x))
     value = np.nanmedian(x, axis=axes, keepdims=keepdims)
 

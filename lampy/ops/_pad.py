@@ -54,7 +54,7 @@ def flip(m: Operand, axis: Axis = None) -> Variable:
     Gradient:
         ``dm = flip(g, axis)``.
     """
-    x = np.asarray(value_of(m))
+    x = np.asarray(value_of(m, name="flip"))
     return _flipped("flip", m, x, normalize_axis("flip", axis, x.ndim))
 
 
@@ -81,7 +81,7 @@ def fliplr(m: Operand) -> Variable:
     Gradient:
         ``dm = fliplr(g)``.
     """
-    x = np.asarray(value_of(m))
+    x = np.asarray(value_of(m, name="fliplr"))
     if x.ndim < 2:
         raise ShapeError(
             f"fliplr: needs an array of at least 2 dimensions, got shape {x.shape}; use "
@@ -100,7 +100,7 @@ def flipud(m: Operand) -> Variable:
     Gradient:
         ``dm = flipud(g)``.
     """
-    x = np.asarray(value_of(m))
+    x = np.asarray(value_of(m, name="flipud"))
     if x.ndim < 1:
         raise ShapeError("flipud: needs an array of at least 1 dimension, got a 0-d array.")
     return _flipped("flipud", m, x, (0,))
@@ -122,7 +122,7 @@ def rot90(m: Operand, k: int = 1, axes: Sequence[int] = (0, 1)) -> Variable:
     Gradient:
         ``dm = rot90(g, -k, axes)`` (the inverse rotation).
     """
-    x = np.asarray(value_of(m))
+    x = np.asarray(value_of(m, name="rot90"))
     turns = operator.index(k)
     pair = _ints("rot90", "axes", axes)
     if len(pair) != 2:
@@ -155,7 +155,7 @@ def roll(a: Operand, shift: int | Sequence[int] | np.ndarray, axis: Axis = None)
     Gradient:
         ``da = roll(g, -shift, axis)``.
     """
-    x = np.asarray(value_of(a))
+    x = np.asarray(value_of(a, name="roll"))
     shifts = _ints("roll", "shift", shift)
     if axis is not None:
         axes = _ints("roll", "axis", axis)
@@ -191,7 +191,7 @@ def tile(A: Operand, reps: int | Sequence[int]) -> Variable:
         ``dA`` sums the ``prod(reps)`` tiles of ``g``:
         ``g.reshape(r0, n0, r1, n1, ...).sum(axis=(0, 2, ...))``.
     """
-    x = np.asarray(value_of(A))
+    x = np.asarray(value_of(A, name="tile"))
     tup = _ints("tile", "reps", reps)
     if any(r < 0 for r in tup):
         raise LampyValueError(f"tile: reps must be >= 0, got {reps!r}.")
@@ -222,8 +222,8 @@ def repeat(a: Operand, repeats: int | Sequence[int], axis: int | None = None) ->
         for up to 16 copies (or few distinct counts), else summed (``numpy.sum``, or
         ``numpy.add.reduceat`` over the runs for many distinct counts).
     """
-    x = np.asarray(value_of(a))
-    r = np.asarray(value_of(repeats))
+    x = np.asarray(value_of(a, name="repeat"))
+    r = np.asarray(value_of(repeats, name="repeat"))
     if r.dtype.kind not in "iub":
         raise DTypeError(f"repeat: repeats must be integers, got dtype {r.dtype}.")
     if r.size and r.min() < 0:
@@ -394,7 +394,7 @@ def pad(
         sum(g[interior])``. Other modes: ``g[interior]`` plus each padded cell of ``g``
         added to the element it copies.
     """
-    x = np.asarray(value_of(array))
+    x = np.asarray(value_of(array, name="pad"))
     if mode not in _PAD_MODES:
         raise LampyValueError(f"pad: mode must be one of {_PAD_MODES}, got {mode!r}.")
     pairs = _pad_pairs(pad_width, x.ndim)
@@ -424,7 +424,7 @@ def pad(
                 vjp=lambda g, out: _fold_vjp(g, shape, pairs, mode, dtype),
             ),
         )
-    cv = value_of(constant_values)
+    cv = value_of(constant_values, name="pad")
     if needs_grad(constant_values) and np.size(cv) != 1:
         raise LampyValueError(
             f"pad: constant_values of shape {np.shape(cv)} can carry a gradient only as a "

@@ -43,7 +43,7 @@ def polyval(p: Operand, x: Operand) -> Variable:
         elements.
     """
     p, x = array_of("polyval", p), array_of("polyval", x)
-    pv, xv = value_of(p), value_of(x)
+    pv, xv = value_of(p, name="polyval"), value_of(x, name="polyval")
     if np.ndim(pv) != 1:
         raise ShapeError(
             f"polyval: p must be 1-d (the coefficients, highest power first), got shape "

@@ -29,7 +29,7 @@ def sqrt(x: Operand) -> Variable:
         ``dx = g / (2 * sqrt(x))`` (reuses the forward value); ``inf`` at ``x = 0``
         (for ``g > 0``), as numpy's ``1 / 0``; nan for ``x < 0``.
     """
-    value = apply_unary(np.sqrt, value_of(x))
+    value = apply_unary(np.sqrt, value_of(x, name="sqrt"))
     return op(
         "sqrt",
         value,
@@ -43,7 +43,7 @@ def cbrt(x: Operand) -> Variable:
     Gradient:
         ``dx = g / (3 * cbrt(x)**2)`` (reuses the forward value); infinite at ``x = 0``.
     """
-    value = apply_unary(np.cbrt, value_of(x))
+    value = apply_unary(np.cbrt, value_of(x, name="cbrt"))
 
     def d_x(g: np.ndarray) -> Any:
         return g / (value * value * 3)
@@ -61,7 +61,7 @@ def square(x: Operand) -> Variable:
     Gradient:
         ``dx = 2 * g * x``.
     """
-    a = value_of(x)
+    a = value_of(x, name="square")
     value = apply_unary(np.square, a)
     n = node_of(x)
     return op(
@@ -78,7 +78,7 @@ def reciprocal(x: Operand) -> Variable:
         ``dx = -g / x**2 = -g * reciprocal(x)**2`` (reuses the forward value); infinite
         at ``x = 0``.
     """
-    value = apply_unary(np.reciprocal, value_of(x))
+    value = apply_unary(np.reciprocal, value_of(x, name="reciprocal"))
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         _subtract(out, g * (value * value), out=out)

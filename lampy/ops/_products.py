@@ -179,7 +179,7 @@ def matmul(x1: Operand, x2: Operand) -> Variable:
         ``dx1 = g @ x2^T`` and ``dx2 = x1^T @ g`` (transposing the last two axes),
         summed over broadcast batch axes.
     """
-    a, b = values_of(x1, x2)
+    a, b = values_of(x1, x2, name="matmul")
     if np.ndim(a) == 0 or np.ndim(b) == 0:
         raise shape_mismatch(
             "matmul",
@@ -215,7 +215,7 @@ def dot(a: Operand, b: Operand) -> Variable:
         over ``a``'s free axes, transposed back to each operand's axis order (for
         matrices, ``da = g @ b^T``, ``db = a^T @ g``).
     """
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="dot")
     na, nb = np.ndim(x), np.ndim(y)
     ia = [na - 1] if na and nb else []
     ib = [max(nb - 2, 0)] if na and nb else []
@@ -240,7 +240,7 @@ def vdot(a: Operand, b: Operand) -> Variable:
     Gradient:
         ``da = g * b`` and ``db = g * a``, each reshaped to the other's shape.
     """
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="vdot")
     if np.size(x) != np.size(y):
         raise shape_mismatch(
             "vdot",
@@ -276,7 +276,7 @@ def inner(a: Operand, b: Operand) -> Variable:
         ``da = tensordot(g, b)`` and ``db = tensordot(g, a)`` over the other operand's
         leading axes.
     """
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="inner")
     na, nb = np.ndim(x), np.ndim(y)
     ia = [na - 1] if na and nb else []
     ib = [nb - 1] if na and nb else []
@@ -290,7 +290,7 @@ def outer(a: Operand, b: Operand) -> Variable:
     Gradient:
         ``da = (g @ b.ravel()).reshape(a.shape)``, ``db = (a.ravel() @ g).reshape(b.shape)``.
     """
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="outer")
     value = np.outer(x, y)
     real_result("outer", value, a, b)
     xf, yf = np.ravel(x), np.ravel(y)
@@ -359,7 +359,7 @@ def tensordot(a: Operand, b: Operand, axes: Any = 2) -> Variable:
         ``da = tensordot(g, b)`` over ``b``'s free axes, ``db = tensordot(a, g)`` over
         ``a``'s free axes, each transposed back to the operand's axis order.
     """
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="tensordot")
     ia, ib = _tensordot_axes(axes, np.ndim(x), np.ndim(y))
     _check_pairs(
         "tensordot", x, y, ia, ib, f"The summed axes {ia} of a and {ib} of b must match in length."
@@ -376,7 +376,7 @@ def kron(a: Operand, b: Operand) -> Variable:
         With ``g`` viewed as ``(a0, b0, a1, b1, ...)``, ``da`` contracts it with ``b``
         over the ``b`` axes and ``db`` contracts it with ``a`` over the ``a`` axes.
     """
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="kron")
     value = np.kron(x, y)
     real_result("kron", value, a, b)
     nd = max(np.ndim(x), np.ndim(y))
@@ -458,7 +458,7 @@ def cross(
     """
     if axis is not None:
         axisa = axisb = axisc = axis
-    x, y = values_of(a, b)
+    x, y = values_of(a, b, name="cross")
     am = _vectors("cross", np.asarray(x), axisa, "a")
     bm = _vectors("cross", np.asarray(y), axisb, "b")
     try:

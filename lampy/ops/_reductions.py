@@ -98,7 +98,7 @@ def sum(
     x = array_of("sum", x)
     axis = axis_or_dim("sum", axis, dim)
     keepdims = keepdims_or_keepdim("sum", keepdims, keepdim)
-    a = value_of(x)
+    a = value_of(x, name="sum")
     check_float_dtype("sum", dtype, x)
     axes = normalize_axis("sum", axis, np.ndim(a))
     if _ledger.open_budgets:  # a scope has a budget: check the output's size first
@@ -131,7 +131,7 @@ def spread(g: Any, shape: tuple[int, ...], axes: tuple[int, ...]) -> Variable:
 
 def _mean(name: str, x: Any, axis: Any, dtype: Any, keepdims: bool) -> Variable:
     x = array_of(name, x)
-    a = value_of(x)
+    a = value_of(x, name=name)
     check_float_dtype(name, dtype, x)
     shape = np.shape(a)
     axes = normalize_axis(name, axis, len(shape))
@@ -192,7 +192,7 @@ def var(
         reduced slice.
     """
     a = array_of("var", a)
-    x = value_of(a)
+    x = value_of(a, name="var")
     check_float_dtype("var", dtype, a)
     shape = np.shape(x)
     axes = normalize_axis("var", axis, len(shape))
@@ -235,7 +235,7 @@ def std(
         slice, where std is not differentiable) the gradient is 0, as in PyTorch.
     """
     a = array_of("std", a)
-    x = value_of(a)
+    x = value_of(a, name="std")
     check_float_dtype("std", dtype, a)
     shape = np.shape(x)
     axes = normalize_axis("std", axis, len(shape))
@@ -283,7 +283,7 @@ def prod(
     a = array_of("prod", a)
     axis = axis_or_dim("prod", axis, dim)
     keepdims = keepdims_or_keepdim("prod", keepdims, keepdim)
-    x = value_of(a)
+    x = value_of(a, name="prod")
     check_float_dtype("prod", dtype, a)
     axes = normalize_axis("prod", axis, np.ndim(x))
     value = np.prod(x, axis=axes, dtype=dtype, keepdims=keepdims)
@@ -409,7 +409,7 @@ def average(
         sum of the weights, ``dw = g``.
     """
     a, weights = array_of("average", a), array_of("average", weights)
-    x = value_of(a)
+    x = value_of(a, name="average")
     shape = np.shape(x)
     axes = normalize_axis("average", axis, len(shape))
     if weights is None:
@@ -418,7 +418,7 @@ def average(
             return avg
         count = avg.dtype.type(np.size(x) / (avg.size or 1))
         return avg, op("average", np.broadcast_to(count, avg.shape).copy())
-    w = value_of(weights)
+    w = value_of(weights, name="average")
     wb, perm = _weights_along(w, shape, axis)
     x_dtype, w_dtype = np.result_type(x), np.result_type(wb)
     dtype = np.result_type(x_dtype, w_dtype, *(("f8",) if x_dtype.kind in "biu" else ()))

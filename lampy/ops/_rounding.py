@@ -35,7 +35,7 @@ def sign(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at ``x = 0`` too.
     """
-    return op("sign", np.sign(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
+    return op("sign", np.sign(value_of(x, name="sign")), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def floor(x: Operand) -> Variable:
@@ -44,7 +44,7 @@ def floor(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at integers too.
     """
-    return op("floor", np.floor(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
+    return op("floor", np.floor(value_of(x, name="floor")), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def ceil(x: Operand) -> Variable:
@@ -53,7 +53,7 @@ def ceil(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at integers too.
     """
-    return op("ceil", np.ceil(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
+    return op("ceil", np.ceil(value_of(x, name="ceil")), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def trunc(x: Operand) -> Variable:
@@ -62,7 +62,7 @@ def trunc(x: Operand) -> Variable:
     Gradient:
         ``dx = 0`` everywhere, at integers too.
     """
-    return op("trunc", np.trunc(value_of(x)), param_of(x, _zero, vjp=_zero_vjp))
+    return op("trunc", np.trunc(value_of(x, name="trunc")), param_of(x, _zero, vjp=_zero_vjp))
 
 
 def round(a: Operand, decimals: int = 0) -> Variable:
@@ -75,7 +75,9 @@ def round(a: Operand, decimals: int = 0) -> Variable:
     Gradient:
         ``da = 0`` everywhere, at the rounding jumps (halves) too.
     """
-    return op("round", np.round(value_of(a), decimals), param_of(a, _zero, vjp=_zero_vjp))
+    return op(
+        "round", np.round(value_of(a, name="round"), decimals), param_of(a, _zero, vjp=_zero_vjp)
+    )
 
 
 around = round

@@ -59,7 +59,7 @@ def multinomial(
     """
     name = "multinomial"
     g = resolve_rng(name, rng if rng is not None else generator)
-    p = np.asarray(value_of(input, saved=False), dtype=np.float64)
+    p = np.asarray(value_of(input, False, name), dtype=np.float64)
     if p.ndim not in (1, 2):
         raise ShapeError(f"{name}: input must be 1-d or 2-d, got shape {p.shape}.")
     n = operator.index(num_samples)

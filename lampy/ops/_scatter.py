@@ -94,7 +94,7 @@ def take_along_axis(
         ``darr`` gets ``g`` added at the positions taken; repeats accumulate.
     """
     axis = axis_or_dim("take_along_axis", axis, dim, default=-1)
-    a = value_of(arr)
+    a = value_of(arr, name="take_along_axis")
     shape = np.shape(a)
     lin = _along_axis("take_along_axis", shape, int_indices("take_along_axis", indices), axis)
     value = np.reshape(a, -1)[lin]
@@ -134,8 +134,8 @@ def put_along_axis(arr: Operand, indices: ArrayLike, values: Operand, axis: int 
         value gets ``g`` at the position it landed in if it was the winning (last) write
         there, else 0, summed over its broadcast axes.
     """
-    a = value_of(arr)
-    v = value_of(values)
+    a = value_of(arr, name="put_along_axis")
+    v = value_of(values, name="put_along_axis")
     shape = np.shape(a)
     idx = int_indices("put_along_axis", indices)
     lin = _along_axis("put_along_axis", shape, idx, axis)
@@ -186,7 +186,7 @@ def put_along_axis(arr: Operand, indices: ArrayLike, values: Operand, axis: int 
 
 def _torch_operands(name: str, x: Any, axis: Any, indices: Any) -> tuple[Any, int, np.ndarray]:
     """``x``'s value (a 0-d one as shape ``(1,)``), the axis and the integer indices."""
-    a = value_of(x)
+    a = value_of(x, name=name)
     ax = single_axis(name, axis, np.ndim(a))
     assert ax is not None
     return (np.reshape(a, 1) if np.ndim(a) == 0 else a), ax, int_indices(name, indices)
@@ -234,7 +234,7 @@ def gather(x: Operand, axis: int, indices: ArrayLike) -> Variable:
     a, ax, idx = _torch_operands("gather", x, axis, indices)
     shape = a.shape
     out_shape = idx.shape
-    if np.ndim(value_of(x)) == 0 and idx.ndim == 0:
+    if np.ndim(value_of(x, name="gather")) == 0 and idx.ndim == 0:
         idx = idx.reshape(1)
     _same_ndim("gather", shape, idx, ax)
     idx = in_bounds("gather", idx, shape[ax], ax, shape)
@@ -244,7 +244,7 @@ def gather(x: Operand, axis: int, indices: ArrayLike) -> Variable:
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         add_flat(out, lin, np.reshape(g, lin.shape))
 
-    x_shape, dtype = np.shape(value_of(x)), np.result_type(a)
+    x_shape, dtype = np.shape(value_of(x, name="gather")), np.result_type(a)
 
     def vjp(g: Any, out: Any) -> Any:
         return reshape(scattered_flat(reshape(g, lin.shape), shape, dtype, lin), x_shape)
@@ -272,8 +272,8 @@ def scatter_add(x: Operand, axis: int, indices: ArrayLike, src: Operand) -> Vari
         of ``src``, 0 on the rest.
     """
     a, ax, idx = _torch_operands("scatter_add", x, axis, indices)
-    s = value_of(src)
-    scalar = np.ndim(value_of(x)) == 0
+    s = value_of(src, name="scatter_add")
+    scalar = np.ndim(value_of(x, name="scatter_add")) == 0
     shape = a.shape
     s1 = np.reshape(s, 1) if scalar and np.ndim(s) == 0 else s
     idx = idx.reshape(1) if scalar and idx.ndim == 0 else idx
@@ -337,8 +337,10 @@ def index_select(x: Operand, axis: int, indices: ArrayLike) -> Variable:
         ``dx`` gets ``g`` added at the selected slices; repeated indices accumulate.
     """
     a, ax, idx = _torch_operands("index_select", x, axis, indices)
-    idx = _vector_index("index_select", idx, a.shape[ax], ax, np.shape(value_of(x)))
-    scalar = np.ndim(value_of(x)) == 0
+    idx = _vector_index(
+        "index_select", idx, a.shape[ax], ax, np.shape(value_of(x, name="index_select"))
+    )
+    scalar = np.ndim(value_of(x, name="index_select")) == 0
     if scalar and idx.size != 1:
         raise ShapeError(f"index_select: a 0-d x takes exactly one index, got {idx.size}.")
     value = np.take(a, idx, axis=ax)
@@ -347,7 +349,11 @@ def index_select(x: Operand, axis: int, indices: ArrayLike) -> Variable:
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
         add_along(out, idx, g, ax, shape=shape)
 
-    dtype, v_shape, x_shape = np.result_type(a), value.shape, np.shape(value_of(x))
+    dtype, v_shape, x_shape = (
+        np.result_type(a),
+        value.shape,
+        np.shape(value_of(x, name="index_select")),
+    )
 
     def vjp(g: Any, out: Any) -> Any:
         return reshape(scattered_along(reshape(g, v_shape), shape, dtype, idx, ax), x_shape)
@@ -378,9 +384,9 @@ def index_add(
         ``dx = g``; ``dsource = alpha * index_select(g, axis, indices)``.
     """
     a, ax, idx = _torch_operands("index_add", x, axis, indices)
-    scalar = np.ndim(value_of(x)) == 0
-    idx = _vector_index("index_add", idx, a.shape[ax], ax, np.shape(value_of(x)))
-    s = value_of(source)
+    scalar = np.ndim(value_of(x, name="index_add")) == 0
+    idx = _vector_index("index_add", idx, a.shape[ax], ax, np.shape(value_of(x, name="index_add")))
+    s = value_of(source, name="index_add")
     want = a.shape[:ax] + idx.shape + a.shape[ax + 1 :]
     s_shape = np.shape(s)
     if s_shape != want and not (scalar and s_shape == () and idx.size == 1):

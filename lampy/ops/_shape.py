@@ -62,7 +62,7 @@ def reshape(a: Operand, shape: int | Sequence[int], order: str = "C") -> Variabl
     Gradient:
         ``da = g.reshape(a.shape)`` (in the same ``order``).
     """
-    x = value_of(a)
+    x = value_of(a, name="reshape")
     if order not in ("C", "F"):
         raise LampyValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
     try:
@@ -93,7 +93,7 @@ def ravel(a: Operand, order: str = "C") -> Variable:
     # No closure keeps x; and a constant ndarray must keep its caller's layout, which
     # 'A' and 'K' read (value_of's saved copy of a writable array is C-ordered). A
     # Variable's value is read as kept: the result may be a view of it.
-    x = np.asarray(value_of(a, saved=type(a) is Variable))
+    x = np.asarray(value_of(a, type(a) is Variable, "ravel"))
     if order not in ("C", "F", "A", "K"):
         raise LampyValueError(f"ravel: order must be 'C', 'F', 'A' or 'K', got {order!r}")
     value = np.ravel(x, order)  # type: ignore[call-overload]
@@ -147,7 +147,7 @@ def transpose(a: Operand, axes: Sequence[int] | None = None) -> Variable:
     Gradient:
         ``da = g.transpose(argsort(axes))``.
     """
-    x = value_of(a)
+    x = value_of(a, name="transpose")
     return _permuted("transpose", a, x, _permutation("transpose", x, axes))
 
 
@@ -157,7 +157,7 @@ def permute_dims(a: Operand, axes: Sequence[int] | None = None) -> Variable:
     Gradient:
         ``da = g.transpose(argsort(axes))``.
     """
-    x = value_of(a)
+    x = value_of(a, name="permute_dims")
     return _permuted("permute_dims", a, x, _permutation("permute_dims", x, axes))
 
 
@@ -170,7 +170,7 @@ def matrix_transpose(x: Operand, /) -> Variable:
     Gradient:
         ``dx = matrix_transpose(g)``.
     """
-    v = value_of(x)
+    v = value_of(x, name="matrix_transpose")
     nd = np.ndim(v)
     if nd < 2:
         raise ShapeError(
@@ -187,7 +187,7 @@ def swapaxes(a: Operand, axis1: int, axis2: int) -> Variable:
     Gradient:
         ``da = swapaxes(g, axis1, axis2)``.
     """
-    x = value_of(a)
+    x = value_of(a, name="swapaxes")
     nd = np.ndim(x)
     ax1 = one_axis("swapaxes", axis1, nd, "axis1")
     ax2 = one_axis("swapaxes", axis2, nd, "axis2")
@@ -208,7 +208,7 @@ def moveaxis(a: Operand, source: int | Sequence[int], destination: int | Sequenc
     Gradient:
         ``da = moveaxis(g, destination, source)``.
     """
-    x = value_of(a)
+    x = value_of(a, name="moveaxis")
     nd = np.ndim(x)
     src = _axis_list("moveaxis", source, nd, "source")
     dst = _axis_list("moveaxis", destination, nd, "destination")
@@ -240,7 +240,7 @@ def rollaxis(a: Operand, axis: int, start: int = 0) -> Variable:
     Gradient:
         ``da = g.transpose(argsort(perm))``, ``perm`` the axis order of the result.
     """
-    x = value_of(a)
+    x = value_of(a, name="rollaxis")
     nd = np.ndim(x)
     ax = one_axis("rollaxis", axis, nd)
     pos = operator.index(start)
@@ -270,7 +270,7 @@ def squeeze(a: Operand, axis: Any = None, *, dim: Any = None) -> Variable:
         ``da = g.reshape(a.shape)``.
     """
     axis = axis_or_dim("squeeze", axis, dim)
-    x = np.asarray(value_of(a))
+    x = np.asarray(value_of(a, name="squeeze"))
     shape = x.shape
     if axis is None:
         axes = tuple(i for i, n in enumerate(shape) if n == 1)
@@ -305,7 +305,7 @@ def expand_dims(a: Operand, axis: Axis = None, *, dim: Axis = None) -> Variable:
     axis = axis_or_dim("expand_dims", axis, dim)
     if axis is None:
         raise LampyTypeError("expand_dims: pass the position of the new axis (axis or dim).")
-    x = np.asarray(value_of(a))
+    x = np.asarray(value_of(a, name="expand_dims"))
     count = 1 if isinstance(axis, (int, np.integer)) else len(tuple(axis))
     axes = normalize_axis("expand_dims", axis, x.ndim + count)
     return _reshaped("expand_dims", a, np.expand_dims(x, axes), x.shape)
@@ -321,7 +321,7 @@ def broadcast_to(array: Operand, shape: int | Sequence[int]) -> Variable:
         ``darray = unbroadcast(g, array.shape)``: ``g`` summed over the axes that
         broadcasting added or stretched.
     """
-    x = value_of(array)
+    x = value_of(array, name="broadcast_to")
     dims: Any = shape  # an int, or a sequence (or 1-d array) of ints
     target = (operator.index(dims),) if np.ndim(dims) == 0 else tuple(dims)
     try:
@@ -338,7 +338,7 @@ def broadcast_to(array: Operand, shape: int | Sequence[int]) -> Variable:
 def _atleast(name: str, arys: tuple[Any, ...], promote: Callable[[np.ndarray], np.ndarray]) -> Any:
     results = []
     for a in arys:
-        x = np.asarray(value_of(a))
+        x = np.asarray(value_of(a, name=name))
         value = promote(x)
         if type(a) is Variable and value.ndim == x.ndim:
             results.append(a)

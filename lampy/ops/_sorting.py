@@ -58,7 +58,7 @@ def sort(
         positions the permutation gives them (in order of appearance with a stable
         sort); any such assignment is a valid subgradient.
     """
-    x = value_of(a)
+    x = value_of(a, name="sort")
     src, ax = _sort_axis("sort", x, axis)
     if not (needs_grad(a) and GRAD_ENABLED.get()):
         return op("sort", np.sort(src, axis=ax, kind=kind, stable=stable))  # type: ignore[arg-type]
@@ -98,7 +98,7 @@ def argsort(
         ShapeError: if ``axis`` is out of range.
     """
     axis = axis_or_dim("argsort", axis, dim, default=-1)
-    x = value_of(a)
+    x = value_of(a, name="argsort")
     if axis is not None and np.ndim(x) > 0:
         one_axis("argsort", axis, np.ndim(x))
     return np.argsort(x, axis=axis, kind=kind, stable=stable)  # type: ignore[arg-type]
@@ -136,7 +136,7 @@ def partition(
             "partition: order= (the fields of a structured array) is not supported; "
             "partition a plain numeric array."
         )
-    x = value_of(a)
+    x = value_of(a, name="partition")
     src, ax = _sort_axis("partition", x, axis)
     try:
         value = np.partition(src, kth, axis=ax, kind=kind)  # type: ignore[call-overload]
@@ -242,7 +242,7 @@ def topk(
     Gradient:
         ``dx`` gets ``g`` at the selected positions, 0 elsewhere.
     """
-    a = value_of(x)
+    a = value_of(x, name="topk")
     scalar = np.ndim(a) == 0
     ax = one_axis("topk", axis_or_dim("topk", axis, dim, default=-1), max(np.ndim(a), 1))
     src = np.reshape(a, 1) if scalar else np.asarray(a)

@@ -39,7 +39,7 @@ def sin(x: Operand) -> Variable:
     Gradient:
         ``dx = g * cos(x)``.
     """
-    a = value_of(x)
+    a = value_of(x, name="sin")
     value = apply_unary(np.sin, a)
     n = node_of(x)
     return op(
@@ -55,7 +55,7 @@ def cos(x: Operand) -> Variable:
     Gradient:
         ``dx = -g * sin(x)``.
     """
-    a = value_of(x)
+    a = value_of(x, name="cos")
     value = apply_unary(np.cos, a)
     n = node_of(x)
     return op(
@@ -75,7 +75,7 @@ def tan(x: Operand) -> Variable:
     Gradient:
         ``dx = g * (1 + tan(x)**2)`` (reuses the forward value).
     """
-    value = apply_unary(np.tan, value_of(x))
+    value = apply_unary(np.tan, value_of(x, name="tan"))
 
     def d_x(g: np.ndarray) -> Any:
         return g * (value * value + 1)
@@ -94,7 +94,7 @@ def arcsin(x: Operand) -> Variable:
         ``dx = g / sqrt((1 - x) * (1 + x))`` (``1 - x**2`` factored for accuracy near
         ±1); infinite at ``x = ±1``, nan outside the domain.
     """
-    a = value_of(x)
+    a = value_of(x, name="arcsin")
     value = apply_unary(np.arcsin, a)
 
     def d_x(g: np.ndarray) -> Any:
@@ -116,7 +116,7 @@ def arccos(x: Operand) -> Variable:
         ``dx = -g / sqrt((1 - x) * (1 + x))``; infinite at ``x = ±1``, nan outside the
         domain.
     """
-    a = value_of(x)
+    a = value_of(x, name="arccos")
     value = apply_unary(np.arccos, a)
 
     def d_x(g: np.ndarray, out: np.ndarray) -> None:
@@ -137,7 +137,7 @@ def arctan(x: Operand) -> Variable:
     Gradient:
         ``dx = g / (1 + x**2)``.
     """
-    a = value_of(x)
+    a = value_of(x, name="arctan")
     value = apply_unary(np.arctan, a)
     n = node_of(x)
 
@@ -158,7 +158,7 @@ def sinc(x: Operand) -> Variable:
         ``pi * (-y/3 + y**3/30 - y**5/840 + y**7/45360)`` is used instead, which avoids
         the cancellation of the closed form near 0.
     """
-    a = value_of(x)
+    a = value_of(x, name="sinc")
     value = apply_unary(np.sinc, a)
 
     def d_x(g: np.ndarray) -> Any:
@@ -191,7 +191,7 @@ def deg2rad(x: Operand) -> Variable:
     Gradient:
         ``dx = g * pi / 180``.
     """
-    value = apply_unary(np.deg2rad, value_of(x))
+    value = apply_unary(np.deg2rad, value_of(x, name="deg2rad"))
     return op(
         "deg2rad",
         value,
@@ -210,7 +210,7 @@ def rad2deg(x: Operand) -> Variable:
     Gradient:
         ``dx = g * 180 / pi``.
     """
-    value = apply_unary(np.rad2deg, value_of(x))
+    value = apply_unary(np.rad2deg, value_of(x, name="rad2deg"))
     return op(
         "rad2deg",
         value,

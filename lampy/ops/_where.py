@@ -49,8 +49,8 @@ def where(condition: Operand, x: Operand, y: Operand) -> Variable:
         ``dx = g`` where ``condition``, else 0; ``dy = g`` where not ``condition``, else
         0 (each summed over its broadcast axes).
     """
-    c = value_of(condition)
-    a, b = values_of(x, y)
+    c = value_of(condition, name="where")
+    a, b = values_of(x, y, name="where")
     try:
         value = _where(c, a, b)
     except ValueError:
@@ -100,7 +100,7 @@ def select(
         ``dchoice_i = g`` where condition ``i`` is the first to hold, else 0;
         ``ddefault = g`` where no condition holds (each summed over its broadcast axes).
     """
-    conds = [np.asarray(value_of(c)) for c in condlist]
+    conds = [np.asarray(value_of(c, name="select")) for c in condlist]
     choices = list(choicelist)
     if len(conds) != len(choices):
         raise LampyValueError(
@@ -115,13 +115,15 @@ def select(
                 f"select: condition {i} has dtype {c.dtype}, not bool; compare it first "
                 "(for example `mask != 0`)."
             )
-    values = [value_of(c) for c in choices]
+    values = [value_of(c, name="select") for c in choices]
     try:
-        value = np.select(conds, values, value_of(default))
+        value = np.select(conds, values, value_of(default, name="select"))
     except ValueError:
         raise ShapeError(
             "select: the conditions, choices and default do not broadcast together (shapes "
-            + ", ".join(str(np.shape(v)) for v in [*conds, *values, value_of(default)])
+            + ", ".join(
+                str(np.shape(v)) for v in [*conds, *values, value_of(default, name="select")]
+            )
             + ")."
         ) from None
     real_result("select", value, choices, default)

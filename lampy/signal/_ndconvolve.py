@@ -60,7 +60,7 @@ def convolve(in1: Operand, in2: Operand, mode: str = "full", method: str = "auto
             f"lampy.signal.convolve: mode must be one of {_MODES} and method 'auto', "
             f"'direct' or 'fft', got mode={mode!r}, method={method!r}."
         )
-    a, b = values_of(in1, in2)
+    a, b = values_of(in1, in2, name="convolve")
     a, b = np.asarray(a), np.asarray(b)
     if a.ndim != b.ndim or (a.ndim and (a.size == 0 or b.size == 0)):
         raise ShapeError(

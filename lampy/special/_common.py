@@ -11,7 +11,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy._scipy import scipy_module
-from lampy.opkit import broadcast_error, needs_grad, value_of, values_of
+from lampy.opkit import broadcast_error, needs_grad, real_operands, value_of, values_of
 
 
 def sp(name: str) -> ModuleType:
@@ -21,14 +21,16 @@ def sp(name: str) -> ModuleType:
 
 def unary(name: str, x: Any) -> tuple[Any, Any]:
     """``x``'s value and ``scipy.special.<name>`` of it."""
-    a = value_of(x)
+    real_operands(f"special.{name}", x)
+    a = value_of(x, name=name)
     return a, getattr(sp(name), name)(a)
 
 
 def binary(name: str, x1: Any, x2: Any, fn: Callable[..., Any] | None = None) -> tuple[Any, ...]:
     """Both values (promoted as lampy's binary ops do) and ``fn`` (by default
     ``scipy.special.<name>``) of them; a broadcasting failure is a ShapeError."""
-    a, b = values_of(x1, x2)
+    real_operands(f"special.{name}", x1, x2)
+    a, b = values_of(x1, x2, name=name)
     f = fn if fn is not None else getattr(sp(name), name)
     try:
         value = f(a, b)
@@ -42,7 +44,8 @@ def ordered(name: str, order: Any, x: Any) -> tuple[Any, Any, Any]:
     ``x``, and ``scipy.special.<name>(order, x)`` in ``x``'s float dtype: an integer
     order next to a float32 ``x`` keeps it float32. A broadcasting failure is a
     ShapeError."""
-    k, a = value_of(order), value_of(x)
+    real_operands(f"special.{name}", order, x)
+    k, a = value_of(order, name=name), value_of(x, name=name)
     try:
         value = getattr(sp(name), name)(k, a)
     except ValueError:

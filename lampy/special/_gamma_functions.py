@@ -135,7 +135,7 @@ def multigammaln(a: Operand, d: int) -> Variable:
     """
     dim = operator.index(d)
     s = sp("multigammaln")
-    x = value_of(a)
+    x = value_of(a, name="multigammaln")
     if dim < 1 or np.any(np.asarray(x) <= 0.5 * (dim - 1)):
         raise LampyValueError(
             f"lampy.special.multigammaln: needs d >= 1 and every a > (d - 1) / 2 = "
@@ -286,7 +286,7 @@ def betainc(a: Any, b: Any, x: Operand) -> Variable:
     refuse_gradient("betainc", "a", a, "its derivative in a has no closed form")
     refuse_gradient("betainc", "b", b, "its derivative in b has no closed form")
     s = sp("betainc")
-    p, q, y = value_of(a), value_of(b), value_of(x)
+    p, q, y = value_of(a, name="betainc"), value_of(b, name="betainc"), value_of(x, name="betainc")
     try:
         value = like(s.betainc(p, q, y), y)
     except ValueError:

@@ -18,6 +18,7 @@ from lampy.opkit import (
     node_of,
     normalize_axis,
     op,
+    real_operands,
     value_of,
 )
 from lampy.ops import broadcast_to, exp, log, log1p, where
@@ -135,8 +136,9 @@ def logsumexp(
         ``db = g * s * exp(a - value)`` (the softmax of the slice, weighted). A slice
         whose sum is 0 gets nan, as ``lampy.logsumexp``.
     """
-    x = value_of(a)
-    w = None if b is None else value_of(b)
+    real_operands("special.logsumexp", a, b)
+    x = value_of(a, name="logsumexp")
+    w = None if b is None else value_of(b, name="logsumexp")
     try:
         ndim = np.ndim(x) if w is None else len(np.broadcast_shapes(np.shape(x), np.shape(w)))
     except ValueError:

@@ -10,7 +10,7 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy._scipy import scipy_module
-from lampy.opkit import Operand, Variable, const, needs_grad
+from lampy.opkit import Operand, Variable, const, needs_grad, real_operands
 from lampy.ops import log, where
 
 _NEG_INF = -float("inf")
@@ -27,6 +27,7 @@ def floats(name: str, *args: Operand) -> list[Variable]:
             extra's, even where a formula needs no scipy function).
     """
     scipy_module("scipy.special", f"lampy.stats.{name}")
+    real_operands(f"stats.{name}", *args)
     kinds = [a if type(a) in (int, float, bool) else _dtype(a) for a in args]
     dtype = np.result_type(*kinds)  # Python numbers are weak: float32 stays float32
     if dtype.kind != "f":

@@ -39,7 +39,11 @@ def norm_logpdf(x: Operand, loc: Operand = 0, scale: Operand = 1) -> Variable:
     x, loc, scale = floats("norm.logpdf", x, loc, scale)
     valid = positive(scale)
     s = kept(valid, scale, 1.0)
-    xv, mv, sv = value_of(x), value_of(loc), value_of(s)
+    xv, mv, sv = (
+        value_of(x, name="norm.logpdf"),
+        value_of(loc, name="norm.logpdf"),
+        value_of(s, name="norm.logpdf"),
+    )
     z = (xv - mv) / sv
     value = -0.5 * (z * z) - np.log(sv) - _HALF_LOG_2PI
     nx, nm, ns = node_of(x), node_of(loc), node_of(s)

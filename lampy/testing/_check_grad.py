@@ -18,6 +18,8 @@ _TOLERANCES = {
     np.dtype(np.float64): (1e-6, 1e-5),
     np.dtype(np.float32): (1e-4, 1e-3),
     np.dtype(np.float16): (5e-2, 5e-2),
+    np.dtype(np.complex128): (1e-6, 1e-5),
+    np.dtype(np.complex64): (1e-4, 1e-3),
 }
 
 
@@ -36,37 +38,49 @@ def numerical_grad(
 ) -> list[np.ndarray]:
     """Central-difference gradients of ``sum(f(*arrays) * cotangent)`` in float64.
 
+    For complex values (PyTorch's convention) the objective is the real number
+    ``sum(real(conj(cotangent) * f(*arrays)))``, and a complex input's gradient is
+    ``dL/dRe + i dL/dIm``: its real and imaginary parts are perturbed separately.
+
     Args:
         f: Takes Variables, returns a Variable.
-        *arrays: Points at which to differentiate (float arrays); they are evaluated
-            as float64 copies.
+        *arrays: Points at which to differentiate (float or complex arrays); they are
+            evaluated as float64 (complex128) copies.
         eps: Step, scaled by ``max(1, |x|)`` per element.
         cotangent: Weights of the output (default ones).
 
     Returns:
-        One float64 array per input, of that input's shape.
+        One float64 (complex128) array per input, of that input's shape.
     """
-    points = [np.array(a, dtype=np.float64, order="C") for a in arrays]
+    points = [
+        np.array(a, dtype=np.complex128 if np.iscomplexobj(a) else np.float64, order="C")
+        for a in arrays
+    ]
     grads = []
     with Scope(), no_grad():
 
         def objective() -> float:
             out = _output(f, [param(p) for p in points], "numerical_grad").value
             w = np.ones(out.shape) if cotangent is None else cotangent
-            return float(np.sum(np.asarray(out, dtype=np.float64) * w))
+            return float(np.sum(np.real(np.conj(w) * np.asarray(out, dtype=np.complex128))))
+
+        def derivative(flat: np.ndarray, i: int, step: complex) -> float:
+            orig = flat[i]
+            h = eps * max(1.0, abs(orig))
+            flat[i] = orig + h * step
+            up = objective()
+            flat[i] = orig - h * step
+            down = objective()
+            flat[i] = orig
+            return (up - down) / (2 * h)
 
         for p in points:
-            g = np.zeros(p.shape)
+            g = np.zeros(p.shape, p.dtype)
             flat, gflat = p.reshape(-1), g.reshape(-1)
             for i in range(flat.size):
-                orig = flat[i]
-                h = eps * max(1.0, abs(orig))
-                flat[i] = orig + h
-                up = objective()
-                flat[i] = orig - h
-                down = objective()
-                flat[i] = orig
-                gflat[i] = (up - down) / (2 * h)
+                gflat[i] = derivative(flat, i, 1.0)
+                if p.dtype.kind == "c":
+                    gflat[i] += 1j * derivative(flat, i, 1j)
             grads.append(g)
     return grads
 
@@ -83,7 +97,8 @@ def _probe(p: Variable) -> Variable:
     def d_p(g: np.ndarray, out: np.ndarray) -> None:
         np.add(out, r, out=out)
 
-    return op("check_grad_probe", np.zeros((), p.dtype), p.zip_backward(d_p))
+    real = np.finfo(p.dtype).dtype  # a real root (float64 for complex128)
+    return op("check_grad_probe", np.zeros((), real), p.zip_backward(d_p))
 
 
 def _analytic(
@@ -168,12 +183,17 @@ def check_grad(
         raise ValueError(f"check_grad: order must be 1 or 2, got {order!r}.")
     inputs = [np.asarray(a) for a in arrays]
     for i, a in enumerate(inputs):
-        if a.dtype.kind != "f":
-            raise TypeError(f"check_grad: input {i} has dtype {a.dtype}; pass float arrays.")
+        if a.dtype.kind not in "fc":
+            raise TypeError(
+                f"check_grad: input {i} has dtype {a.dtype}; pass float (or complex) arrays."
+            )
     rng = np.random.default_rng(seed)
     with Scope():
-        shape = _output(f, [param(a) for a in inputs], "check_grad").shape
+        out = _output(f, [param(a) for a in inputs], "check_grad")
+        shape, is_complex = out.shape, out.dtype.kind == "c"
     w = rng.uniform(0.5, 1.5, size=shape) * rng.choice([-1.0, 1.0], size=shape)
+    if is_complex:  # a complex cotangent: both parts of the output are checked
+        w = w + 1j * rng.uniform(-1.5, 1.5, size=shape)
     numeric = numerical_grad(f, *inputs, eps=eps, cotangent=w)
     for probes in (None, "first", "last"):
         analytic = _analytic(f, inputs, w, probes)
@@ -233,14 +253,15 @@ def _compare(
         default_atol, default_rtol = _TOLERANCES.get(a.dtype, (1e-6, 1e-5))
         at = default_atol if atol is None else atol
         rt = default_rtol if rtol is None else rtol
-        an64 = an.astype(np.float64)
+        an64 = an.astype(np.complex128 if an.dtype.kind == "c" else np.float64)
         with np.errstate(invalid="ignore"):
             err = np.abs(an64 - nu)
             bound = at + rt * np.abs(nu)
             bad = ~(err <= bound)
         bad &= ~(np.isnan(an64) & np.isnan(nu))
-        bad &= ~(np.isposinf(an64) & np.isposinf(nu))
-        bad &= ~(np.isneginf(an64) & np.isneginf(nu))
+        if an64.dtype.kind != "c":  # matching infinities (complex ones have no sign)
+            bad &= ~(np.isposinf(an64) & np.isposinf(nu))
+            bad &= ~(np.isneginf(an64) & np.isneginf(nu))
         if np.any(bad):
             excess = np.where(bad, np.nan_to_num(err - bound, nan=np.inf), -np.inf)
             worst = tuple(int(k) for k in np.unravel_index(int(np.argmax(excess)), a.shape))
@@ -256,7 +277,7 @@ def _compare(
             )
             raise AssertionError(
                 f"check_grad: gradient of input {i} (shape {a.shape}, {a.dtype}) is wrong at "
-                f"index {worst}{context}: lampy {float(an64[worst])!r}, numerical "
-                f"{float(nu[worst])!r}, abs error {float(err[worst]):.3g} > atol {at} + "
+                f"index {worst}{context}: lampy {an64[worst].item()!r}, numerical "
+                f"{nu[worst].item()!r}, abs error {float(err[worst]):.3g} > atol {at} + "
                 f"rtol {rt} * |numerical|; {int(np.sum(bad))} of {a.size} elements fail."
             )

@@ -1,11 +1,9 @@
 """No silently dropped gradients: every op path where a dtype could turn a result that
-needs a gradient into a constant (a complex or object result, an integer ``dtype=``)
-raises DTypeError instead; without a gradient to lose, numpy's results stand.
-
-lampy's gradients are real. Most paths raise inside the op, before anything is
-recorded; the ones marked xfail need the engine's own check in ``lampy.op`` (a value of
-complex or object dtype while a param needs a gradient), which covers ops built outside
-``lampy.ops`` (lampy.nn, users' ops).
+needs a gradient into a constant (an object result, an integer ``dtype=``) or give the
+real rule's wrong answer (a complex result of an op not declared for complex values)
+raises DTypeError instead; an op declared for complex values gives PyTorch's gradient
+(the real part, for a real input), checked by finite differences; without a gradient to
+lose, numpy's results stand.
 """
 
 from __future__ import annotations
@@ -20,12 +18,14 @@ import pytest
 import lampy
 import lampy.nn.functional as F
 from lampy import linalg as la
+from lampy.testing import check_grad
 
 C = np.array([1 + 0.2j, 2.0])  # a complex constant
 OBJ = np.array([1.0, 2.0], dtype=object)  # an object constant
 M = np.eye(2)
 
-# Each takes x, a float64 param of shape (2,), and must raise DTypeError.
+# Each takes x, a float64 param of shape (2,): a complex result, which the ops declared
+# for complex values compute (gradient checked), and the others refuse (REFUSED).
 COMPLEX: dict[str, Callable[[lampy.Variable], Any]] = {
     "add": lambda x: x + C,
     "subtract": lambda x: C - x,
@@ -77,6 +77,25 @@ COMPLEX: dict[str, Callable[[lampy.Variable], Any]] = {
     "linspace-dtype": lambda x: lampy.linspace(x[0], x[1], 3, dtype=complex),
 }
 
+REFUSED = {
+    "remainder",
+    "maximum",
+    "fmin",
+    "arctan2",
+    "clip",
+    "vdot",
+    "linalg.lstsq",
+    "sum-dtype",
+    "mean-dtype",
+    "var-dtype",
+    "std-dtype",
+    "prod-dtype",
+    "cumsum-dtype",
+    "cumprod-dtype",
+    "full-dtype",
+    "linspace-dtype",
+}
+
 OBJECT: dict[str, Callable[[lampy.Variable], Any]] = {
     "multiply-object-array": lambda x: x * OBJ,
     "multiply-fraction": lambda x: x * Fraction(1, 2),
@@ -105,12 +124,19 @@ def _raises_before_recording(fn: Callable[[lampy.Variable], Any], match: str) ->
             fn(x)
 
 
-@pytest.mark.parametrize("fn", COMPLEX.values(), ids=COMPLEX.keys())
-def test_a_complex_operand_next_to_a_param_raises(fn: Callable[[lampy.Variable], Any]) -> None:
-    """A complex constant (or dtype=) that would make the result complex while x needs
-    a gradient raises DTypeError (lampy's gradients are real) instead of returning a
-    constant."""
-    _raises_before_recording(fn, "complex")
+@pytest.mark.parametrize("name", list(COMPLEX))
+def test_a_complex_operand_next_to_a_param(name: str) -> None:
+    """A complex constant (or dtype=) that makes the result complex while x needs a
+    gradient: an op declared for complex values records it, and x's gradient is the real
+    part of PyTorch's (finite differences agree); any other op raises DTypeError instead
+    of returning a constant or the real rule's answer."""
+    fn = COMPLEX[name]
+    if name in REFUSED:
+        _raises_before_recording(fn, "complex")
+        return
+    with lampy.Scope():
+        assert fn(lampy.param([0.5, 1.5])).dtype.kind == "c"
+    check_grad(fn, np.array([0.5, 1.5]))
 
 
 @pytest.mark.parametrize("fn", OBJECT.values(), ids=OBJECT.keys())
@@ -128,23 +154,27 @@ def test_an_integer_dtype_for_a_result_needing_a_gradient_raises(
     _raises_before_recording(fn, "dtype")
 
 
-def test_the_issues_example_raises() -> None:
-    """grad of x * (1 + 0.2j) raised nothing and returned 0.0; it is a DTypeError now."""
-    with pytest.raises(lampy.DTypeError, match="multiply: the result would have dtype complex128"):
+def test_the_issues_example() -> None:
+    """grad of x * (1 + 0.2j) raised nothing and returned 0.0. Its root is complex now, so
+    the implicit seed is refused (PyTorch's rule: only a real loss seeds itself), and
+    the real part's gradient is 1."""
+    with pytest.raises(lampy.DTypeError, match="real loss"):
         lampy.grad(lambda x: (x * (1 + 0.2j)).sum())(1.0)
+    assert lampy.grad(lambda x: lampy.real(x * (1 + 0.2j)).sum())(1.0) == 1.0
 
 
-def test_the_message_names_the_op_the_dtype_and_the_constant() -> None:
-    """The error says what (op, result dtype, which operand), why and what to do."""
+def test_the_message_names_the_op_the_dtype_and_what_to_do() -> None:
+    """The error of an op not declared for complex values says what (op, result dtype),
+    why and what to do."""
     with lampy.Scope():
         x = lampy.param([1.0, 2.0])
         with pytest.raises(lampy.DTypeError) as info:
-            lampy.add(x, C)
+            lampy.maximum(x, C)
     message = str(info.value)
-    assert message.startswith("add: the result would have dtype complex128")
-    assert "the constant operand complex128[2]" in message
-    assert "gradients are real" in message
-    assert "c.real" in message
+    assert message.startswith("op 'maximum' does not support complex values")
+    assert "complex128" in message
+    assert "lampy.real" in message
+    assert "Complex numbers and FFT" in message
 
 
 @pytest.mark.parametrize(

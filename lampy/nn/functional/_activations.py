@@ -570,7 +570,7 @@ def glu(input: Operand, dim: int = -1) -> Variable:
     Raises:
         ShapeError: for a 0-d input or an odd size along ``dim``.
     """
-    arr = np.asarray(float_value(input))
+    arr = np.asarray(float_value(input, "glu", reserve=False))
     if arr.ndim == 0:
         raise ShapeError("glu: does not support 0-d inputs (it halves a dimension).")
     ax = normalize_axis("glu", dim, arr.ndim)[0]

@@ -131,7 +131,7 @@ def _mask_of(
         return None, None
     if attn_mask is None:
         return None, None
-    m = np.asarray(value_of(attn_mask))
+    m = np.asarray(value_of(attn_mask, name=_NAME))
     if m.dtype.kind not in "bf":
         raise DTypeError(
             f"{_NAME}: attn_mask must be boolean (True = may attend) or floating (added to "
@@ -241,7 +241,7 @@ def scaled_dot_product_attention(
         ...     print(scaled_dot_product_attention(q, k, v, is_causal=True).value.ravel())
         [1. 2.]
     """
-    q, k, v = (np.asarray(value_of(x)) for x in (query, key, value))
+    q, k, v = (np.asarray(value_of(x, name=_NAME)) for x in (query, key, value))
     dtype = np.result_type(q.dtype, k.dtype, v.dtype)
     if dtype.kind != "f":
         dtype = np.dtype(np.float64)
@@ -298,7 +298,7 @@ def scaled_dot_product_attention(
     mask_grad = bias is not None and needs_grad(attn_mask)
     users = int(needs_grad(query)) + int(needs_grad(key)) + int(mask_grad)
     users += int(needs_grad(value))
-    mask_shape = np.shape(value_of(attn_mask)) if mask_grad else ()
+    mask_shape = np.shape(value_of(attn_mask, name=_NAME)) if mask_grad else ()
 
     def compute_scores(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         e = weights()[0]

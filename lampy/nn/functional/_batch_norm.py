@@ -48,7 +48,7 @@ def _running(name: str, what: str, r: Any, c: int, training: bool) -> Any:
             f"in place), got {type(r).__name__}; pass the module's buffer array, not a "
             "Variable or a read-only array."
         )
-    v = r if type(r) is np.ndarray else np.asarray(value_of(r))
+    v = r if type(r) is np.ndarray else np.asarray(value_of(r, name=name))
     if v.shape != (c,):
         raise ShapeError(
             f"{name}: {what} has shape {v.shape} but the input has C={c} channels; pass "
@@ -114,7 +114,7 @@ def batch_norm(
         statistics get no gradient.
     """
     name = "batch_norm"
-    a = np.asarray(float_value(input))
+    a = np.asarray(float_value(input, name, reserve=False))
     n, c, s = _channels(name, a)
     w = _affine(name, "weight", weight, (c,), a)
     b = _affine(name, "bias", bias, (c,), a)

@@ -46,7 +46,7 @@ def _same_shape(name: str, a: np.ndarray, b: np.ndarray) -> None:
 def _weight_of(name: str, weight: Any, a: np.ndarray) -> np.ndarray | None:
     if weight is None:
         return None
-    w = np.asarray(value_of(weight), dtype=a.dtype)
+    w = np.asarray(value_of(weight, name=name), dtype=a.dtype)
     try:
         return np.broadcast_to(w, a.shape)
     except ValueError:
@@ -70,7 +70,7 @@ def binary_cross_entropy(
     """
     name = "binary_cross_entropy"
     check_reduction(name, reduction)
-    a, b = values_of(input, target)
+    a, b = values_of(input, target, name=name)
     a, b = np.asarray(a), np.asarray(b).astype(np.asarray(a).dtype, copy=False)
     _same_shape(name, a, b)
     if np.any((a < 0) | (a > 1)):
@@ -138,7 +138,7 @@ def binary_cross_entropy_with_logits(
     """
     name = "binary_cross_entropy_with_logits"
     check_reduction(name, reduction)
-    a, b = values_of(input, target)
+    a, b = values_of(input, target, name=name)
     a, b = np.asarray(a), np.asarray(b).astype(np.asarray(a).dtype, copy=False)
     _same_shape(name, a, b)
     w = _weight_of(name, weight, a)

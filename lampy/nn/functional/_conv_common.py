@@ -52,7 +52,7 @@ def as_ints(name: str, arg: str, value: Any, nd: int, minimum: int) -> Ints:
 def float_values(name: str, *args: Any) -> tuple[Any, ...]:
     """The values of ``args`` (None stays None) as arrays of one common float dtype: the
     float inputs' promoted dtype, float64 when no input is floating point."""
-    values = [None if a is None else np.asarray(value_of(a)) for a in args]
+    values = [None if a is None else np.asarray(value_of(a, name=name)) for a in args]
     floats = []
     for v in values:
         if v is None:

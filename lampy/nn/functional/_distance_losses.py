@@ -36,10 +36,10 @@ __all__ = [
 _EPSILON = float(np.float32(1e-12))
 
 
-def _floats(*xs: Any) -> list[np.ndarray]:
-    """The values of ``xs`` as arrays of one float dtype (the result type, at least
-    float32 when all are float32; integers alone become float64)."""
-    vals = [np.asarray(value_of(x)) for x in xs]
+def _floats(name: str, *xs: Any) -> list[np.ndarray]:
+    """The values of ``xs`` (operands of op ``name``) as arrays of one float dtype (the
+    result type, at least float32 when all are float32; integers alone become float64)."""
+    vals = [np.asarray(value_of(x, name=name)) for x in xs]
     floats = [v.dtype for v in vals if v.dtype.kind == "f"]
     dtype = np.result_type(*floats) if floats else np.dtype(np.float64)
     return [v.astype(dtype, copy=False) for v in vals]
@@ -101,7 +101,7 @@ def cosine_similarity(x1: Operand, x2: Operand, dim: int = 1, eps: float = 1e-8)
         broadcast dimensions.
     """
     name = "cosine_similarity"
-    a, b = _floats(x1, x2)
+    a, b = _floats("cosine_similarity", x1, x2)
     shape = _broadcast(name, a, b)
     (axis,) = normalize_axis(name, dim, len(shape))
     a, b = np.broadcast_to(a, shape), np.broadcast_to(b, shape)
@@ -142,7 +142,7 @@ def pairwise_distance(
         ``dx2 = -dx1``; summed back over broadcast dimensions.
     """
     name = "pairwise_distance"
-    a, b = _floats(x1, x2)
+    a, b = _floats("pairwise_distance", x1, x2)
     out_ndim = max(a.ndim, b.ndim)
     diff, norm, axis = _distance(name, a, b, p, eps)
     value = norm if keepdim and out_ndim else np.squeeze(norm, axis=axis)
@@ -188,7 +188,7 @@ def cosine_embedding_loss(
     """
     name = "cosine_embedding_loss"
     check_reduction(name, reduction)
-    a, b, t = _floats(input1, input2, target)
+    a, b, t = _floats("cosine_embedding_loss", input1, input2, target)
     if a.shape != b.shape or t.ndim not in (0, 1) or a.ndim != t.ndim + 1:
         raise ShapeError(
             f"{name}: inputs of shapes {a.shape} and {b.shape} with a target of shape "
@@ -240,7 +240,7 @@ def margin_ranking_loss(
     """
     name = "margin_ranking_loss"
     check_reduction(name, reduction)
-    a, b, t = _floats(input1, input2, target)
+    a, b, t = _floats("margin_ranking_loss", input1, input2, target)
     if not a.ndim == b.ndim == t.ndim:
         raise ShapeError(
             f"{name}: input1 {a.shape}, input2 {b.shape} and target {t.shape} must have "
@@ -288,7 +288,7 @@ def triplet_margin_loss(
     check_reduction(name, reduction)
     if margin <= 0:
         raise LampyValueError(f"{name}: margin must be greater than 0, got {margin}.")
-    a, pos, neg = _floats(anchor, positive, negative)
+    a, pos, neg = _floats("triplet_margin_loss", anchor, positive, negative)
     if not a.ndim == pos.ndim == neg.ndim:
         raise ShapeError(
             f"{name}: the anchor {a.shape}, positive {pos.shape} and negative {neg.shape} "
@@ -343,7 +343,7 @@ def hinge_embedding_loss(
     """
     name = "hinge_embedding_loss"
     check_reduction(name, reduction)
-    a, t = _floats(input, target)
+    a, t = _floats("hinge_embedding_loss", input, target)
     shape = _broadcast(name, a, t)
     z = a.dtype.type(margin) - a
     loss = np.where(t != 1, np.maximum(z, 0), 0) + np.where(t != -1, a, 0)
@@ -363,7 +363,7 @@ def soft_margin_loss(input: Operand, target: Operand, reduction: str = "mean") -
     """
     name = "soft_margin_loss"
     check_reduction(name, reduction)
-    a, t = _floats(input, target)
+    a, t = _floats("soft_margin_loss", input, target)
     shape = _broadcast(name, a, t)
     u = -t * a
     loss = np.maximum(u, 0) + np.log1p(np.exp(-np.abs(u)))

@@ -43,7 +43,7 @@ def _float_or_trivial(
     input: ``input`` itself when it is a Variable, else a Variable holding the value;
     ``p = 1``: zeros with a zero gradient."""
     _check_p(name, p)
-    a = np.asarray(float_value(input))
+    a = np.asarray(float_value(input, name, reserve=False))
     if not training or p == 0 or a.size == 0:
         return a, input if type(input) is Variable else op(name, a)
     if p == 1:
@@ -125,7 +125,7 @@ def _channel_dropout(
 ) -> Variable:
     """Dropout of whole channels; ``layouts`` maps each accepted rank to its layout
     ("N, C, L", "C, H, W"...): the mask covers the axes up to and including C."""
-    shape = np.shape(value_of(input))
+    shape = np.shape(value_of(input, name=name))
     layout = layouts.get(len(shape))
     if layout is None:
         accepted = " or ".join(f"{n}-d ({lay})" for n, lay in layouts.items())

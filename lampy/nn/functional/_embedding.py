@@ -135,8 +135,8 @@ def embedding(
             f"{name}: sparse=True is not supported: lampy has no sparse gradients. Use "
             "sparse=False (the default); the weight's gradient is then a dense array."
         )
-    w = np.asarray(value_of(weight))
-    ids = np.asarray(value_of(input))
+    w = np.asarray(value_of(weight, name=name))
+    ids = np.asarray(value_of(input, name=name))
     if w.ndim != 2:
         raise shape_mismatch(
             name, ids, w, detail="weight must be 2-d: (num_embeddings, embedding_dim)."
@@ -188,7 +188,7 @@ def embedding(
         # d_weight is linear in g: a scatter-add of g's rows, as an op whose own
         # gradient gathers the rows again (times 1 / count, 0 at padding_idx)
         dw = np.zeros(w.shape, w.dtype)
-        d_weight(np.asarray(value_of(g)), dw)
+        d_weight(np.asarray(value_of(g, name="embedding")), dw)
         if type(g) is not Variable:
             return dw
         f = np.ones(len(flat_ids), w.dtype)

@@ -37,10 +37,10 @@ _matmul = np.matmul
 _add_reduce = np.add.reduce  # ndarray.sum without its Python layer
 
 
-def _as_array(x: Any, saved: bool = True) -> np.ndarray:
-    """``x``'s value as an array; ``saved=False`` when no closure keeps it (no copy of a
-    writable caller's array, see ``value_of``)."""
-    return np.asarray(value_of(x, saved))
+def _as_array(x: Any, saved: bool, name: str) -> np.ndarray:
+    """``x``'s value as an array, for op ``name``; ``saved=False`` when no closure keeps it
+    (no copy of a writable caller's array, see ``value_of``)."""
+    return np.asarray(value_of(x, saved, name))
 
 
 def _float_like(a: np.ndarray, w: np.ndarray) -> np.ndarray:
@@ -100,8 +100,8 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     """
     # Only d_weight keeps the input and only d_input keeps the weight: a numpy batch
     # passed to a layer whose weight needs no gradient is read without a copy.
-    w = weight.value if type(weight) is Variable else _as_array(weight, saved=needs_grad(input))
-    a = input.value if type(input) is Variable else _as_array(input, saved=needs_grad(weight))
+    w = weight.value if type(weight) is Variable else _as_array(weight, needs_grad(input), "linear")
+    a = input.value if type(input) is Variable else _as_array(input, needs_grad(weight), "linear")
     if a.dtype.kind != "f":
         a = _float_like(a, w)
     name = "linear"
@@ -129,7 +129,7 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     y2 = _matmul(x2, w2.T)  # a new (n_rows, n_out) array
     b = None
     if bias is not None:
-        b = bias.value if type(bias) is Variable else _as_array(bias, saved=False)
+        b = bias.value if type(bias) is Variable else _as_array(bias, False, "linear")
         if b.shape != (n_out,):  # the closures keep only its shape
             _check_bias(name, b, n_out, w)
         y2 += b
@@ -199,9 +199,9 @@ def bilinear(
         ``d W[k, i, j] = sum_n x1[n, i] g[n, k] x2[n, j]``, ``d b_k = sum_n g[n, k]``.
     """
     name = "bilinear"
-    w = _as_array(weight)
-    a1 = _float_like(_as_array(input1), w)
-    a2 = _float_like(_as_array(input2), w)
+    w = _as_array(weight, True, "bilinear")
+    a1 = _float_like(_as_array(input1, True, "bilinear"), w)
+    a2 = _float_like(_as_array(input2, True, "bilinear"), w)
     if w.ndim != 3:
         raise shape_mismatch(
             name, a1, a2, w, detail="weight must be (out_features, in1_features, in2_features)."
@@ -236,7 +236,7 @@ def bilinear(
     _matmul(t, x2[:, :, None], out=y2[:, :, None])
     b = None
     if bias is not None:
-        b = _as_array(bias)
+        b = _as_array(bias, True, "bilinear")
         _check_bias(name, b, n_out, w)
         np.add(y2, b, out=y2)
 

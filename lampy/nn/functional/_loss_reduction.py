@@ -124,7 +124,7 @@ def reduced(
 
 def pointwise_operands(name: str, input: Any, target: Any, reduction: str) -> tuple[Any, Any]:
     check_reduction(name, reduction)
-    a, b = values_of(input, target)
+    a, b = values_of(input, target, name=name)
     try:
         np.broadcast_shapes(np.shape(a), np.shape(b))
     except ValueError:

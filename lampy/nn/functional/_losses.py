@@ -235,7 +235,7 @@ def _class_targets(
             )
     w = None
     if weight is not None:
-        w = np.asarray(value_of(weight), dtype=a.dtype)
+        w = np.asarray(value_of(weight, name=name), dtype=a.dtype)
         if w.shape != (n_classes,):
             raise shape_mismatch(name, a, w, detail=f"weight must have shape ({n_classes},).")
     x = a if c_axis == a.ndim - 1 else np.moveaxis(a, c_axis, -1)
@@ -329,8 +329,8 @@ def nll_loss(
         ``d input[t] = -weight[t] g`` at each kept target, 0 elsewhere.
     """
     check_reduction("nll_loss", reduction)
-    a = np.asarray(value_of(input))
-    t = np.asarray(value_of(target))  # the closure keeps the targets
+    a = np.asarray(value_of(input, name="nll_loss"))
+    t = np.asarray(value_of(target, name="nll_loss"))  # the closure keeps the targets
     x, safe_t, kept, w = _class_targets("nll_loss", a, t, weight, ignore_index)
     wt = _target_weights(w, safe_t, kept, a.dtype)
     if wt is None:
@@ -407,11 +407,11 @@ def cross_entropy(
     # The closures keep arrays computed from the input (a caller's writable array is
     # read without a copy), and class-index targets themselves: those are copied from a
     # caller's writable array (probability targets are converted, a new array).
-    a = np.asarray(value_of(input, saved=False))
+    a = np.asarray(value_of(input, False, name))
     target = _foreign_array(name, target)
     t_dtype = getattr(target, "dtype", None)
     probabilities = t_dtype is not None and t_dtype.kind == "f"
-    t = np.asarray(value_of(target, saved=not probabilities))
+    t = np.asarray(value_of(target, not probabilities, name))
     ls = label_smoothing
     if t.dtype.kind == "f":
         if t.shape != a.shape or a.ndim == 0:
@@ -425,7 +425,11 @@ def cross_entropy(
             )
         c_axis = 0 if a.ndim == 1 else 1
         n_classes = a.shape[c_axis]
-        w = np.ones(n_classes, a.dtype) if weight is None else np.asarray(value_of(weight), a.dtype)
+        w = (
+            np.ones(n_classes, a.dtype)
+            if weight is None
+            else np.asarray(value_of(weight, name=name), a.dtype)
+        )
         if w.shape != (n_classes,):
             raise shape_mismatch(name, a, w, detail=f"weight must have shape ({n_classes},).")
         x = np.moveaxis(a, c_axis, -1)

@@ -54,7 +54,7 @@ def _affine(name: str, what: str, w: Any, shape: tuple[int, ...], a: np.ndarray)
     """``weight`` or ``bias`` as an array of ``shape`` in ``a``'s dtype, or None."""
     if w is None:
         return None
-    v = np.asarray(value_of(w))
+    v = np.asarray(value_of(w, name=name))
     if v.shape != shape:
         raise ShapeError(
             f"{name}: {what} has shape {v.shape} but the input of shape {a.shape} needs "
@@ -322,7 +322,7 @@ def layer_norm(
         ``dweight = sum(g * xhat)`` and ``dbias = sum(g)`` over the leading dimensions.
     """
     name = "layer_norm"
-    a = np.asarray(float_value(input))
+    a = np.asarray(float_value(input, name, reserve=False))
     shape = _trailing(name, normalized_shape, a)
     w = _affine(name, "weight", weight, shape, a)
     b = _affine(name, "bias", bias, shape, a)
@@ -412,7 +412,7 @@ def group_norm(
         ``dweight[c] = sum(g * xhat)`` and ``dbias[c] = sum(g)`` over N and space.
     """
     name = "group_norm"
-    a = np.asarray(float_value(input))
+    a = np.asarray(float_value(input, name, reserve=False))
     n, c, s = _channels(name, a)
     if isinstance(num_groups, bool) or not isinstance(num_groups, (int, np.integer)):
         raise LampyTypeError(f"{name}: num_groups must be an int, got {num_groups!r}.")
@@ -498,7 +498,7 @@ def rms_norm(
         leading dimensions.
     """
     name = "rms_norm"
-    a = np.asarray(float_value(input))
+    a = np.asarray(float_value(input, name, reserve=False))
     shape = _trailing(name, normalized_shape, a)
     w = _affine(name, "weight", weight, shape, a)
     eps_ = float(np.finfo(a.dtype).eps) if eps is None else eps

@@ -91,7 +91,7 @@ def normalize(
         ``n = 0``.
     """
     name = "normalize"
-    a = np.asarray(float_value(input))
+    a = np.asarray(float_value(input, name, reserve=False))
     if a.ndim == 0:
         raise ShapeError(f"{name}: the input must have at least one dimension, got a 0-d array.")
     empty = isinstance(dim, (tuple, list)) and len(dim) == 0

@@ -39,7 +39,7 @@ _Taps = tuple[tuple[Any, ...], tuple[Any, ...]]
 def spatial_input(name: str, input: Operand, nd: int) -> np.ndarray:
     """The value of ``input`` as a float array of ``nd + 1`` or ``nd + 2`` dimensions
     whose channel and spatial axes are not empty (the batch may be)."""
-    x = np.asarray(value_of(input))
+    x = np.asarray(value_of(input, name=name))
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     axes = ("L",) if nd == 1 else ("H", "W")

@@ -136,8 +136,12 @@ def rnn_sequence(
         raise LampyValueError(
             f"rnn_sequence: unknown nonlinearity {nonlinearity!r}; use 'tanh' or 'relu'."
         )
-    x, w, h_0 = value_of(xw), value_of(w_hh), value_of(h0)
-    b = None if b_hh is None else value_of(b_hh)
+    x, w, h_0 = (
+        value_of(xw, name="rnn_sequence"),
+        value_of(w_hh, name="rnn_sequence"),
+        value_of(h0, name="rnn_sequence"),
+    )
+    b = None if b_hh is None else value_of(b_hh, name="rnn_sequence")
     length, _, hidden = _check("rnn_sequence", x, 1, w, b, [("h0", h_0, _state_width(w))])
     if w.shape[1] != hidden:
         raise ShapeError(f"rnn_sequence: w_hh must have shape {(hidden, hidden)}, got {w.shape}.")
@@ -198,8 +202,12 @@ def gru_sequence(xw: Any, w_hh: Any, b_hh: Any, h0: Any, reverse: bool = False) 
         share reaches ``hw_n`` (and so ``W_hh``, ``b_hh``) as ``d n_pre * r``. Weight and
         bias gradients are one matrix product / sum over all steps.
     """
-    x, w, h_0 = value_of(xw), value_of(w_hh), value_of(h0)
-    b = None if b_hh is None else value_of(b_hh)
+    x, w, h_0 = (
+        value_of(xw, name="gru_sequence"),
+        value_of(w_hh, name="gru_sequence"),
+        value_of(h0, name="gru_sequence"),
+    )
+    b = None if b_hh is None else value_of(b_hh, name="gru_sequence")
     length, batch, hidden = _check("gru_sequence", x, 3, w, b, [("h0", h_0, _state_width(w))])
     if w.shape[1] != hidden:
         raise ShapeError(
@@ -304,9 +312,14 @@ def lstm_sequence(
         ``c_n``) join the cell-state gradient. Weight and bias gradients are one matrix
         product / sum over all steps.
     """
-    x, w, h_0, c_0 = value_of(xw), value_of(w_hh), value_of(h0), value_of(c0)
-    b = None if b_hh is None else value_of(b_hh)
-    wr = None if w_hr is None else value_of(w_hr)
+    x, w, h_0, c_0 = (
+        value_of(xw, name="lstm_sequence"),
+        value_of(w_hh, name="lstm_sequence"),
+        value_of(h0, name="lstm_sequence"),
+        value_of(c0, name="lstm_sequence"),
+    )
+    b = None if b_hh is None else value_of(b_hh, name="lstm_sequence")
+    wr = None if w_hr is None else value_of(w_hr, name="lstm_sequence")
     p = _state_width(w)
     hidden = x.shape[2] // 4 if x.ndim == 3 else -1
     length, batch, hidden = _check(

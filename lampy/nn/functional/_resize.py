@@ -118,7 +118,7 @@ def pad(
         raise LampyValueError(
             f"pad: mode must be one of {', '.join(map(repr, _PAD_MODES))}, got {mode!r}."
         )
-    x = np.asarray(value_of(input))
+    x = np.asarray(value_of(input, name="pad"))
     pairs = _pad_pairs(x.ndim, pad)
     if mode == "constant":
         return _crop_pad(input, x, pairs, value)
@@ -341,7 +341,7 @@ def interpolate(
         )
     if antialias:
         raise LampyValueError(f"{name}: antialias=True is not supported.")
-    x = np.asarray(value_of(input))
+    x = np.asarray(value_of(input, name=name))
     if x.dtype.kind != "f":
         x = x.astype(np.float64)
     if x.ndim not in (3, 4, 5):

@@ -200,15 +200,16 @@ def kernel_input(a: np.ndarray) -> np.ndarray:
     return v
 
 
-def float_value(x: Any, name: str | None = None) -> Any:
-    """The value of ``x`` as a float array (integers and bools become float64; a 0-d
-    Variable's value may be a numpy scalar: ``np.asarray`` it where an ndarray is needed). With the
-    op's ``name``: its output, of this shape and dtype, is checked against the budgets of
-    the current scope first (``lampy.MemoryBudgetError`` before anything is allocated)."""
-    a = value_of(x)
+def float_value(x: Any, name: str, reserve: bool = True) -> Any:
+    """The value of ``x``, an operand of op ``name``, as a float array (integers and bools
+    become float64; a 0-d Variable's value may be a numpy scalar: ``np.asarray`` it where
+    an ndarray is needed). With ``reserve``, the op's output, of this shape and dtype, is
+    checked against the budgets of the current scope first (``lampy.MemoryBudgetError``
+    before anything is allocated); ops whose output differs pass False."""
+    a = value_of(x, name=name)
     if np.asarray(a).dtype.kind != "f":
         a = np.asarray(a, dtype=np.float64)
-    if name is not None and _ledger.open_budgets:
+    if reserve and _ledger.open_budgets:
         _ledger.reserve(name, np.shape(a), np.result_type(a))
     return a
 
