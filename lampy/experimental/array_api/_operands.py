@@ -38,14 +38,14 @@ def operands(name: str, *xs: Any, keep: bool = True) -> tuple[ModuleType, list[A
     found: list[tuple[ModuleType, Any]] = []  # (namespace, device) of each array operand
     for x in xs:
         if type(x) is Variable:
-            v = value_of(x, keep)
+            v = value_of(x, keep, name)
         elif is_foreign(x):
             v = namespace_of(x).asarray(x, copy=True) if keep else x
         elif isinstance(x, _SCALARS):
             values.append(x)
             continue
         elif isinstance(x, np.ndarray | np.generic | list | tuple):
-            v = value_of(x, keep)
+            v = value_of(x, keep, name)
         else:
             raise LampyTypeError(
                 f"{name}: an operand is {type(x).__name__}; lampy.experimental.array_api's "
