@@ -34,6 +34,7 @@ from lampy.autograd._pass import (
     first_buffer,
     is_variable,
     own_first,
+    scalar_array,
     shares,
 )
 from lampy.autograd._unbroadcast import Grad, accumulate, add_to_scalar
@@ -345,7 +346,7 @@ def _serve_plain(
         return
     if type(buf) is not _ndarray:
         buf = bufs[inp] = array_buffer(buf, inp, ledger)
-    fn(g if type(g) is _ndarray else np.array(g), buf)
+    fn(g if type(g) is _ndarray else scalar_array(g), buf)
 
 
 def _add_into(

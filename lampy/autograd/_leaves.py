@@ -10,6 +10,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from lampy._errors import DTypeError, no_scope, not_float
+from lampy._namespaces import zeros_like
 from lampy.autograd import _ledger
 from lampy.autograd._scope import closed_scope, current_or_none
 from lampy.autograd._variable import Variable, _leaf_in
@@ -107,8 +108,10 @@ def zero_grads(variables: Iterable[Variable], set_to_none: bool = True) -> None:
         return
     for node in nodes:
         g = node.grad
-        if g is not None:
+        if type(g) is np.ndarray:
             g.fill(0)
+        elif g is not None:  # another namespace's array: replaced, never written into
+            node.adopt_grad(zeros_like(g))
 
 
 __all__ = ["const", "param", "zero_grads"]

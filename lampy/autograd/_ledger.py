@@ -39,6 +39,7 @@ import numpy as np
 
 from lampy import _memory
 from lampy._errors import MemoryBudgetError
+from lampy._namespaces import nbytes as _nbytes
 from lampy.autograd._current import current_or_none
 from lampy.autograd._node import HELD_BY_OP, PRIVATE
 
@@ -244,8 +245,8 @@ def _node_bytes(node: Node) -> tuple[int, int]:
     if node.value is not None and node.charged:
         n = node.charged
     g = node.grad
-    if g is not None and g.nbytes:
-        n += g.nbytes
+    if g is not None and (nb := _nbytes(g)):
+        n += nb
         a = 1
     return n, a
 
@@ -293,27 +294,21 @@ def _charge_checked(ledger: Ledger, node: Node, n: int) -> None:
                 raise budget_error(limited, node.name, node.shape, node.dtype, n, after=True)
 
 
-def charge_grad(node: Node, g: np.ndarray) -> None:
-    """Charge a gradient buffer that became ``node.grad`` (never raises: backward is
-    all-or-nothing, so a gradient already computed is kept)."""
-    scope = node.scope
-    if scope is not None:
-        _change(scope.ledger, g.nbytes, int(g.nbytes > 0))
-
-
-def charge_grads(pairs: Iterable[tuple[Node, np.ndarray]]) -> None:
-    """``charge_grad`` for each ``(node, g)``, with one update per scope's ledger (a
-    backward pass commits the gradients of all its params at once)."""
-    _change_by_ledger((node, g.nbytes, int(g.nbytes > 0)) for node, g in pairs)
+def charge_grads(pairs: Iterable[tuple[Node, int]]) -> None:
+    """Charge gradient buffers that became ``.grad``, given as ``(node, bytes)``, with one
+    update per scope's ledger (a backward pass commits the gradients of all its params at
+    once; never raises: backward is all-or-nothing, so a gradient computed is kept)."""
+    _change_by_ledger((node, n, int(n > 0)) for node, n in pairs)
 
 
 def drop_grad(node: Node) -> None:
     """``node.grad = None`` (``lampy.Variable.zero_grad``), refunding the buffer
-    ``charge_grad`` charged."""
+    ``charge_grads`` charged."""
     g = node.take_grad()
     scope = node.scope
     if g is not None and scope is not None:
-        _change(scope.ledger, -g.nbytes, -int(g.nbytes > 0))
+        n = _nbytes(g)
+        _change(scope.ledger, -n, -int(n > 0))
 
 
 def drop_grads(nodes: Iterable[Node]) -> None:
@@ -323,7 +318,11 @@ def drop_grads(nodes: Iterable[Node]) -> None:
     for node in nodes:
         g = node.take_grad()
         if g is not None:
-            dropped.append((node, -g.nbytes, -int(g.nbytes > 0)))
+            try:
+                n = g.nbytes
+            except AttributeError:  # another namespace's array (the standard has no nbytes)
+                n = _nbytes(g)
+            dropped.append((node, -n, -(n > 0)))
     _change_by_ledger(dropped)
 
 
@@ -369,7 +368,10 @@ def variable_gone(variable: Any) -> None:
     if held:  # SHARED: refunded only if dropping the node's reference frees it
         v = node.value
         node.value = None
-        base = v.base  # a view: what holds the memory is the array owning it
+        try:
+            base = v.base  # a view: what holds the memory is the array owning it
+        except AttributeError:  # another namespace's array (the standard has no views)
+            base = None
         while type(base) is _ndarray:
             v, base = base, base.base
         r = _ref(v)

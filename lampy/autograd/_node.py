@@ -9,6 +9,7 @@ import attrs
 import numpy as np
 
 from lampy._errors import ReleasedError, released
+from lampy._namespaces import nbytes as _nbytes
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge
 from lampy.autograd._unbroadcast import Contribution
 
@@ -172,6 +173,27 @@ class Node:
         self.kept = 0
         self.watch: Any = None
 
+    @classmethod
+    def of_namespace(
+        cls,
+        value: Any,
+        params: tuple[Param, ...] | None,
+        needs_grad: bool,
+        scope: Scope,
+        name: str,
+        dtype: np.dtype[Any],
+        versions: tuple[tuple[Node, int], ...] | None = None,
+        charged: int = 0,
+        held: int = SHARED,
+    ) -> Node:
+        """A node whose value is an array of another namespace (the array API standard's:
+        the engine's namespace ops, in ``_namespaced.py``): ``dtype`` is numpy's dtype of
+        the same element type, which the engine's sizes and messages read (the value keeps
+        its own)."""
+        node = cls(value, params, needs_grad, scope, name, versions, held, charged)
+        node.dtype = dtype
+        return node
+
     @property
     def op(self) -> Op | None:
         """The op that computed the value as a ``lampy.Op`` record, None for a leaf
@@ -198,7 +220,7 @@ class Node:
     def nbytes(self) -> int:
         """Bytes of the value and gradient buffer this node holds now."""
         v, g = self.value, self.grad
-        return (0 if v is None else v.nbytes) + (0 if g is None else g.nbytes)
+        return (0 if v is None else _nbytes(v)) + (0 if g is None else _nbytes(g))
 
     def describe(self) -> str:
         """``'matmul', shape (2, 3), dtype float64`` for messages."""
@@ -215,8 +237,10 @@ class Node:
         check when the Variable is gone."""
         self.held = SHARED
 
-    def adopt_grad(self, g: np.ndarray) -> None:
-        """Take ``g`` as the node's ``.grad`` (it had none): a pass's final gradient."""
+    def adopt_grad(self, g: Any) -> None:
+        """Take ``g`` as the node's ``.grad``: a pass's final gradient (it had none), or,
+        for a value of another namespace, the sum that replaces it (the engine never
+        writes into such an array)."""
         self.grad = g
 
     def take_grad(self) -> np.ndarray | None:
@@ -234,6 +258,13 @@ class Node:
 
     def bump_version(self) -> None:
         """Count one in-place write into the value (``lampy.in_place``)."""
+        self.version += 1
+
+    def replace_value(self, value: Any) -> None:
+        """Hold ``value``, a new array of the leaf's shape and dtype, as its value: the
+        functional twin of an in-place write (the op kit's ``replace_values``), so its
+        version goes up by one as ``lampy.in_place``'s exit does."""
+        self.value = value
         self.version += 1
 
     def move_to(self, scope: Scope) -> None:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from lampy import _memory
+from lampy import _memory, _namespaces
 from lampy._errors import (
     BackwardError,
     DTypeError,
@@ -42,6 +42,7 @@ _stage, _unstage = _ledger.stage, _ledger.unstage
 _prod = math.prod
 _own_grad = _memory.own_grad
 _ndarray = np.ndarray
+_is_foreign = _namespaces.is_foreign
 
 # Leaves may be shared by passes running in several threads (params of one model):
 # adding a pass's gradient into a leaf's .grad happens under this lock.
@@ -145,18 +146,21 @@ def is_variable(x: Any) -> bool:
 def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
     value = root.value
     node = root.node
-    if not node.needs_grad and value.dtype.kind not in "fc":
-        raise DTypeError(
-            f"backward: the root (made by '{node.name}') has dtype {value.dtype}; only "
-            "floating Variables carry gradients. Integer and boolean Variables are "
-            "constants: backpropagate from a float result computed from params."
-        )
     if not node.needs_grad:
+        if node.dtype.kind not in "fc":
+            raise DTypeError(
+                f"backward: the root (made by '{node.name}') has dtype {value.dtype}; only "
+                "floating Variables carry gradients. Integer and boolean Variables are "
+                "constants: backpropagate from a float result computed from params."
+            )
         raise LampyError(
             f"backward: the root (made by '{node.name}', shape {value.shape}) does not "
             "need a gradient: nothing it was computed from is a param (or it was computed "
             "under lampy.no_grad()). Make the inputs with lampy.param(...)."
         )
+    if type(value) is not _ndarray:  # an array of another namespace
+        seeded: np.ndarray = _namespaces.seed(value, grad)
+        return seeded
     if grad is None:
         if value.dtype.kind == "c":
             raise DTypeError(
@@ -203,10 +207,27 @@ def _seed(root: Variable, grad: Any, borrow: bool = False) -> np.ndarray:
 # (``commit``).
 
 
+PLAIN_OVER_NAMESPACE = (
+    "backward: a plain (g, out) closure met a gradient that is an array of another "
+    "namespace than numpy. Plain closures add into numpy buffers in place; the engine adds "
+    "the gradients of other namespaces out of place (the array API standard makes in-place "
+    "updates optional). An op over another namespace gives contributions instead "
+    "(lampy.opkit.contrib_of, contrib_with), as lampy.experimental.array_api's ops do."
+)
+
+
+def scalar_array(g: Grad) -> np.ndarray:
+    """A gradient held as a numpy scalar, as the 0-d array a plain closure is promised
+    (``LampyTypeError`` for an array of another namespace: ``PLAIN_OVER_NAMESPACE``)."""
+    if _is_foreign(g):
+        raise LampyTypeError(PLAIN_OVER_NAMESPACE)
+    return np.array(g)
+
+
 def array_buffer(buf: Grad, inp: Node, ledger: Ledger) -> np.ndarray:
     """A 0-d scalar buffer as a 0-d array holding it, for a plain closure to add into
     (counted in the pass's ``ledger`` from now on)."""
-    a = np.array(buf)
+    a = scalar_array(buf)
     _stage(ledger, a.nbytes)
     return _own_grad(a, inp)
 
@@ -219,7 +240,7 @@ def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
         return g
     for edge in params:
         if edge[KIND] == PLAIN:
-            return np.array(g)
+            return scalar_array(g)
     return g
 
 
@@ -231,7 +252,7 @@ def first_buffer(fn: Backward, g: Grad, inp: Node, ledger: Ledger) -> np.ndarray
         _ledger.check_room(ledger, "backward", inp.shape, inp.dtype)
     buf = _grad_buffer(inp.shape, inp.dtype, inp)
     _stage(ledger, buf.nbytes)
-    fn(g if type(g) is _ndarray else np.array(g), buf)
+    fn(g if type(g) is _ndarray else scalar_array(g), buf)
     return buf
 
 
@@ -281,7 +302,7 @@ def commit_all(done: Sequence[tuple[Node, Grad]], ledger: Ledger | None = None) 
     (leaves may be shared by passes running in other threads). Each staged ``g`` leaves
     the pass's ``ledger``: added into a ``.grad`` and dropped, or kept as the ``.grad``,
     which the node's own scope then counts."""
-    new: list[tuple[Node, np.ndarray]] = []
+    new: list[tuple[Node, int]] = []
     with _COMMIT_LOCK:
         for node, _ in done:  # all checked first: a pass that raises changes nothing
             if node.scope is None:
@@ -292,11 +313,18 @@ def commit_all(done: Sequence[tuple[Node, Grad]], ledger: Ledger | None = None) 
             buf = node.grad
             if buf is None:
                 if type(g) is not _ndarray:
+                    if _is_foreign(g):  # another namespace's: kept as it is
+                        node.adopt_grad(g)
+                        new.append((node, _namespaces.nbytes(g)))
+                        continue
                     g = np.array(g)
                 node.adopt_grad(g)
-                new.append((node, g))
-            else:
+                new.append((node, g.nbytes))
+            elif type(buf) is _ndarray:
                 np.add(buf, g, out=buf)
+            else:  # another namespace's array: the sum replaces it (never written in place)
+                total: Any = buf + g
+                node.adopt_grad(total)
         if new:
             _ledger.charge_grads(new)  # one count per scope, not one per param
 
@@ -501,7 +529,9 @@ class Pass:
                 bufs[root] += seed
             else:
                 bufs[root] = seed
-                if root is not self.borrowed:  # a seed the pass made: counted while staged
+                # a seed the pass made: counted while staged (but for one of another
+                # namespace: those are not counted in a pass, see lampy._namespaces)
+                if root is not self.borrowed and type(seed) is _ndarray:
                     _stage(self.ledger, seed.nbytes)
         self.seeds = []
         self.bufs = bufs

@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from lampy._memory import owner
+from lampy._namespaces import is_foreign, nbytes
 from lampy.autograd._edge import NODE, WITH_SAVED
 from lampy.autograd._node import Param
 
@@ -117,4 +118,30 @@ def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     return total
 
 
-__all__ = ["kept_bytes", "view_bytes"]
+def namespace_kept_bytes(params: tuple[Param, ...], value: Any) -> int:
+    """``kept_bytes`` for an op whose arrays belong to another namespace (the array API
+    standard's): the arrays of that namespace a ``WITH_SAVED`` edge saved (one, or a
+    tuple of them) or a closure captured (in its cells, or tuples and lists in them),
+    each counted once, leaving out the op's value and its inputs' values. The standard
+    says nothing of views, so each array object counts as its own memory (an upper
+    bound where two of them share it)."""
+    graph = {id(value), *(id(p[NODE].value) for p in params)}
+    found: dict[int, Any] = {}
+    for _, fn, kind, _, saved in params:
+        if kind == WITH_SAVED:
+            candidates = list(saved) if type(saved) is tuple else [saved]
+        else:
+            candidates = []
+            for c in getattr(fn, "__closure__", None) or ():
+                try:
+                    o = c.cell_contents
+                except ValueError:  # an empty cell
+                    continue
+                candidates.extend(o if type(o) in (tuple, list) else (o,))
+        for a in candidates:
+            if is_foreign(a) and id(a) not in graph:
+                found[id(a)] = a
+    return sum(nbytes(a) for a in found.values())
+
+
+__all__ = ["kept_bytes", "namespace_kept_bytes", "view_bytes"]

@@ -7,6 +7,8 @@ from typing import Any, TypeAlias
 
 import numpy as np
 
+from lampy._namespaces import is_foreign as _is_foreign
+from lampy._namespaces import own_contribution as _own_foreign
 from lampy.autograd._complex import real_part
 
 _add = np.add
@@ -77,7 +79,10 @@ def scalar_of(d: Any, dtype: np.dtype[Any]) -> np.generic:
 def add_to_scalar(buf: Grad, d: Any) -> Grad:
     """A 0-d scalar buffer ``buf`` plus the contribution ``d``: the numpy scalar that
     ``np.add(out, unbroadcast(d, ()), out=out)`` leaves in a 0-d array ``out`` holding
-    ``buf`` (the same loop, then cast to ``buf``'s dtype), bit for bit."""
+    ``buf`` (the same loop, then cast to ``buf``'s dtype), bit for bit.
+
+    The engine adds into a buffer that is an array of another namespace here too
+    (``buf + d``, a new array: it never writes into such an array)."""
     if type(d) is _ndarray and d.shape:
         d = unbroadcast(d, ())
     s = buf + d
@@ -138,6 +143,9 @@ def own_contribution(
     contribution that is ``g`` itself or a view of all of it may be kept.
     """
     if type(d) is not _ndarray:  # a numpy scalar from 0-d arithmetic, or a number
+        if _is_foreign(d):  # an array of another namespace: checked, kept or copied
+            foreign: Grad = _own_foreign(d, shape, dtype, fresh)
+            return foreign
         if not shape:
             return d if type(d) is dtype.type else scalar_of(d, dtype)
         d = np.asarray(d)  # spread over the input's shape below

@@ -12,6 +12,8 @@ from numpy.typing import ArrayLike
 
 from lampy import _memory
 from lampy._errors import DTypeError, LampyTypeError, no_scope
+from lampy._namespaces import is_foreign as _is_foreign
+from lampy._namespaces import zeros_like
 from lampy.autograd import _ledger
 from lampy.autograd._backprop import backward
 from lampy.autograd._complex import complex_kind, conjugated, no_complex
@@ -59,16 +61,21 @@ class Variable(VariableOperators):
 
         The engine holds a 0-d op result as a numpy scalar (immutable, and ten times
         cheaper to compute with than a 0-d array); this property gives it as a read-only
-        0-d array, made at each call.
+        0-d array, made at each call. A value of another array namespace (the
+        experimental ops of ``import lampy.experimental.array_api``) is that array
+        itself.
         """
         node = self.node
         v = node.value
         if type(v) is _ndarray:
             node.mark_shared()  # the caller may keep the array
             return v
+        if type(v) in _NUMPY_SCALARS:
+            return _as_array(v)
         if v is None:
             raise node.released_error(".value")
-        return _as_array(v)
+        node.mark_shared()  # an array of another namespace, given as it is
+        return v
 
     @property
     def grad(self) -> np.ndarray | None:
@@ -212,8 +219,10 @@ class Variable(VariableOperators):
             _ledger.drop_grad(node)
             return
         g = node.grad
-        if g is not None:
+        if type(g) is _ndarray:
             g.fill(0)
+        elif g is not None:  # another namespace's array: replaced, never written into
+            node.adopt_grad(zeros_like(g))
 
     def detach(self) -> Variable:
         """Same as ``lampy.const`` of the value: no gradient flows through it.
@@ -244,7 +253,10 @@ class Variable(VariableOperators):
         if v is None:
             return f"Variable(<released>, made by {node.describe()})"
         how = "param" if node.needs_grad and node.params is None else node.name
-        body = np.array2string(v, separator=", ", prefix="Variable(", threshold=20)
+        if _is_foreign(v):  # an array of another namespace: its own repr
+            body = repr(v)
+        else:
+            body = np.array2string(v, separator=", ", prefix="Variable(", threshold=20)
         return f"Variable({body}, dtype={v.dtype}, {how}, needs_grad={node.needs_grad})"
 
     __hash__ = object.__hash__

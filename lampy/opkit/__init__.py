@@ -111,6 +111,16 @@ Grad mode and recomputation:
 - ``replayable(rng)``: a generator whose draws ``lampy.remat`` replays when it
   recomputes; ``recomputing()``: whether the code runs inside such a recomputation.
 
+Arrays of other namespaces (experimental, ``lampy.experimental.array_api``):
+
+- ``namespace_op(name, value, *params)``: ``op`` for a value that may be an array of
+  another array API namespace (``array_api_strict``, CuPy...); its params are
+  contributions returning each input's gradient in its namespace, shape and dtype.
+- ``namespace_leaf(what, x, needs_grad)``: a param (``what="param"``) or a constant
+  holding a copy of such an array.
+- ``replace_values(params, values)``: new values for leaves, the functional twin of
+  ``lampy.in_place`` (an optimizer's update where arrays may not be written in place).
+
 Signatures:
 
 - ``NO_VALUE``: the default of a keyword whose absence means something (numpy's
@@ -133,6 +143,9 @@ from lampy.autograd._higher import saved_vjp as saved_vjp
 from lampy.autograd._higher import sum_to as sum_to
 from lampy.autograd._leaves import const as const
 from lampy.autograd._leaves import param as param
+from lampy.autograd._namespaced import namespace_leaf as namespace_leaf
+from lampy.autograd._namespaced import namespace_op as namespace_op
+from lampy.autograd._namespaced import replace_values as replace_values
 from lampy.autograd._remat import recomputing as recomputing
 from lampy.autograd._remat import replayable as replayable
 from lampy.autograd._shared import Lazy as Lazy
@@ -205,6 +218,8 @@ __all__ = [
     "graph_value",
     "is_grad_enabled",
     "lifted",
+    "namespace_leaf",
+    "namespace_op",
     "needs_grad",
     "no_grad",
     "node_of",
@@ -218,6 +233,7 @@ __all__ = [
     "real_operands",
     "real_part",
     "real_result",
+    "replace_values",
     "recomputing",
     "replayable",
     "reserve_output",

@@ -21,7 +21,10 @@ PAGES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 RUN_PAGES = [p for p in PAGES if steps(p)]
 
 # Pages whose code needs an optional extra: skipped, with the install line, without it.
-PAGES_NEEDING = {"docs/distributed.md": ("mpi4py", 'pip install -e ".[dev,mpi]"')}
+PAGES_NEEDING = {
+    "docs/distributed.md": ("mpi4py", 'pip install -e ".[dev,mpi]"'),
+    "docs/design/array-backends.md": ("array_api_strict", 'pip install -e ".[dev]"'),
+}
 
 # Excerpts (```python notest) are shown but not run; keep them rare.
 MAX_EXCERPTS = 4
