@@ -580,7 +580,7 @@ class Optimizer:
         if v is None or isinstance(v, (int, float)):
             return v
         a = np.asarray(v)
-        if a.dtype.kind not in "biuf":
+        if a.dtype.kind not in ("biufc" if p.dtype.kind == "c" else "biuf"):
             raise LampyTypeError(
                 f"{name}: state {key!r} of param {index!r} is {v!r} ({type(v).__name__}); "
                 f"expected an array of numbers of the param's shape {p.shape}."

@@ -1,0 +1,165 @@
+"""The engine with complex values (PyTorch's convention: ``z.grad = dL/dRe + i dL/dIm``):
+complex params, real inputs of complex results (their real part), 0-d scalars, shared
+subexpressions, accumulation, seeds, second order, and ops written outside lampy."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+import lampy
+from lampy.opkit import HOLOMORPHIC, complex_rule
+from lampy.testing import check_grad
+
+Z = np.array([1 + 2j, -0.5 + 0.3j, 2 - 1j])
+
+
+def test_complex_params_keep_their_dtype() -> None:
+    """complex128 and complex64 params need a gradient, and their gradients keep the dtype."""
+    for dtype in (np.complex128, np.complex64):
+        with lampy.Scope():
+            z = lampy.param(Z.astype(dtype))
+            assert z.dtype == dtype and z.needs_grad
+            (lampy.abs(z) ** 2).sum().backward()
+            assert z.grad.dtype == dtype
+            np.testing.assert_allclose(z.grad, 2 * Z, rtol=1e-6)  # d|z|^2 = 2z
+
+
+def test_a_complex_root_needs_an_explicit_seed() -> None:
+    """As PyTorch: only a real loss seeds itself; a complex root takes ``grad=`` (the
+    gradient of the real loss with respect to it)."""
+    with lampy.Scope():
+        z = lampy.param(Z)
+        y = (z * z).sum()
+        with pytest.raises(lampy.DTypeError, match="real loss"):
+            y.backward()
+    with lampy.Scope():
+        z = lampy.param(Z)
+        (z * z).sum().backward(np.complex128(1.0))  # L = Re(sum z^2): dL = conj(2z)
+        np.testing.assert_allclose(z.grad, np.conj(2 * Z))
+
+
+def test_a_real_input_of_a_complex_result_gets_the_real_part() -> None:
+    """x real, y = x (1 + 2i): |y|^2 = 5 x^2, so dL/dx = 10 x, whichever op made the
+    complex value (multiply, add, a complex constant, astype)."""
+    x = np.array([0.5, -1.5, 2.0])
+    for f in (
+        lambda v: v * (1 + 2j),
+        lambda v: v + 2j * v,
+        lambda v: lampy.astype(v, np.complex128) * (1 + 2j),
+        lambda v: lampy.concatenate([v * 1j, v])[:3] * (2 - 1j),
+    ):
+        with lampy.Scope():
+            v = lampy.param(x)
+            (lampy.abs(f(v)) ** 2).sum().backward()
+            assert v.grad.dtype == np.float64
+            np.testing.assert_allclose(v.grad, 10 * x, rtol=1e-12)
+        check_grad(f, x)
+
+
+def test_zero_d_values_and_many_uses() -> None:
+    """A 0-d real param feeding several complex results (the engine's numpy-scalar
+    buffers), and a complex param used many times with shared subexpressions."""
+    check_grad(
+        lambda v: lampy.real(v * (1 + 1j) * (v * (2 - 1j)) + lampy.exp(1j * v)), np.array(0.7)
+    )
+    z0 = np.array(0.3 - 0.8j)
+    check_grad(lambda z: z * z * lampy.conj(z) + lampy.abs(z) * z, z0)
+    check_grad(lambda z: (lambda s: s * s + s * lampy.conj(s))(lampy.sin(z) + z), Z)
+
+
+@pytest.mark.parametrize(
+    ("s1", "s2"), [((3, 1), (4,)), ((1, 4), (3, 1)), ((), (2, 3)), ((2, 0), (1,))]
+)
+def test_broadcasting_in_every_direction(s1: tuple[int, ...], s2: tuple[int, ...]) -> None:
+    """Complex and real operands broadcast either way; gradients sum back to each shape."""
+    rng = np.random.default_rng(0)
+    a = rng.normal(size=s1) + 1j * rng.normal(size=s1)
+    b = rng.normal(size=s2)
+    check_grad(lambda u, v: u * v + lampy.exp(u) / (v * v + 1), a, b)
+    check_grad(lambda u, v: u - v * lampy.conj(u), a, b)
+
+
+def test_gradients_accumulate_across_passes() -> None:
+    """Two backward passes add their complex gradients, as real ones."""
+    with lampy.Scope():
+        z = lampy.param(Z)
+        for _ in range(2):
+            (lampy.abs(z) ** 2).sum().backward()
+        np.testing.assert_allclose(z.grad, 4 * Z)
+        z.zero_grad()
+        assert z.grad is None
+
+
+def test_second_order_through_complex_values() -> None:
+    """L = sum |z|^4 has gradient 4 |z|^2 z; the recorded gradient's own gradient, of
+    H = sum |grad L|^2 = 16 sum |z|^6, is 96 |z|^4 z."""
+    with lampy.Scope():
+        z = lampy.param(Z)
+        (g,) = lampy.gradients((lampy.abs(z) ** 4).sum(), [z], create_graph=True)
+        np.testing.assert_allclose(g.value, 4 * np.abs(Z) ** 2 * Z, rtol=1e-12)
+        (lampy.abs(g) ** 2).sum().backward()
+        np.testing.assert_allclose(z.grad, 96 * np.abs(Z) ** 4 * Z, rtol=1e-12)
+
+
+def test_an_op_written_outside_lampy_declares_how_it_takes_complex_values() -> None:
+    """A user's op written for reals (a plain ``(g, out)`` closure) is refused with complex
+    values until declared; declared holomorphic, the engine conjugates its closure."""
+
+    def cube(x: lampy.Variable, name: str) -> lampy.Variable:
+        a = x.value
+
+        def d_x(g: np.ndarray, out: np.ndarray) -> None:
+            np.add(out, g * 3 * a**2, out=out)
+
+        return lampy.op(name, a**3, x.zip_backward(d_x))
+
+    with (
+        lampy.Scope(),
+        pytest.raises(lampy.DTypeError, match="op 'my_cube' does not support complex"),
+    ):
+        cube(lampy.param(Z), "my_cube")
+    complex_rule(HOLOMORPHIC, "my_holomorphic_cube")
+    check_grad(lambda z: cube(z, "my_holomorphic_cube"), Z)
+    with lampy.Scope():
+        z = lampy.param(Z)
+        (lampy.abs(cube(z, "my_holomorphic_cube")) ** 2).sum().backward()
+        np.testing.assert_allclose(z.grad, 6 * np.abs(Z) ** 4 * Z, rtol=1e-12)  # |z|^6
+
+
+def test_ops_without_a_complex_rule_refuse_complex_inputs() -> None:
+    """Ordering ops and ops whose value is real but whose rule is not written for complex
+    inputs raise a DTypeError naming them, before anything is recorded."""
+    cases: list[Any] = [
+        lambda z: lampy.maximum(z, 0),
+        lambda z: lampy.sort(z),
+        lambda z: lampy.clip(z, 0, 1),
+        lambda z: lampy.nanvar(z),
+        lambda z: lampy.linalg.norm(z),
+        lambda z: lampy.special.erf(z),
+    ]
+    with lampy.Scope():
+        z = lampy.param(Z)
+        for f in cases:
+            with pytest.raises(lampy.DTypeError, match="complex"):
+                f(z)
+        with lampy.no_grad():  # nothing to lose: numpy's values as constants
+            assert lampy.maximum(z, 0).dtype == np.complex128
+
+
+def test_complex_parts_on_real_values() -> None:
+    """On real Variables, real and conj are the Variable itself (numpy's views), imag and
+    angle constants, the is* helpers numpy's."""
+    with lampy.Scope():
+        x = lampy.param([1.0, -2.0])
+        assert lampy.real(x) is x and x.conj() is x and x.real is x
+        assert not lampy.imag(x).needs_grad and not lampy.angle(x).needs_grad
+        np.testing.assert_array_equal(lampy.angle(x).value, [0.0, np.pi])
+        assert lampy.isrealobj(x) and not lampy.iscomplexobj(x)
+        z = lampy.param(np.array([1 + 0j, 1 + 1e-20j, 2j]))
+        np.testing.assert_array_equal(lampy.iscomplex(z), [False, True, True])
+        np.testing.assert_array_equal(lampy.isreal(z), [True, False, False])
+        assert lampy.real_if_close(z).dtype == np.complex128
+        assert lampy.real_if_close(lampy.param(np.array([1 + 0j, 2 + 1e-20j]))).dtype == np.float64
