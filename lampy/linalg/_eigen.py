@@ -12,26 +12,26 @@ from lampy.linalg._common import (
     EigResult,
     distinct_or_raise,
     graph_inverse_gaps,
+    graph_mH,
     inverse_gaps,
     matrix_value,
     mH,
-    mT,
     wants_grad,
 )
 from lampy.opkit import OWN, Operand, Variable, complex_rule, contrib_of, graph_value, node_of, op
-from lampy.ops import matmul, matrix_transpose, reshape
+from lampy.ops import matmul, reshape
 
 _add = np.add
 
 
 def _values_backward(v: np.ndarray, g: np.ndarray) -> Any:
-    """``V diag(g) V^T``: the gradient of the eigenvalues."""
-    return (v * g[..., None, :]) @ mT(v)
+    """``V diag(g) V^H``: the gradient of the eigenvalues."""
+    return (v * g[..., None, :]) @ mH(v)
 
 
 def _graph_values_backward(v: Any, g: Any) -> Any:
     """:func:`_values_backward` with lampy ops."""
-    return matmul(v * reshape(g, (*np.shape(g)[:-1], 1, np.shape(g)[-1])), matrix_transpose(v))
+    return matmul(v * reshape(g, (*np.shape(g)[:-1], 1, np.shape(g)[-1])), graph_mH(v))
 
 
 def _graph_eigh(name: str, n_a: Any, arr: np.ndarray, w: np.ndarray, UPLO: Any) -> Any:
@@ -42,10 +42,11 @@ def _graph_eigh(name: str, n_a: Any, arr: np.ndarray, w: np.ndarray, UPLO: Any) 
 
 
 def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
-    """Eigenvalues (ascending) and eigenvectors of a symmetric matrix, batched
-    (``numpy.linalg.eigh``).
+    """Eigenvalues (ascending) and eigenvectors of a symmetric (or complex Hermitian)
+    matrix, batched (``numpy.linalg.eigh``).
 
-    Only the triangle named by ``UPLO`` (``'L'`` or ``'U'``) is read.
+    Only the triangle named by ``UPLO`` (``'L'`` or ``'U'``) is read (and of its
+    diagonal only the real part, as LAPACK).
 
     Returns:
         ``EighResult(eigenvalues, eigenvectors)``, both Variables.
@@ -53,24 +54,26 @@ def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
     Gradient:
         The symmetric gradient, PyTorch's convention: ``da`` is symmetric and gives the
         derivative along symmetric perturbations, shared equally between ``a[i, j]``
-        and ``a[j, i]`` (whichever triangle was read). With ``X = V^T gV`` and
-        ``F[i, j] = 1 / (w_j - w_i)`` (0 on the diagonal):
-        ``da = V (diag(gw) + F * (X - X^T) / 2) V^T`` (Giles 2008; Seeger et al. 2017).
+        and ``a[j, i]`` (whichever triangle was read); Hermitian for a complex ``a``.
+        With ``X = V^H gV`` and ``F[i, j] = 1 / (w_j - w_i)`` (0 on the diagonal):
+        ``da = V (diag(gw) + F * (X - X^H) / 2) V^H`` (Giles 2008; Seeger et al. 2017).
         Valid for distinct eigenvalues: repeated ones make the eigenvector part
         infinite or nan, as in PyTorch. The eigenvector part is exact only for
-        functions invariant to each eigenvector's sign.
+        functions invariant to each eigenvector's sign (its phase ``e^{i phi}`` when
+        complex).
     """
-    arr = matrix_value("eigh", a, square=True)
+    arr = matrix_value("eigh", a, square=True, complex_ok=True)
     w, v = np.linalg.eigh(arr, UPLO=UPLO)
 
     def d_w(g: np.ndarray) -> Any:
         return _values_backward(v, g)
 
     def d_v(g: np.ndarray) -> Any:
-        x = mT(v) @ g
-        inner = (x - mT(x)) * inverse_gaps(w)
+        vh = mH(v)
+        x = vh @ g
+        inner = (x - mH(x)) * inverse_gaps(w)
         inner *= 0.5
-        return v @ inner @ mT(v)
+        return v @ inner @ vh
 
     n_a = node_of(a)
 
@@ -80,9 +83,9 @@ def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
 
     def vjp_v(g: Any, out: Any) -> Any:
         wv, vv = _graph_eigh("eigh", n_a, arr, w, UPLO)
-        vt = matrix_transpose(vv)
+        vt = graph_mH(vv)
         x = matmul(vt, g)
-        inner = (x - matrix_transpose(x)) * graph_inverse_gaps(wv) * 0.5
+        inner = (x - graph_mH(x)) * graph_inverse_gaps(wv) * 0.5
         return matmul(matmul(vv, inner), vt)
 
     return EighResult(
@@ -92,17 +95,18 @@ def eigh(a: Operand, UPLO: Literal["L", "U"] = "L") -> EighResult:
 
 
 def eigvalsh(a: Operand, UPLO: Literal["L", "U"] = "L") -> Variable:
-    """Eigenvalues (ascending) of a symmetric matrix, batched (``numpy.linalg.eigvalsh``).
+    """Eigenvalues (ascending) of a symmetric (or complex Hermitian) matrix, batched
+    (``numpy.linalg.eigvalsh``).
 
     Only the triangle named by ``UPLO`` is read. When a gradient is needed the
     eigenvectors are computed too (numpy's ``eigh``).
 
     Gradient:
-        ``da = V diag(g) V^T``, symmetric as for :func:`eigh`. Where eigenvalues
+        ``da = V diag(g) V^H``, symmetric (Hermitian) as for :func:`eigh`. Where eigenvalues
         repeat, single eigenvalues are not differentiable, but functions that treat a
         repeated group symmetrically (its sum, for example) get their exact gradient.
     """
-    arr = matrix_value("eigvalsh", a, square=True)
+    arr = matrix_value("eigvalsh", a, square=True, complex_ok=True)
     if not wants_grad(a):
         return op("eigvalsh", np.linalg.eigvalsh(arr, UPLO=UPLO))
     w, v = np.linalg.eigh(arr, UPLO=UPLO)
@@ -197,6 +201,6 @@ def eigvals(a: Operand) -> Variable:
 
 # Complex matrices and complex spectra: closures written for complex values (conjugate
 # transposes), their real part taken for a real input.
-complex_rule(OWN, "eig", "eigvals")
+complex_rule(OWN, "eig", "eigvals", "eigh", "eigvalsh")
 
 __all__ = ["eig", "eigh", "eigvals", "eigvalsh"]
