@@ -83,7 +83,6 @@ REFUSED = {
     "fmin",
     "arctan2",
     "clip",
-    "vdot",
     "sum-dtype",
     "mean-dtype",
     "var-dtype",
