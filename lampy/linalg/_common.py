@@ -17,7 +17,7 @@ from lampy.opkit import (
     real_operands,
     value_of,
 )
-from lampy.ops import reshape
+from lampy.ops import conj, matrix_transpose, reshape
 
 _swapaxes = np.swapaxes
 
@@ -44,9 +44,11 @@ class EigResult(NamedTuple):
     """What :func:`lampy.linalg.eig` returns, as ``numpy.linalg.eig`` does."""
 
     eigenvalues: Variable
-    """The eigenvalues, real, in numpy's (LAPACK's) order, shape ``(..., M)``."""
+    """The eigenvalues in numpy's (LAPACK's) order, shape ``(..., M)``: real for a real
+    matrix whose eigenvalues are all real, complex otherwise."""
     eigenvectors: Variable
-    """The eigenvectors as columns of unit length, shape ``(..., M, M)``."""
+    """The eigenvectors as columns of unit length, shape ``(..., M, M)`` (complex with the
+    eigenvalues)."""
 
 
 class QRResult(NamedTuple):
@@ -74,9 +76,21 @@ def mT(a: np.ndarray) -> np.ndarray:
     return _swapaxes(a, -1, -2)
 
 
+def mH(a: np.ndarray) -> np.ndarray:
+    """The batched conjugate transpose ``a^H`` (``mT`` for a real ``a``)."""
+    return _swapaxes(a.conj() if a.dtype.kind == "c" else a, -1, -2)
+
+
 def sym(a: np.ndarray) -> Any:
-    """The symmetric part ``(a + a^T) / 2`` of a stack of square matrices."""
-    return 0.5 * (a + mT(a))
+    """The symmetric part ``(a + a^T) / 2`` of a stack of square matrices: the Hermitian
+    part ``(a + a^H) / 2`` for complex ones."""
+    return 0.5 * (a + mH(a))
+
+
+def graph_mH(x: Any) -> Any:
+    """:func:`mH` with lampy ops (a Variable of a vjp, or a constant)."""
+    t = matrix_transpose(x)
+    return conj(t) if np.iscomplexobj(getattr(x, "value", x)) else t
 
 
 def wants_grad(x: Operand) -> bool:
@@ -164,7 +178,9 @@ __all__ = [
     "distinct_or_raise",
     "graph_inverse_gaps",
     "inverse_gaps",
+    "graph_mH",
     "matrix_value",
+    "mH",
     "mT",
     "sym",
     "wants_grad",

@@ -6,9 +6,19 @@ from typing import Any
 
 import numpy as np
 
-from lampy.linalg._common import SlogdetResult, matrix_value, mT
+from lampy.linalg._common import SlogdetResult, graph_mH, matrix_value, mH, mT
 from lampy.linalg._inverse import inv
-from lampy.opkit import Operand, Variable, contrib_of, graph_value, lifted, node_of, op
+from lampy.opkit import (
+    OWN,
+    Operand,
+    Variable,
+    complex_rule,
+    contrib_of,
+    graph_value,
+    lifted,
+    node_of,
+    op,
+)
 from lampy.ops import matrix_transpose, reshape
 
 _add = np.add
@@ -74,32 +84,36 @@ def slogdet(a: Operand) -> SlogdetResult:
 
     Returns:
         ``SlogdetResult(sign, logabsdet)``: ``sign`` is a constant numpy array (1, -1,
-        or 0 for a singular matrix), ``logabsdet`` a Variable (``-inf`` when singular).
+        or 0 for a singular matrix; for a complex matrix the complex ``det / |det|``),
+        ``logabsdet`` a real Variable (``-inf`` when singular).
 
     Gradient:
-        ``da = g * a^{-T}`` (for ``logabsdet``; the sign has none). For a singular
-        matrix the gradient is not finite.
+        ``da = g * a^{-H}`` (for ``logabsdet``, ``a^{-T}`` for a real ``a``; the sign
+        has none, also when complex). For a singular matrix the gradient is not finite.
     """
-    arr = matrix_value("slogdet", a, square=True)
+    arr = matrix_value("slogdet", a, square=True, complex_ok=True)
     sign, logabsdet = np.linalg.slogdet(arr)
 
     def d_a(g: np.ndarray) -> Any:
         try:
-            inv_t = mT(np.linalg.inv(arr))
+            inv_t = mH(np.linalg.inv(arr))
         except np.linalg.LinAlgError:  # singular: 1/s is infinite in some direction
             u, s, vh = np.linalg.svd(arr)
-            inv_t = (u / s[..., None, :]) @ vh
+            inv_t = (u / s[..., None, :]) @ vh  # a^{-H} = U S^{-1} V^H
         return np.asarray(g)[..., None, None] * inv_t
 
     n = node_of(a)
 
-    def vjp(g: Any, out: Any) -> Any:  # g a^{-T}, through inv (not at singular a)
-        inv_t = matrix_transpose(inv(graph_value(n, arr)))
+    def vjp(g: Any, out: Any) -> Any:  # g a^{-H}, through inv (not at singular a)
+        inv_t = graph_mH(inv(graph_value(n, arr)))
         return reshape(g, (*np.shape(logabsdet), 1, 1)) * inv_t
 
     return SlogdetResult(
         np.asarray(sign), op("slogdet", logabsdet, contrib_of(a, d_a, fresh=False, vjp=vjp))
     )
 
+
+# A complex matrix: slogdet's closure is written with a^{-H} (its value is real).
+complex_rule(OWN, "slogdet")
 
 __all__ = ["det", "slogdet"]

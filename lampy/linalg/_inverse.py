@@ -9,12 +9,14 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import ShapeError
-from lampy.linalg._common import matrix_value, mT, sym
+from lampy.linalg._common import graph_mH, matrix_value, mH, mT, sym
 from lampy.opkit import (
+    OWN,
     Lazy,
     Operand,
     SharedInBackward,
     Variable,
+    complex_rule,
     contrib_of,
     graph_value,
     lifted,
@@ -57,9 +59,9 @@ def inv(a: Operand) -> Variable:
 
 def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row: bool) -> Any:
     """Gradient of ``p = pinv(a)`` for a locally constant rank (Golub & Pereyra 1973):
-    ``-P^T gP P^T + (I - A P) gP^T P P^T + P^T P gP^T (I - P A)``; the second term
+    ``-P^H gP P^H + (I - A P) gP^H P P^H + P^H P gP^H (I - P A)``; the second term
     vanishes for full row rank (``row``), the third for full column rank (``col``)."""
-    pt, gpt = mT(p), mT(gp)
+    pt, gpt = mH(p), mH(gp)
     ga = -(pt @ gp @ pt)
     if not row:
         u = gpt @ (p @ pt)
@@ -73,7 +75,7 @@ def _pinv_backward(a: np.ndarray, p: np.ndarray, gp: np.ndarray, col: bool, row:
 def _pinv_backward_graph(a: Any, p: Any, gp: Any, col: bool, row: bool) -> Any:
     """:func:`_pinv_backward` with lampy ops, for vjps (``a``, ``p``, ``gp`` Variables of
     the graph or constants)."""
-    pt, gpt = matrix_transpose(p), matrix_transpose(gp)
+    pt, gpt = graph_mH(p), graph_mH(gp)
     ga = -matmul(matmul(pt, gp), pt)
     if not row:
         u = matmul(gpt, matmul(p, pt))
@@ -96,12 +98,13 @@ def pinv(
     Gradient:
         For a rank that does not change near ``a`` (Golub & Pereyra 1973, The
         differentiation of pseudo-inverses and nonlinear least squares problems):
-        ``da = -P^T g P^T + (I - A P) g^T P P^T + P^T P g^T (I - P A)``, ``P = pinv(a)``.
-        The last two terms vanish for full column / row rank. With ``hermitian=True``
-        only the lower triangle is read and the gradient is symmetrised, as for
+        ``da = -P^H g P^H + (I - A P) g^H P P^H + P^H P g^H (I - P A)``, ``P = pinv(a)``
+        (``^H`` the conjugate transpose, ``^T`` for a real ``a``). The last two terms
+        vanish for full column / row rank. With ``hermitian=True`` only the lower
+        triangle is read and the gradient is symmetrised (its Hermitian part), as for
         :func:`eigh`.
     """
-    arr = matrix_value("pinv", a)
+    arr = matrix_value("pinv", a, complex_ok=True)
     if rcond is None:
         if rtol is _NOVALUE:
             rcond = 1e-15
@@ -116,8 +119,10 @@ def pinv(
     if arr.size == 0:
         empty = np.empty((*arr.shape[:-2], n, m), arr.dtype)
         return op("pinv", empty, param_of(a, _zero_gradient, vjp=_no_vjp))
-    # numpy's own computation, kept so that the rank is known to the gradient
-    u, s, vt = np.linalg.svd(arr, full_matrices=False, hermitian=hermitian)
+    # numpy's own computation (the SVD of conj(a)), kept so that the rank is known to the
+    # gradient
+    conj_a = arr.conj() if arr.dtype.kind == "c" else arr
+    u, s, vt = np.linalg.svd(conj_a, full_matrices=False, hermitian=hermitian)
     cutoff = rcond[..., None] * np.amax(s, axis=-1, keepdims=True)
     large = s > cutoff
     s = np.divide(1, s, where=large, out=s)
@@ -134,7 +139,7 @@ def pinv(
     def vjp(g: Any, out: Any) -> Any:
         av = graph_value(n_a, arr)
         ga = _pinv_backward_graph(av, lifted(out, p), g, col=full and m >= n, row=full and m <= n)
-        return (ga + matrix_transpose(ga)) * 0.5 if hermitian else ga
+        return (ga + graph_mH(ga)) * 0.5 if hermitian else ga
 
     return op("pinv", p, contrib_of(a, d_a, fresh=False, vjp=vjp))
 
@@ -232,12 +237,13 @@ def lstsq(
     residuals, the rank of ``a`` and its singular values are constant numpy values.
 
     Gradient:
-        ``x = P b`` with ``P = pinv(a)`` cut at ``rcond``: ``db = P^T g`` and ``da`` the
-        pseudo-inverse gradient (Golub & Pereyra 1973) contracted with ``g b^T``:
-        ``-P^T g x^T + r g^T P P^T + P^T x (g^T - g^T P A)``, ``r = b - a x``. Valid
-        where the rank does not change. For full column rank it is
-        ``da = r y^T - a y x^T``, ``db = a y`` with ``y = (a^T a)^{-1} g``, computed
-        through ``R`` of ``a = QR`` (``y = R^{-1} R^{-T} g``) rather than ``pinv(a)``.
+        ``x = P b`` with ``P = pinv(a)`` cut at ``rcond``: ``db = P^H g`` and ``da`` the
+        pseudo-inverse gradient (Golub & Pereyra 1973) contracted with ``g b^H``:
+        ``-P^H g x^H + r g^H P P^H + P^H x (g^H - g^H P A)``, ``r = b - a x`` (``^H``
+        the conjugate transpose, ``^T`` for real values). Valid where the rank does not
+        change. For full column rank it is ``da = r y^H - a y x^H``, ``db = a y`` with
+        ``y = (a^H a)^{-1} g``, computed through ``R`` of ``a = QR``
+        (``y = R^{-1} R^{-H} g``) rather than ``pinv(a)``.
     """
     arr = np.asarray(value_of(a, name="lstsq"))
     rhs = np.asarray(value_of(b, name="lstsq"))
@@ -266,13 +272,13 @@ def lstsq(
 
         def normal_solve(g: np.ndarray) -> np.ndarray:
             r = r_factor()
-            return np.linalg.solve(r, np.linalg.solve(r.T, as_matrix(g)))
+            return np.linalg.solve(r, np.linalg.solve(mH(r), as_matrix(g)))
 
         y_of = SharedInBackward(normal_solve, users)
 
         def d_a(g: np.ndarray) -> Any:
             y = y_of(g)
-            return (b2 - arr @ x2) @ y.T - (arr @ y) @ x2.T
+            return (b2 - arr @ x2) @ mH(y) - (arr @ y) @ mH(x2)
 
         def d_b(g: np.ndarray) -> Any:
             return as_b(arr @ y_of(g))
@@ -282,13 +288,13 @@ def lstsq(
 
         def d_a(g: np.ndarray) -> Any:
             p, g2 = pinv_of_a(), as_matrix(g)
-            pt, gt = p.T, g2.T
-            ga = (b2 - arr @ x2) @ ((gt @ p) @ pt) - (pt @ g2) @ x2.T
+            pt, gt = mH(p), mH(g2)
+            ga = (b2 - arr @ x2) @ ((gt @ p) @ pt) - (pt @ g2) @ mH(x2)
             ga += (pt @ x2) @ (gt - (gt @ p) @ arr)
             return ga
 
         def d_b(g: np.ndarray) -> Any:
-            return as_b(pinv_of_a().T @ as_matrix(g))
+            return as_b(mH(pinv_of_a()) @ as_matrix(g))
 
     n_a, n_b = node_of(a), node_of(b)
 
@@ -310,29 +316,26 @@ def lstsq(
 
         def vjp_a(g: Any, out: Any) -> Any:
             av, g2, x2v = graph_parts(g, out)
-            y = solve(matmul(matrix_transpose(av), av), g2)
-            yt = matrix_transpose(y)
-            return matmul(residual(av, x2v), yt) - matmul(matmul(av, y), matrix_transpose(x2v))
+            y = solve(matmul(graph_mH(av), av), g2)
+            return matmul(residual(av, x2v), graph_mH(y)) - matmul(matmul(av, y), graph_mH(x2v))
 
         def vjp_b(g: Any, out: Any) -> Any:
             av, g2, _ = graph_parts(g, out)
-            return as_b_graph(matmul(av, solve(matmul(matrix_transpose(av), av), g2)))
+            return as_b_graph(matmul(av, solve(matmul(graph_mH(av), av), g2)))
 
     else:
 
         def vjp_a(g: Any, out: Any) -> Any:
             av, g2, x2v = graph_parts(g, out)
             p = pinv(av, rcond=cut)
-            pt, gt = matrix_transpose(p), matrix_transpose(g2)
+            pt, gt = graph_mH(p), graph_mH(g2)
             gtp = matmul(gt, p)
-            ga = matmul(residual(av, x2v), matmul(gtp, pt)) - matmul(
-                matmul(pt, g2), matrix_transpose(x2v)
-            )
+            ga = matmul(residual(av, x2v), matmul(gtp, pt)) - matmul(matmul(pt, g2), graph_mH(x2v))
             return ga + matmul(matmul(pt, x2v), gt - matmul(gtp, av))
 
         def vjp_b(g: Any, out: Any) -> Any:
             _, g2, _ = graph_parts(g, out)
-            return as_b_graph(matmul(matrix_transpose(pinv(graph_value(n_a, arr), rcond=cut)), g2))
+            return as_b_graph(matmul(graph_mH(pinv(graph_value(n_a, arr), rcond=cut)), g2))
 
     xv = op(
         "lstsq",
@@ -506,5 +509,8 @@ def multi_dot(arrays: Any) -> Variable:
         return reshape(result, (-1,))
     return result
 
+
+# Complex matrices: pinv's and lstsq's closures are written with conjugate transposes.
+complex_rule(OWN, "pinv", "lstsq")
 
 __all__ = ["inv", "lstsq", "matrix_power", "multi_dot", "pinv", "solve"]

@@ -10,9 +10,11 @@ from lampy._errors import ShapeError
 from lampy.linalg._common import wants_grad
 from lampy.linalg._svd import graph_svd, values_backward
 from lampy.opkit import (
+    OWN,
     Operand,
     Variable,
     array_of,
+    complex_rule,
     contrib_of,
     graph_value,
     lifted,
@@ -20,7 +22,6 @@ from lampy.opkit import (
     one_axis,
     op,
     param_of,
-    real_operands,
     value_of,
 )
 from lampy.ops import matmul, moveaxis, reshape, where
@@ -71,6 +72,18 @@ def _euclidean(x: Any, a: np.ndarray, value: Any, axes: Any, keepdims: bool) -> 
     return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=vjp))
 
 
+def _abs2(a: np.ndarray) -> Any:
+    """``|a|**2`` elementwise, as numpy's norms compute it: ``(conj(a) * a).real``."""
+    return (a.conj() * a).real if a.dtype.kind == "c" else a * a
+
+
+def _real_only(a: np.ndarray, vjp: Any) -> Any:
+    """``vjp``, which treats ``sign(x)`` as a constant (right for real ``x``, where it is
+    piecewise constant), or None for a complex ``x``, whose ``x / |x|`` varies: a
+    differentiable pass then raises ``NoSecondOrderError``."""
+    return None if a.dtype.kind == "c" else vjp
+
+
 def _extreme_share(m: np.ndarray, ext: np.ndarray, axis: Any) -> Any:
     """Weights that share a max/min equally among the entries of ``m`` equal to ``ext``
     (``ext`` kept-dims along ``axis``)."""
@@ -81,7 +94,7 @@ def _extreme_share(m: np.ndarray, ext: np.ndarray, axis: Any) -> Any:
 def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variable:
     axis = (ax,)
     if ord is None or ord == 2:
-        value = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdims))
+        value = np.sqrt(np.sum(_abs2(a), axis=axis, keepdims=keepdims))
         return _euclidean(x, a, value, axis, keepdims)
     if isinstance(ord, str):
         raise ValueError(f"norm: invalid norm order '{ord}' for vectors")
@@ -104,7 +117,7 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
         def vjp_ext(g: Any, out: Any) -> Any:  # a constant times g
             return _kept(g, value, axis, keepdims) * (_sign(a) * _extreme_share(absx, ext, axis))
 
-        return op("norm", value, contrib_of(x, d_ext, fresh=False, vjp=vjp_ext))
+        return op("norm", value, contrib_of(x, d_ext, fresh=False, vjp=_real_only(a, vjp_ext)))
     if ord == 1:
         value = np.sum(absx, axis=axis, keepdims=keepdims)
 
@@ -113,7 +126,7 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
             return _sign(a) * gk
 
         vjp_one = lambda g, out: _kept(g, value, axis, keepdims) * _sign(a)
-        return op("norm", value, contrib_of(x, d_one, fresh=False, vjp=vjp_one))
+        return op("norm", value, contrib_of(x, d_one, fresh=False, vjp=_real_only(a, vjp_one)))
     powered = absx**ord
     value = np.sum(powered, axis=axis, keepdims=keepdims)
     value **= np.reciprocal(ord, dtype=value.dtype)
@@ -139,7 +152,7 @@ def _vector(x: Any, a: np.ndarray, ord: Any, ax: int, keepdims: bool) -> Variabl
         d = absx_v ** (ord - 1) * vk ** (1 - ord) * (_sign(a) * ~zero)
         return d * _kept(g, value, axis, keepdims)
 
-    return op("norm", value, contrib_of(x, d_p, fresh=False, vjp=vjp_p))
+    return op("norm", value, contrib_of(x, d_p, fresh=False, vjp=_real_only(a, vjp_p)))
 
 
 def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> Variable:
@@ -147,7 +160,7 @@ def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> 
         raise ValueError("norm: duplicate axes given.")
     axis = (r, c)
     if ord is None or (isinstance(ord, str) and ord in ("fro", "f")):
-        value = np.sqrt(np.sum(a * a, axis=axis, keepdims=keepdims))
+        value = np.sqrt(np.sum(_abs2(a), axis=axis, keepdims=keepdims))
         return _euclidean(x, a, value, axis, keepdims)
     if (isinstance(ord, str) and ord == "nuc") or ord in (2, -2):
         return _svd_norm(x, a, ord, r, c, keepdims)
@@ -171,7 +184,7 @@ def _matrix(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> 
     def vjp(g: Any, out: Any) -> Any:  # a constant times g
         return _kept(g, value, axis, keepdims) * (_sign(a) * _extreme_share(sums, ext, other))
 
-    return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=vjp))
+    return op("norm", value, contrib_of(x, d_x, fresh=False, vjp=_real_only(a, vjp)))
 
 
 def _svd_norm(x: Any, a: np.ndarray, ord: Any, r: int, c: int, keepdims: bool) -> Variable:
@@ -231,10 +244,12 @@ def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) 
         (Townsend 2016). Conventions (PyTorch's): the gradient is 0 where the norm is
         0, and for ``p < 1`` at entries equal to 0; ``sign(0) = 0``; ties for a max or
         min share the gradient equally (for 2 / -2 that is ``U diag(share) V^T``); the
-        0-"norm" has zero gradient.
+        0-"norm" has zero gradient. A complex ``x`` (its norms are real, numpy's
+        values) gets the same formulas with ``sign(x) = x / |x|`` and ``V^H``; its
+        second derivatives exist for the Euclidean, ``'fro'`` and singular-value norms
+        only (the others raise ``NoSecondOrderError`` in a differentiable pass).
     """
     x = array_of("norm", x)
-    real_operands("norm", x)
     a = np.asarray(value_of(x, name="norm"))
     if a.dtype.kind not in "fc":
         a = a.astype(float)
@@ -243,7 +258,10 @@ def norm(x: Operand, ord: Any = None, axis: Any = None, keepdims: bool = False) 
         fro = isinstance(ord, str) and ord in ("f", "fro") and nd == 2
         if ord is None or fro or (not isinstance(ord, str) and ord == 2 and nd == 1):
             flat = a.ravel(order="K")
-            value = np.sqrt(flat.dot(flat))
+            if flat.dtype.kind == "c":  # numpy's sum of squares for complex values
+                value = np.sqrt(flat.real.dot(flat.real) + flat.imag.dot(flat.imag))
+            else:
+                value = np.sqrt(flat.dot(flat))
             if keepdims:
                 value = value.reshape(nd * [1])
             return _euclidean(x, a, value, None, keepdims)
@@ -278,5 +296,8 @@ def matrix_rank(A: Any, tol: Any = None, hermitian: bool = False, *, rtol: Any =
         value_of(A, name="matrix_rank"), tol=t, hermitian=hermitian, **extra
     )
 
+
+# Complex arrays: the closures use sign(x) = x / |x| and U diag(gs) V^H (the values are real).
+complex_rule(OWN, "norm")
 
 __all__ = ["matrix_rank", "norm"]

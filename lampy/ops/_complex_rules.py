@@ -10,7 +10,7 @@ checks every one against finite differences in the real and imaginary parts.
 
 from __future__ import annotations
 
-from lampy.opkit import HOLOMORPHIC, LINEAR, complex_rule
+from lampy.opkit import HOLOMORPHIC, LINEAR, OWN, complex_rule
 
 # Closures with real coefficients only: right for complex values as they are.
 complex_rule(
@@ -137,3 +137,8 @@ complex_rule(
     "linspace",
     "full",
 )
+
+# Non-holomorphic ops whose closures are written for complex values (``vdot`` conjugates
+# its first operand); ``real``, ``imag``, ``conj``, ``angle``, ``convolve`` and
+# ``correlate`` are declared next to their code.
+complex_rule(OWN, "vdot")

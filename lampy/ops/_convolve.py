@@ -20,8 +20,10 @@ import numpy as np
 
 from lampy._errors import LampyValueError, ShapeError
 from lampy.opkit import (
+    OWN,
     Operand,
     Variable,
+    complex_rule,
     contrib_of,
     graph_value,
     node_of,
@@ -29,6 +31,7 @@ from lampy.opkit import (
     real_result,
     value_of,
 )
+from lampy.ops._complex_parts import conj
 from lampy.ops._pad import pad
 from lampy.ops._shape import reshape
 
@@ -85,12 +88,16 @@ def _linear_1d(name: str, a: Any, v: Any, mode: Any) -> Variable:
         full[start : start + length] = g
         return full
 
+    # numpy's correlate conjugates its second operand: so the convolution's closures are
+    # right for complex values as they are, the correlation's conjugate v (holomorphic in
+    # a with the coefficients conj(v)) and their result for v (antiholomorphic in v).
     def d_a(g: Any) -> Any:
-        return np.correlate(g_full(g), kernel[::-1], "valid").reshape(np.shape(av))
+        k = kernel[::-1].conj() if name == "correlate" else kernel[::-1]
+        return np.correlate(g_full(g), k, "valid").reshape(np.shape(av))
 
     def d_v(g: Any) -> Any:
         d = np.correlate(g_full(g), x, "valid")
-        return (d if name == "convolve" else d[::-1]).reshape(np.shape(vv))
+        return (d if name == "convolve" else d[::-1].conj()).reshape(np.shape(vv))
 
     node_a, node_v = node_of(a), node_of(v)
 
@@ -99,13 +106,13 @@ def _linear_1d(name: str, a: Any, v: Any, mode: Any) -> Variable:
 
     def vjp_a(g: Any, out: Any) -> Any:
         wv = reshape(graph_value(node_v, vv), (m,))
-        d = _linear_1d("correlate", padded(g), wv if name == "convolve" else wv[::-1], "valid")
-        return reshape(d, np.shape(av))
+        k = wv if name == "convolve" else conj(wv[::-1])
+        return reshape(_linear_1d("correlate", padded(g), k, "valid"), np.shape(av))
 
     def vjp_v(g: Any, out: Any) -> Any:
         xv = reshape(graph_value(node_a, av), (n,))
         d = _linear_1d("correlate", padded(g), xv, "valid")
-        return reshape(d if name == "convolve" else d[::-1], np.shape(vv))
+        return reshape(d if name == "convolve" else conj(d[::-1]), np.shape(vv))
 
     return op(name, value, contrib_of(a, d_a, vjp=vjp_a), contrib_of(v, d_v, vjp=vjp_v))
 
@@ -129,7 +136,8 @@ def convolve(a: Operand, v: Operand, mode: str | int = "full") -> Variable:
     Gradient:
         With ``g_full`` the gradient placed into the ``'full'`` result's positions
         (zeros elsewhere): ``da = correlate(g_full, v, 'valid')``,
-        ``dv = correlate(g_full, a, 'valid')``.
+        ``dv = correlate(g_full, a, 'valid')`` (numpy's correlate, which conjugates
+        its second operand: right for complex values too).
     """
     return _linear_1d("convolve", a, v, mode)
 
@@ -138,9 +146,8 @@ def correlate(a: Operand, v: Operand, mode: str | int = "valid") -> Variable:
     """The cross-correlation of two 1-d sequences, as ``numpy.correlate``:
     ``c[k] = sum_n a[n + k] * v[n]``, ``k`` running over the positions ``mode`` keeps.
 
-    Not commutative: ``correlate(v, a)`` is ``correlate(a, v)`` reversed. For real
-    inputs numpy's conjugation of ``v`` changes nothing (lampy's gradients are real:
-    complex operands with a Variable that needs a gradient are refused).
+    Not commutative: ``correlate(v, a)`` is ``correlate(a, v)`` reversed (conjugated,
+    for complex values: numpy conjugates ``v``).
 
     Args:
         a: The first sequence (1-d).
@@ -155,10 +162,13 @@ def correlate(a: Operand, v: Operand, mode: str | int = "valid") -> Variable:
 
     Gradient:
         With ``g_full`` the gradient placed into the ``'full'`` result's positions:
-        ``da = convolve(g_full, v, 'valid')``, ``dv = correlate(g_full, a, 'valid')``
-        reversed.
+        ``da = convolve(g_full, v, 'valid')``, ``dv = conj(correlate(g_full, a,
+        'valid'))`` reversed (``conj`` for complex values, PyTorch's convention).
     """
     return _linear_1d("correlate", a, v, mode)
 
+
+# Closures written for complex values (numpy's correlate conjugates its second operand).
+complex_rule(OWN, "convolve", "correlate")
 
 __all__ = ["convolve", "correlate"]

@@ -32,6 +32,7 @@ from lampy.opkit import (
     unbroadcast,
     values_of,
 )
+from lampy.ops._complex_parts import conj
 from lampy.ops._join import concatenate
 from lampy.ops._shape import moveaxis, reshape, swapaxes, transpose
 
@@ -234,11 +235,12 @@ def dot(a: Operand, b: Operand) -> Variable:
 
 
 def vdot(a: Operand, b: Operand) -> Variable:
-    """``numpy.vdot`` for real arrays: the dot product of ``a`` and ``b`` flattened (they
-    must have the same number of elements); a 0-d result.
+    """``numpy.vdot``: the dot product of ``a`` and ``b`` flattened (they must have the
+    same number of elements), ``sum(conj(a) * b)``; a 0-d result.
 
     Gradient:
-        ``da = g * b`` and ``db = g * a``, each reshaped to the other's shape.
+        ``da = conj(g) * b`` and ``db = g * a``, each reshaped to the other's shape
+        (``conj`` does nothing to real values; PyTorch's rule for ``torch.vdot``).
     """
     x, y = values_of(a, b, name="vdot")
     if np.size(x) != np.size(y):
@@ -257,8 +259,8 @@ def vdot(a: Operand, b: Operand) -> Variable:
         value,
         contrib_of(
             a,
-            lambda g: g * np.reshape(y, sa),
-            vjp=lambda g, out: g * reshape(graph_value(nb, y), sa),
+            lambda g: np.conj(g) * np.reshape(y, sa),
+            vjp=lambda g, out: conj(g) * reshape(graph_value(nb, y), sa),
         ),
         contrib_of(
             b,

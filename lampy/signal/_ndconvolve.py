@@ -9,18 +9,21 @@ import numpy as np
 from lampy._errors import LampyValueError, ShapeError
 from lampy._scipy import scipy_module
 from lampy.opkit import (
+    OWN,
     Operand,
     SharedInBackward,
     Variable,
+    complex_rule,
     contrib_of,
     graph_value,
     needs_grad,
     node_of,
     op,
+    real_part,
     real_result,
     values_of,
 )
-from lampy.ops import flip, pad
+from lampy.ops import conj, flip, pad
 
 _MODES = ("full", "same", "valid")
 
@@ -53,7 +56,8 @@ def convolve(in1: Operand, in2: Operand, mode: str = "full", method: str = "auto
     Gradient:
         With ``G`` the gradient placed at the result's window of the ``"full"`` result
         (zeros elsewhere): ``din1 = correlate(G, in2, "valid")``, ``din2 = correlate(G,
-        in1, "valid")`` (``scipy.signal.correlate``).
+        in1, "valid")`` (``scipy.signal.correlate``, which conjugates its second operand:
+        the rule for complex values too, PyTorch's convention).
     """
     if mode not in _MODES or method not in ("auto", "direct", "fft"):
         raise LampyValueError(
@@ -85,11 +89,13 @@ def convolve(in1: Operand, in2: Operand, mode: str = "full", method: str = "auto
 
     shared = SharedInBackward(placed, needs_grad(in1) + needs_grad(in2))
 
+    # scipy's correlate conjugates its second operand: the holomorphic rule for complex
+    # values; the real part (in the input's dtype) for a real input of a complex result
     def d_in1(g: Any) -> Any:
-        return signal.correlate(shared(g), b, mode="valid", method=method).astype(a.dtype)
+        return real_part(signal.correlate(shared(g), b, mode="valid", method=method), a.dtype)
 
     def d_in2(g: Any) -> Any:
-        return signal.correlate(shared(g), a, mode="valid", method=method).astype(b.dtype)
+        return real_part(signal.correlate(shared(g), a, mode="valid", method=method), b.dtype)
 
     n1, n2 = node_of(in1), node_of(in2)
     pads = tuple(
@@ -99,11 +105,13 @@ def convolve(in1: Operand, in2: Operand, mode: str = "full", method: str = "auto
 
     def vjp(other: Any, node: Any) -> Any:
         """``correlate(G, other, "valid")`` with lampy ops: a convolution with ``other``
-        reversed along every axis, ``G`` being ``g`` padded to its place in the full
-        result (a product for 0-d operands)."""
+        reversed along every axis (and conjugated), ``G`` being ``g`` padded to its place
+        in the full result (a product for 0-d operands)."""
 
         def d(g: Any, out: Any) -> Any:
             o = graph_value(node, other)
+            if np.iscomplexobj(other):
+                o = conj(o)
             if not a.ndim:
                 return g * o
             big = g if mode == "full" else pad(g, pads)
@@ -118,5 +126,8 @@ def convolve(in1: Operand, in2: Operand, mode: str = "full", method: str = "auto
         contrib_of(in2, d_in2, vjp=vjp(a, n1)),
     )
 
+
+# Closures written for complex values (scipy's correlate conjugates its second operand).
+complex_rule(OWN, "signal.convolve")
 
 __all__ = ["convolve"]

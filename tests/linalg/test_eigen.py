@@ -1,6 +1,6 @@
 """eig and eigvals for matrices with real eigenvalues: numpy's values and order, the
 gradient against eigh's on symmetric matrices and against finite differences, repeated
-eigenvalues, and the errors for complex spectra."""
+eigenvalues, and complex spectra."""
 
 from __future__ import annotations
 
@@ -90,18 +90,24 @@ def test_eig_values_gradient_at_repeated_eigenvalues() -> None:
         np.testing.assert_allclose(x.grad, np.eye(3), atol=1e-12)
 
 
-def test_complex_spectra_raise_a_dtype_error_pointing_to_eigh() -> None:
-    """A rotation has eigenvalues +-i: eig and eigvals refuse it (lampy's gradients are
-    real) and point to eigh; a complex input matrix is refused too."""
+def test_complex_spectra_give_complex_results() -> None:
+    """A rotation has eigenvalues +-i: eig and eigvals return numpy's complex values (for
+    a param and a constant alike), and so for a complex matrix; a real spectrum stays
+    real (tests/linalg/test_complex_linalg.py checks the gradients)."""
     rotation = np.array([[0.0, -1.0], [1.0, 0.0]])
     with lampy.Scope():
-        for fn in (la.eig, la.eigvals):
-            with pytest.raises(lampy.DTypeError, match=r"complex eigenvalues .*linalg\.eigh"):
-                fn(lampy.param(rotation))
-            with pytest.raises(lampy.DTypeError, match="complex eigenvalues"):
-                fn(rotation)  # a constant too: lampy has no complex results
-        with pytest.raises(lampy.DTypeError, match="the matrix is complex"):
-            la.eig(rotation * 1j)
+        for x in (lampy.param(rotation), rotation, rotation * 1j):
+            w, v = la.eig(x)
+            assert w.dtype == v.dtype == np.complex128
+            np.testing.assert_allclose(
+                np.sort_complex(la.eigvals(x).value), np.sort_complex(w.value)
+            )
+            np.testing.assert_allclose(
+                v.value @ np.diag(w.value),
+                np.asarray(x if not isinstance(x, lampy.Variable) else x.value) @ v.value,
+                atol=1e-12,
+            )
+        assert la.eigvals(np.diag([1.0, 2.0])).dtype == np.float64
 
 
 def test_eig_shape_errors() -> None:
