@@ -30,13 +30,14 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyError, LampyTypeError, LampyValueError, ShapeError
-from lampy._narrowing import cast_checked
+from lampy._errors import LampyError, LampyTypeError, LampyValueError
 from lampy.autograd import in_place, zero_grads
 from lampy.autograd._ledger import Ledger, charge_state, refund_state
 from lampy.opkit import Variable
+from lampy.optim._loaded_state import loaded_value
+from lampy.optim._real_pairs import on_real_pairs, real_layout
 
-__all__ = ["Optimizer", "ParamsT", "real_pairs", "required"]
+__all__ = ["Optimizer", "ParamsT", "required"]
 
 ParamsT = Iterable[Variable] | Iterable[dict[str, Any]]
 """What an optimizer takes: params, or dicts of param groups with their own settings."""
@@ -322,33 +323,10 @@ class Optimizer:
         with in_place([p for _, p in work]) as values, np.errstate(all="ignore"):
             for (group, p), value in zip(work, values, strict=True):
                 if value.dtype.kind == "c":
-                    self._update_complex(group, p, value, p.grad)
+                    on_real_pairs(self._update, self.state, group, p, value, p.grad)
                 else:
                     self._update(group, p, value, p.grad)
         return loss
-
-    def _update_complex(self, group: dict[str, Any], p: Variable, value: Any, grad: Any) -> None:
-        """``_update`` of a complex param on real views, as PyTorch's ``view_as_real``: the
-        param, its gradient and its state arrays as real arrays with a last axis of 2
-        (real and imaginary parts), so every elementwise rule (Adam's squares, RMSprop's
-        roots...) holds per part. The state keeps the param's complex dtype and shape."""
-        state = self.state.get(p)
-        kept = {} if state is None else dict(state)
-        if state is not None:
-            for k, v in kept.items():
-                if type(v) is np.ndarray and v.dtype.kind == "c":
-                    state[k] = real_pairs(v)
-        try:
-            self._update(group, p, real_pairs(value), real_pairs(np.asarray(grad)))
-        finally:
-            state = self.state.get(p)
-            if state is not None:
-                paired = (*p.shape, 2)
-                for k, v in state.items():
-                    if k in kept and type(kept[k]) is np.ndarray and kept[k].dtype.kind == "c":
-                        state[k] = kept[k]  # its memory holds the update
-                    elif type(v) is np.ndarray and v.shape == paired and v.dtype.kind == "f":
-                        state[k] = v.view(p.dtype)[..., 0]  # a state made by this update
 
     def _prepare(self, group: dict[str, Any], p: Variable) -> None:
         """Allocate the state and scratch arrays a step of ``p`` needs (called for every
@@ -382,7 +360,7 @@ class Optimizer:
         Allocated on first use (charged to ``p``'s scope) and reused by every later step:
         their contents are garbage on entry and must not be kept between calls.
         """
-        key = _real_layout(p)  # a complex param's updates run on real views
+        key = real_layout(p)  # a complex param's updates run on real views
         arrays = self._scratch_arrays.get(key)
         if arrays is None:
             arrays = self._scratch_arrays[key] = []
@@ -550,7 +528,7 @@ class Optimizer:
                     f"{name}: the state refers to param {key!r}, which no loaded param group lists."
                 )
             p = id_map[key]
-            new_state[p] = {k: self._load_value(name, key, k, v, p) for k, v in entry.items()}
+            new_state[p] = {k: loaded_value(name, key, k, v, p) for k, v in entry.items()}
         self._charge_loaded(new_state)
         for entry in self.state.values():
             for v in entry.values():
@@ -573,26 +551,6 @@ class Optimizer:
                 self._charges.refund(a)
             raise
 
-    @staticmethod
-    def _load_value(name: str, index: Any, key: str, v: Any, p: Variable) -> Any:
-        if key == "step":
-            return _load_step(name, index, v)
-        if v is None or isinstance(v, (int, float)):
-            return v
-        a = np.asarray(v)
-        if a.dtype.kind not in ("biufc" if p.dtype.kind == "c" else "biuf"):
-            raise LampyTypeError(
-                f"{name}: state {key!r} of param {index!r} is {v!r} ({type(v).__name__}); "
-                f"expected an array of numbers of the param's shape {p.shape}."
-            )
-        if a.shape != p.shape:
-            raise ShapeError(
-                f"{name}: state {key!r} of param {index!r} has shape {a.shape} but the param "
-                f"has shape {p.shape}."
-            )
-        out = cast_checked(name, f"state {key!r} of param {index!r}", a, p.dtype)
-        return out.copy() if out is a else out  # a copy either way
-
     def __repr__(self) -> str:
         lines = [f"{type(self).__name__} ("]
         for i, g in enumerate(self.param_groups):
@@ -600,39 +558,3 @@ class Optimizer:
             lines.extend(f"    {k}: {v}" for k, v in sorted(g.items()) if k != "params")
         lines.append(")")
         return "\n".join(lines)
-
-
-def _load_step(name: str, index: Any, v: Any) -> int:
-    """A loaded step count as an int: a whole number >= 0 (an int, an integral float or a
-    one-element array or tensor of one, as PyTorch stores it), else a clear error."""
-    # numpy arrays and scalars, and other libraries' (a PyTorch tensor: tensor(2.)).
-    foreign = hasattr(v, "__array__") and not isinstance(v, int | float)
-    a = np.asarray(v) if isinstance(v, np.ndarray | np.generic) or foreign else None
-    if a is not None and a.size == 1 and a.dtype.kind in "iuf":
-        v = a.reshape(()).item()
-    if isinstance(v, float) and v.is_integer():
-        v = int(v)
-    if not isinstance(v, int) or isinstance(v, bool):
-        raise LampyTypeError(
-            f"{name}: state 'step' of param {index!r} is {v!r} ({type(v).__name__}); it must "
-            "be a whole number, the count of steps taken."
-        )
-    if v < 0:
-        raise LampyValueError(
-            f"{name}: state 'step' of param {index!r} is {v}; a count of steps must be >= 0."
-        )
-    return v
-
-
-def _real_layout(p: Variable) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    """The shape and dtype ``_update`` sees for ``p``: a complex param's real view (a last
-    axis of 2, its real dtype), else the param's own."""
-    if p.dtype.kind == "c":
-        return (*p.shape, 2), np.finfo(p.dtype).dtype
-    return p.shape, p.dtype
-
-
-def real_pairs(a: np.ndarray) -> np.ndarray:
-    """A complex array's view as real pairs (numpy's layout of complex numbers)."""
-    view: np.ndarray = a[..., None].view(np.finfo(a.dtype).dtype)
-    return view

@@ -8,7 +8,8 @@ import numpy as np
 
 from lampy._errors import LampyValueError
 from lampy.opkit import Variable
-from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative, real_pairs
+from lampy.optim._optimizer import Optimizer, ParamsT, check_nonnegative
+from lampy.optim._real_pairs import real_pairs
 
 __all__ = ["SGD"]
 
