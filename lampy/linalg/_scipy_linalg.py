@@ -229,6 +229,9 @@ def solve_sylvester(a: Operand, b: Operand, q: Operand) -> Variable:
     sl = _scipy("solve_sylvester")
 
     def solve(m: np.ndarray, n: np.ndarray, r: np.ndarray) -> np.ndarray:
+        # one dtype: scipy's solve_sylvester is wrong for a real `a` with a complex `b`
+        dt = np.result_type(m, n, r)
+        m, n, r = (np.asarray(v, dtype=dt) for v in (m, n, r))
         return _each_matrix(sl.solve_sylvester, (m, n, r), (2, 2, 2), r.shape[-2:])
 
     try:

@@ -96,19 +96,26 @@ def arccosh(x: Operand) -> Variable:
 
     Gradient:
         ``dx = g / sqrt((x - 1) * (x + 1))`` (factored for accuracy near 1); infinite at
-        ``x = 1``, nan for ``x < 1``.
+        ``x = 1``, nan for ``x < 1``. For complex ``z``, ``g / (sqrt(z - 1) sqrt(z + 1))``
+        (conjugated), whose branch cuts are those of numpy's ``arccosh``.
     """
     a = value_of(x, name="arccosh")
     value = apply_unary(np.arccosh, a)
 
-    def d_x(g: np.ndarray) -> Any:
-        return g / _sqrt((a - 1) * (a + 1))
+    if np.iscomplexobj(a):  # sqrt(z - 1) sqrt(z + 1): sqrt(z**2 - 1) has other branch cuts
+
+        def d_x(g: np.ndarray) -> Any:
+            return g / (_sqrt(a - 1) * _sqrt(a + 1))
+    else:
+
+        def d_x(g: np.ndarray) -> Any:
+            return g / _sqrt((a - 1) * (a + 1))
 
     n = node_of(x)
 
     def vjp(g: Any, out: Any) -> Any:
         xv = graph_value(n, a)
-        return g * ((xv - 1) * (xv + 1)) ** -0.5
+        return g * (xv - 1) ** -0.5 * (xv + 1) ** -0.5
 
     return op("arccosh", value, contrib_of(x, d_x, vjp=vjp))
 

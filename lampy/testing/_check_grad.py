@@ -168,8 +168,9 @@ def check_grad(
         order: 2 checks second derivatives as PyTorch's ``gradgradcheck`` does: the
             gradient of ``sum_i <grad_i f, v_i>`` (``v_i`` random, the gradients recorded
             with ``create_graph=True``) against central differences of the first-order
-            gradients, whose own correctness ``order=1`` checks (complex inputs too). Every op ``f`` uses
-            needs a differentiable backward rule (``NoSecondOrderError`` otherwise).
+            gradients, whose own correctness ``order=1`` checks (complex inputs too).
+            Every op ``f`` uses needs a differentiable backward rule
+            (``NoSecondOrderError`` otherwise).
 
     Raises:
         AssertionError: naming the input, the worst index, both values and the error.
