@@ -19,7 +19,7 @@ from lampy.opkit import (
     node_of,
     op,
 )
-from lampy.ops import matrix_transpose, reshape
+from lampy.ops import conj, imag, matrix_transpose, reshape
 
 _add = np.add
 
@@ -83,24 +83,28 @@ def slogdet(a: Operand) -> SlogdetResult:
     """Sign and natural log of the absolute determinant, batched (``numpy.linalg.slogdet``).
 
     Returns:
-        ``SlogdetResult(sign, logabsdet)``: ``sign`` is a constant numpy array (1, -1,
-        or 0 for a singular matrix; for a complex matrix the complex ``det / |det|``),
-        ``logabsdet`` a real Variable (``-inf`` when singular).
+        ``SlogdetResult(sign, logabsdet)``: ``logabsdet`` a real Variable (``-inf`` when
+        singular); ``sign`` a constant numpy array for a real matrix (1, -1, or 0 when
+        singular: piecewise constant), and for a complex matrix ``det / |det|``, a
+        Variable when ``a`` needs a gradient (as PyTorch's).
 
     Gradient:
-        ``da = g * a^{-H}`` (for ``logabsdet``, ``a^{-T}`` for a real ``a``; the sign
-        has none, also when complex). For a singular matrix the gradient is not finite.
+        ``da = g * a^{-H}`` for ``logabsdet`` (``a^{-T}`` for a real ``a``); for a complex
+        ``sign = e^{i theta}``, ``da = -Im(conj(g) sign) * i a^{-H}`` (``d theta = Im(tr(a^{-1}
+        da))``). For a singular matrix the gradient is not finite.
     """
     arr = matrix_value("slogdet", a, square=True, complex_ok=True)
     sign, logabsdet = np.linalg.slogdet(arr)
 
-    def d_a(g: np.ndarray) -> Any:
+    def inverse_h() -> Any:
         try:
-            inv_t = mH(np.linalg.inv(arr))
+            return mH(np.linalg.inv(arr))
         except np.linalg.LinAlgError:  # singular: 1/s is infinite in some direction
             u, s, vh = np.linalg.svd(arr)
-            inv_t = (u / s[..., None, :]) @ vh  # a^{-H} = U S^{-1} V^H
-        return np.asarray(g)[..., None, None] * inv_t
+            return (u / s[..., None, :]) @ vh  # a^{-H} = U S^{-1} V^H
+
+    def d_a(g: np.ndarray) -> Any:
+        return np.asarray(g)[..., None, None] * inverse_h()
 
     n = node_of(a)
 
@@ -108,12 +112,25 @@ def slogdet(a: Operand) -> SlogdetResult:
         inv_t = graph_mH(inv(graph_value(n, arr)))
         return reshape(g, (*np.shape(logabsdet), 1, 1)) * inv_t
 
-    return SlogdetResult(
-        np.asarray(sign), op("slogdet", logabsdet, contrib_of(a, d_a, fresh=False, vjp=vjp))
-    )
+    logabs = op("slogdet", logabsdet, contrib_of(a, d_a, fresh=False, vjp=vjp))
+    if not np.iscomplexobj(arr) or n is None:
+        return SlogdetResult(np.asarray(sign), logabs)
+
+    def d_sign(g: np.ndarray) -> Any:  # the phase's share: -Im(conj(g) sign) i a^{-H}
+        phase = np.asarray(np.imag(np.conj(g) * sign)) * -1j
+        return phase[..., None, None] * inverse_h()
+
+    def vjp_sign(g: Any, out: Any) -> Any:
+        phase = imag(conj(g) * lifted(out, np.asarray(sign)))
+        inv_t = graph_mH(inv(graph_value(n, arr)))
+        return reshape(phase * -1j, (*np.shape(sign), 1, 1)) * inv_t
+
+    sign_v = op("slogdet_sign", np.asarray(sign), contrib_of(a, d_sign, vjp=vjp_sign))
+    return SlogdetResult(sign_v, logabs)
 
 
-# A complex matrix: slogdet's closure is written with a^{-H} (its value is real).
-complex_rule(OWN, "slogdet")
+# A complex matrix: slogdet's closures are written with a^{-H} (logabsdet is real, the
+# sign's rule is its own).
+complex_rule(OWN, "slogdet", "slogdet_sign")
 
 __all__ = ["det", "slogdet"]
