@@ -25,8 +25,10 @@ _swapaxes = np.swapaxes
 class SlogdetResult(NamedTuple):
     """What :func:`lampy.linalg.slogdet` returns, as ``numpy.linalg.slogdet`` does."""
 
-    sign: np.ndarray
-    """The sign of the determinant (a constant numpy array: it has no gradient)."""
+    sign: np.ndarray | Variable
+    """The sign of the determinant: a constant numpy array for a real matrix (1, -1 or 0:
+    piecewise constant, no gradient); for a complex one ``det / |det|``, a Variable when
+    the matrix needs a gradient."""
     logabsdet: Variable
     """The natural logarithm of the absolute value of the determinant."""
 
