@@ -75,6 +75,8 @@ Complex values (PyTorch's convention: a complex input's gradient is ``dL/dRe + i
   ``conj(fn(conj(g)))``), ``LINEAR`` (real coefficients: right as they are) or ``OWN``
   (non-holomorphic, closures written for complex values). An op not declared refuses a
   complex value that needs a gradient (``real_result`` raises, and so does ``op``).
+- ``no_complex_into_real(name, what, target, value)``: refuse writing a complex value
+  into a real array (numpy would drop its imaginary part).
 - ``real_operands(name, *operands)``: refuse complex inputs needing a gradient in an op
   whose value is real but whose rule holds for real inputs only.
 - ``real_part(d, dtype)``: a contribution for an input of ``dtype``, its real part if
@@ -174,6 +176,7 @@ from lampy.opkit._operands import contrib_of as contrib_of
 from lampy.opkit._operands import contrib_with as contrib_with
 from lampy.opkit._operands import frozen as frozen
 from lampy.opkit._operands import needs_grad as needs_grad
+from lampy.opkit._operands import no_complex_into_real as no_complex_into_real
 from lampy.opkit._operands import node_of as node_of
 from lampy.opkit._operands import not_numbers as not_numbers
 from lampy.opkit._operands import over as over
@@ -222,6 +225,7 @@ __all__ = [
     "namespace_op",
     "needs_grad",
     "no_grad",
+    "no_complex_into_real",
     "node_of",
     "normalize_axis",
     "not_numbers",

@@ -394,6 +394,17 @@ def _flat(operands: Any) -> list[Any]:
     return flat
 
 
+def no_complex_into_real(name: str, what: str, target: Any, value: Any) -> None:
+    """Raise a DTypeError if a complex ``value`` would be written into a real ``target``
+    (numpy's assignment drops the imaginary part with a ``ComplexWarning``)."""
+    if np.iscomplexobj(value) and not np.iscomplexobj(target):
+        raise DTypeError(
+            f"{name}: {what} is complex ({np.result_type(value)}) but the array is real "
+            f"({np.result_type(target)}); writing it would drop the imaginary part. Cast the "
+            "array first, e.g. `x.astype(numpy.complex128)`."
+        )
+
+
 def real_operands(name: str, *operands: Any) -> None:
     """Raise a DTypeError if an operand is a complex Variable that needs a gradient (and
     grad mode is on): for an op whose value is real but whose backward rule holds for

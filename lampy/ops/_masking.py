@@ -8,7 +8,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from lampy._errors import BadIndexError, DTypeError, LampyValueError, ShapeError
-from lampy.opkit import Operand, Variable, contrib_of, contribution, op, param_of, value_of
+from lampy.opkit import (
+    Operand,
+    Variable,
+    contrib_of,
+    contribution,
+    no_complex_into_real,
+    op,
+    param_of,
+    value_of,
+)
 
 if TYPE_CHECKING:
     from numpy.typing import DTypeLike
@@ -50,6 +59,7 @@ def masked_fill(x: Operand, mask: Any, value: Operand) -> Variable:
             f"masked_fill: value must be a number or 0-d, got shape {np.shape(v)}; for an "
             "array of fill values use lampy.where(mask, values, x)."
         )
+    no_complex_into_real("masked_fill", "the value", a, v)
     dtype = np.result_type(a)
     try:
         result = _where(m, np.asarray(v).astype(dtype), a)

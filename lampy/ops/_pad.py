@@ -20,6 +20,7 @@ from lampy.opkit import (
     Variable,
     contribution,
     needs_grad,
+    no_complex_into_real,
     normalize_axis,
     op,
     param_of,
@@ -425,6 +426,7 @@ def pad(
             ),
         )
     cv = value_of(constant_values, name="pad")
+    no_complex_into_real("pad", "constant_values", x, cv)
     if needs_grad(constant_values) and np.size(cv) != 1:
         raise LampyValueError(
             f"pad: constant_values of shape {np.shape(cv)} can carry a gradient only as a "

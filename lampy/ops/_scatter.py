@@ -21,6 +21,7 @@ from lampy.opkit import (
     Variable,
     accumulate,
     contribution,
+    no_complex_into_real,
     one_axis,
     op,
     param_of,
@@ -136,6 +137,7 @@ def put_along_axis(arr: Operand, indices: ArrayLike, values: Operand, axis: int 
     """
     a = value_of(arr, name="put_along_axis")
     v = value_of(values, name="put_along_axis")
+    no_complex_into_real("put_along_axis", "values", a, v)
     shape = np.shape(a)
     idx = int_indices("put_along_axis", indices)
     lin = _along_axis("put_along_axis", shape, idx, axis)

@@ -198,3 +198,20 @@ def test_second_order_of_complex_ops(name: str) -> None:
     (conjugated vjps), the complex parts, the transforms and the linear algebra."""
     f, x = SECOND_ORDER[name]
     check_grad(f, x, order=2, atol=1e-5, rtol=1e-4)
+
+
+def test_a_complex_value_is_not_written_into_a_real_array() -> None:
+    """masked_fill, put_along_axis and pad with a complex fill and a real array raise a
+    DTypeError naming the op (numpy's assignment would drop the imaginary part with a
+    ComplexWarning); with a complex array they write it."""
+    mask = np.array([True, False, True])
+    with lampy.Scope():
+        x = lampy.param(np.ones(3))
+        with pytest.raises(lampy.DTypeError, match="masked_fill: the value is complex"):
+            lampy.masked_fill(x, mask, 1j)
+        with pytest.raises(lampy.DTypeError, match="put_along_axis: values is complex"):
+            lampy.put_along_axis(x, np.array([0]), 1j, 0)
+        with pytest.raises(lampy.DTypeError, match="pad: constant_values is complex"):
+            lampy.pad(x, 1, constant_values=1j)
+        z = lampy.masked_fill(x.astype(np.complex128), mask, 2j)
+        np.testing.assert_array_equal(z.value, [2j, 1, 2j])

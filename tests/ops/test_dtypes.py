@@ -210,14 +210,14 @@ def test_an_explicit_cast_to_integer_stays_a_constant() -> None:
     ],
     ids=["masked_fill", "put_along_axis"],
 )
-def test_complex_values_cast_into_a_float_result_warn(fn: Any) -> None:
-    """Where the result keeps x's float dtype, numpy casts a complex fill value and
-    warns (ComplexWarning) that the imaginary part is discarded; the gradient is kept."""
+def test_complex_values_written_into_a_float_array_raise(fn: Any) -> None:
+    """Where the result keeps x's float dtype, numpy would cast a complex fill value and
+    drop its imaginary part (with a ComplexWarning); lampy raises a DTypeError saying to
+    cast x first."""
     with lampy.Scope():
         x = lampy.param([0.5, 1.5])
-        with pytest.warns(np.exceptions.ComplexWarning):
-            y = fn(x)
-        assert y.needs_grad
+        with pytest.raises(lampy.DTypeError, match="would drop the imaginary part"):
+            fn(x)
 
 
 @pytest.mark.parametrize(
