@@ -55,8 +55,12 @@ def complex_rule(kind: str, *names: str) -> None:
 
 
 def complex_kind(name: str) -> str | None:
-    """How op ``name`` takes complex values, or None if it does not."""
-    return _RULES.get(name)
+    """How op ``name`` takes complex values, or None if it does not. A name of the form
+    ``family(detail)`` (``remat(block)``) takes its family's declaration."""
+    kind = _RULES.get(name)
+    if kind is None and "(" in name:
+        kind = _RULES.get(name.partition("(")[0])
+    return kind
 
 
 def complex_ops() -> dict[str, str]:
@@ -104,7 +108,7 @@ def conjugated(name: str, params: tuple[Edge, ...]) -> tuple[Edge, ...]:
     Raises:
         DTypeError: if ``name`` is not declared for complex values.
     """
-    kind = _RULES.get(name)
+    kind = complex_kind(name)
     if kind is None:
         return params  # the caller raises no_complex
     if kind == OWN:

@@ -51,6 +51,7 @@ import numpy as np
 from lampy._errors import LampyError, LampyTypeError, ReleasedError, no_scope
 from lampy._tree import Structure, flatten, leaves, leaves_with_paths, map_leaves
 from lampy.autograd._backprop import _propagate
+from lampy.autograd._complex import OWN, complex_rule
 from lampy.autograd._edge import NODE, contribution_edge
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._leaves import const, param
@@ -501,3 +502,8 @@ def _param(shared: _Shared, node: Node) -> Param:
         return np.zeros(node.shape, node.dtype) if d is None else d
 
     return contribution_edge(node, d_input, True)
+
+
+# The recomputed graph's own ops apply the complex rules (each op's conjugations), so the
+# contributions a remat op hands its inputs are complex-correct as they are.
+complex_rule(OWN, "remat")
