@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import (
+    DTypeError,
     LampyTypeError,
     LampyValueError,
     NoSecondOrderError,
@@ -459,6 +460,18 @@ def _accumulate(cts: dict[Node, Any], node: Node, d: Any) -> None:
     cts[node] = d if prev is None else _plus(prev, d)
 
 
+def _implied_seed(name: str, k: int, o: Variable) -> np.ndarray:
+    """The seed 1 of output ``k`` when none is given: only for a real output (PyTorch's
+    rule: a complex output's gradient depends on the real loss made of it)."""
+    if o.dtype.kind == "c":
+        raise DTypeError(
+            f"{name}: output {k} is complex ({o.dtype}); a gradient can be implied only "
+            "for a real output. Pass grad_outputs (dL/dRe + i dL/dIm of your real loss), or "
+            "reduce it to a real number first (`lampy.abs(z) ** 2`, `lampy.real(z)`)."
+        )
+    return np.ones(o.shape, o.dtype)
+
+
 def _seeds(name: str, outs: list[Variable], grad_outputs: Any) -> list[Any]:
     if grad_outputs is None:
         seeds: list[Any] = []
@@ -469,7 +482,7 @@ def _seeds(name: str, outs: list[Variable], grad_outputs: Any) -> list[Any]:
                     "only for an output of one element. Pass grad_outputs, or reduce the "
                     "output first (.sum())."
                 )
-            seeds.append(np.ones(o.shape, o.dtype))
+            seeds.append(_implied_seed(name, k, o))
         return seeds
     if type(grad_outputs) in (Variable, np.ndarray) or np.isscalar(grad_outputs):
         given = [grad_outputs]
@@ -482,7 +495,7 @@ def _seeds(name: str, outs: list[Variable], grad_outputs: Any) -> list[Any]:
     seeds = []
     for k, (o, s) in enumerate(zip(outs, given, strict=True)):
         if s is None:
-            s = np.ones(o.shape, o.dtype)
+            s = _implied_seed(name, k, o)
         if np.shape(_value(s)) != o.shape:
             raise ShapeError(
                 f"{name}: grad_outputs[{k}] has shape {np.shape(_value(s))}, output {k} has "

@@ -218,9 +218,9 @@ def _gradient_dot(f: Callable[..., Any], arrays: tuple[Any, ...], seed: int) -> 
         try:
             inputs = list(xs) if recorded else [param(x.value) for x in xs]
             out = f(*inputs)
-            gs = gradients(
-                (out * w.astype(out.dtype)).sum(), inputs, create_graph=recorded, allow_unused=True
-            )
+            total_out = (out * w.astype(out.dtype)).sum()
+            seed = np.ones((), out.dtype)  # of a complex output: its real part's gradient
+            gs = gradients(total_out, inputs, [seed], create_graph=recorded, allow_unused=True)
         finally:
             GRAD_ENABLED.reset(token)
         total: Any = const(np.zeros((), np.result_type(*(np.asarray(a).dtype for a in arrays))))

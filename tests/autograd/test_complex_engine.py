@@ -244,3 +244,14 @@ def test_remat_and_threads_with_complex_values() -> None:
             lampy.backward(sum(terms[1:], terms[0]), workers=workers)
             per_workers.append(z.grad.copy())
     np.testing.assert_array_equal(per_workers[0], per_workers[1])
+
+
+def test_gradients_of_a_complex_output_need_grad_outputs() -> None:
+    """lampy.gradients, as backward: a complex output's seed is not implied."""
+    with lampy.Scope():
+        z = lampy.param(Z)
+        y = (z * z).sum()
+        with pytest.raises(lampy.DTypeError, match="implied only for a real output"):
+            lampy.gradients(y, [z])
+        (g,) = lampy.gradients(y, [z], grad_outputs=[np.complex128(1.0)])
+        np.testing.assert_allclose(g.value, np.conj(2 * Z))
