@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from lampy._errors import LampyTypeError, LampyValueError, ShapeError
+from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
 from lampy.autograd._edge import CONTRIBUTION
 from lampy.autograd._functional import _argnums, _depends_outside, _input, grad
 from lampy.autograd._grad_mode import GRAD_ENABLED
@@ -25,9 +25,19 @@ from lampy.autograd._scope import Scope
 from lampy.autograd._variable import Variable, op
 
 
-def _output(name: str, out: Any) -> Variable:
+def _output(name: str, out: Any, real: bool = True) -> Variable:
+    """``f``'s result, a Variable (real unless the transform takes a complex one: a
+    complex Jacobian would need both parts of each row, which these transforms do not
+    compute)."""
     if not isinstance(out, Variable):
         raise LampyTypeError(f"{name}: f must return a Variable, got {type(out).__name__}.")
+    if real and out.dtype.kind == "c":
+        raise DTypeError(
+            f"{name}: f returns a complex Variable ({out.dtype}); the function transforms "
+            "take real outputs. Return the real and imaginary parts (`lampy.real`, "
+            "`lampy.imag`) as separate outputs, or use lampy.vjp, which takes a complex "
+            "cotangent."
+        )
     return out
 
 
@@ -56,6 +66,13 @@ class _Call:
             self.inputs: list[Variable] = []
             for n in self.nums:
                 v = _input(self.args[n], n, self.name, self.differentiable)
+                if v.dtype.kind == "c":
+                    raise DTypeError(
+                        f"{self.name}: argument {n} is complex ({v.dtype}); the function "
+                        "transforms take real inputs (a complex Jacobian or Hessian has no "
+                        "one layout yet). Split the argument into real and imaginary parts "
+                        "(`f(re, im)` building `re + 1j * im`), or use lampy.gradients."
+                    )
                 call[n] = v
                 self.inputs.append(v)
             self.call_args = call
@@ -252,7 +269,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
     """
     nums = tuple(range(len(primals)))
     with _Call("vjp", primals, nums) as c:
-        out = _output("vjp", f(*c.call_args))
+        out = _output("vjp", f(*c.call_args), real=False)
         value = np.array(out.value)
 
     def vjp_fn(cotangent: Any) -> tuple[Any, ...]:
@@ -262,7 +279,7 @@ def vjp(f: Callable[..., Any], *primals: Any) -> tuple[Any, Callable[..., Any]]:
                 f"vjp: the cotangent has shape {ct.shape}, f's output has shape {value.shape}."
             )
         with _Call("vjp", primals, nums) as c:
-            o = _output("vjp", f(*c.call_args))
+            o = _output("vjp", f(*c.call_args), real=False)
             nested = c.nested(o)
             gs = gradients(o, c.inputs, ct.astype(o.dtype), create_graph=nested, allow_unused=True)
             return tuple(c.finish(nested, *_zeros_if_none(gs, c.inputs)))

@@ -255,3 +255,23 @@ def test_gradients_of_a_complex_output_need_grad_outputs() -> None:
             lampy.gradients(y, [z])
         (g,) = lampy.gradients(y, [z], grad_outputs=[np.complex128(1.0)])
         np.testing.assert_allclose(g.value, np.conj(2 * Z))
+
+
+def test_function_transforms_refuse_complex_arguments_and_results() -> None:
+    """jacobian, hessian, hvp and jvp take real inputs and outputs (a complex Jacobian
+    would need both parts of each row); real functions through complex values work, and
+    vjp takes a complex cotangent (the gradient of Re<cotangent, f>)."""
+    x = np.array([1.0, 2.0, 3.0])
+    z = np.array([1 + 2j, 1j])
+    with pytest.raises(lampy.DTypeError, match="argument 0 is complex"):
+        lampy.hessian(lambda v: (lampy.abs(v) ** 2).sum())(z)
+    with pytest.raises(lampy.DTypeError, match="f returns a complex Variable"):
+        lampy.jacobian(lambda v: lampy.fft.fft(v))(x)
+    with pytest.raises(lampy.DTypeError, match="f returns a complex Variable"):
+        lampy.jvp(lambda v: lampy.fft.fft(v), (x,), (np.ones(3),))
+    power = lambda v: (lampy.abs(lampy.fft.fft(v)) ** 2).sum()  # noqa: E731
+    np.testing.assert_allclose(lampy.hessian(power)(x), 2 * 3 * np.eye(3), atol=1e-12)
+    _, vjp_fn = lampy.vjp(lambda v: lampy.fft.fft(v), x)
+    ct = np.array([1 + 1j, 2.0, -1j])
+    (g,) = vjp_fn(ct)
+    np.testing.assert_allclose(g, np.real(np.fft.ifft(ct, norm="forward")), atol=1e-12)
