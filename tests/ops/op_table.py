@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from . import (
     table_binary,
+    table_complex_parts,
     table_core,
     table_creation,
     table_differences,
@@ -39,6 +40,7 @@ OPS: list[OpSpec] = [
     *table_differences.OPS,
     *table_signal.OPS,
     *table_fft.OPS,
+    *table_complex_parts.OPS,
     *table_creation.OPS,
     *table_special.OPS,
     *table_stats.OPS,
