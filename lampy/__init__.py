@@ -104,6 +104,7 @@ from lampy.ops import atleast_3d as atleast_3d
 from lampy.ops import average as average
 from lampy.ops import broadcast_arrays as broadcast_arrays
 from lampy.ops import broadcast_to as broadcast_to
+from lampy.ops import c_ as c_
 from lampy.ops import cat as cat
 from lampy.ops import cbrt as cbrt
 from lampy.ops import ceil as ceil
@@ -222,6 +223,7 @@ from lampy.ops import power as power
 from lampy.ops import prod as prod
 from lampy.ops import put_along_axis as put_along_axis
 from lampy.ops import quantile as quantile
+from lampy.ops import r_ as r_
 from lampy.ops import rad2deg as rad2deg
 from lampy.ops import radians as radians
 from lampy.ops import rand as rand

@@ -89,6 +89,8 @@ from lampy.ops._hyperbolic import arctanh as arctanh
 from lampy.ops._hyperbolic import cosh as cosh
 from lampy.ops._hyperbolic import sinh as sinh
 from lampy.ops._hyperbolic import tanh as tanh
+from lampy.ops._index_tricks import c_ as c_
+from lampy.ops._index_tricks import r_ as r_
 from lampy.ops._indexing import compress as compress
 from lampy.ops._indexing import getitem as getitem
 from lampy.ops._indexing import take as take
