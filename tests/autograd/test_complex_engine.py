@@ -269,7 +269,7 @@ def test_function_transforms_refuse_complex_arguments_and_results() -> None:
         lampy.jacobian(lambda v: lampy.fft.fft(v))(x)
     with pytest.raises(lampy.DTypeError, match="f returns a complex Variable"):
         lampy.jvp(lambda v: lampy.fft.fft(v), (x,), (np.ones(3),))
-    power = lambda v: (lampy.abs(lampy.fft.fft(v)) ** 2).sum()  # noqa: E731
+    power = lambda v: (lampy.abs(lampy.fft.fft(v)) ** 2).sum()
     np.testing.assert_allclose(lampy.hessian(power)(x), 2 * 3 * np.eye(3), atol=1e-12)
     _, vjp_fn = lampy.vjp(lambda v: lampy.fft.fft(v), x)
     ct = np.array([1 + 1j, 2.0, -1j])
