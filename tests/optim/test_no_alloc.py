@@ -46,17 +46,23 @@ _OTHERS = [
 ]
 
 
-def _growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot) -> int:
-    """Bytes allocated between the snapshots and still held, other threads' left out."""
-    diff = last.filter_traces(_OTHERS).compare_to(first.filter_traces(_OTHERS), "filename")
-    return sum(stat.size_diff for stat in diff)
+def _growth(first: tracemalloc.Snapshot, last: tracemalloc.Snapshot) -> tuple[int, str]:
+    """Bytes allocated between the snapshots and still held, other threads' left out, and
+    where the largest of them were allocated (for the failure's message)."""
+    diff = last.filter_traces(_OTHERS).compare_to(first.filter_traces(_OTHERS), "lineno")
+    where = "; ".join(str(stat) for stat in diff[:3] if stat.size_diff)
+    return sum(stat.size_diff for stat in diff), where
 
 
 @pytest.mark.parametrize(
     ("cls", "kw"), CONFIGS, ids=[f"{c.__name__}-{'-'.join(kw) or 'default'}" for c, kw in CONFIGS]
 )
 def test_steps_after_the_first_allocate_nothing(cls: Any, kw: dict[str, Any]) -> None:
-    """20 more steps leave traced memory where it was and its peak within 4 KiB."""
+    """20 more steps leave traced memory where it was and its peak within 4 KiB.
+
+    A one-time allocation of the interpreter's (a cache filled once, seen on 3.10 under
+    pytest-xdist) may land in a window of 20 steps; growth that comes with every step
+    shows in every window, so the check takes the best of three windows."""
     rng = np.random.default_rng(0)
     with lampy.Scope():
         ps = [
@@ -73,17 +79,20 @@ def test_steps_after_the_first_allocate_nothing(cls: Any, kw: dict[str, Any]) ->
         try:
             for _ in range(100):  # traced steps, so that the interpreter's free lists fill
                 opt.step()
-            first = tracemalloc.take_snapshot()
-            before = tracemalloc.get_traced_memory()[0]
-            tracemalloc.reset_peak()
-            for _ in range(20):
-                opt.step()
-            _, peak = tracemalloc.get_traced_memory()
-            last = tracemalloc.take_snapshot()
+            for _window in range(3):
+                first = tracemalloc.take_snapshot()
+                before = tracemalloc.get_traced_memory()[0]
+                tracemalloc.reset_peak()
+                for _ in range(20):
+                    opt.step()
+                _, peak = tracemalloc.get_traced_memory()
+                last = tracemalloc.take_snapshot()
+                grown, where = _growth(first, last)
+                if grown <= 256:
+                    break
         finally:
             tracemalloc.stop()
-        grown = _growth(first, last)
-        assert grown <= 256, f"memory grew by {grown} bytes"
+        assert grown <= 256, f"memory grew by {grown} bytes in each window ({where})"
         smallest = min(p.value.nbytes for p in ps)  # 16000 bytes: any array would show
         assert peak - before < 4096 < smallest, f"a step peaked {peak - before} bytes higher"
         assert all(
