@@ -66,8 +66,8 @@ def tanh(x: Operand) -> Variable:
 
 def _d_tanh(g: Any, y: Any) -> Any:
     """tanh's contribution ``g * (1 - y**2)`` given its value ``y``."""
-    if y.ndim == 0:
-        return g * (1 - y * y)
+    if y.size < 256:  # temporaries cost less than numpy's in-place loops here (and a
+        return g * (1 - y * y)  # third of them on one element, where out= aliases)
     d = _multiply(y, y)  # one temporary, updated in place
     _subtract(1, d, out=d)
     d *= g
