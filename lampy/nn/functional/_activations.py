@@ -199,21 +199,37 @@ def celu(input: Operand, alpha: float = 1.0, inplace: bool = False) -> Variable:
     return _elu_like("celu", input, alpha, 1.0, 1.0 / alpha)
 
 
-def _value_and_slope(
-    kernel: Any, a: np.ndarray, slope: bool, *scalars: Any
-) -> tuple[np.ndarray, np.ndarray | None]:
-    """An elementwise compiled kernel's value of ``a`` and, with ``slope``, its derivative
-    (else None), new arrays of ``a``'s shape and dtype (``kernel(x, y, d, slope,
-    *scalars)`` over the flattened arrays)."""
+def _kernel_value(kernel: Any, a: np.ndarray, *scalars: Any) -> np.ndarray:
+    """An elementwise compiled kernel's value of ``a``, a new array of ``a``'s shape and
+    dtype (``kernel(x, y, g, dx, *scalars)`` over the flattened arrays, ``g`` and ``dx``
+    empty)."""
     y = np.empty(a.shape, a.dtype)
-    d = np.empty(a.shape if slope else 0, a.dtype)
-    kernel(kernel_input(a).reshape(-1), y.reshape(-1), d.reshape(-1), slope, *scalars)
-    return y, d if slope else None
+    none = np.empty(0, a.dtype)
+    kernel(kernel_input(a).reshape(-1), y.reshape(-1), none, none, *scalars)
+    return y
+
+
+def _kernel_grad(kernel: Any, a: np.ndarray, g: Any, *scalars: Any) -> np.ndarray:
+    """An elementwise compiled kernel's gradient ``g * slope(a)`` in one pass (the slope
+    never stored), a new array of ``a``'s shape and dtype (``y`` empty: the kernel's
+    gradient mode)."""
+    g = np.broadcast_to(g, a.shape)
+    if g.dtype != a.dtype:
+        g = g.astype(a.dtype)
+    dx = np.empty(a.shape, a.dtype)
+    kernel(
+        kernel_input(a).reshape(-1),
+        np.empty(0, a.dtype),
+        kernel_input(g).reshape(-1),
+        dx.reshape(-1),
+        *scalars,
+    )
+    return dx
 
 
 _BLOCK = 1 << 15
-"""Elements per block when backward recomputes gelu's slope: its temporaries (five arrays
-of the block's size in numpy) stay small next to the arrays of the graph."""
+"""Elements per block when numpy's backward recomputes gelu's slope: its temporaries (five
+arrays of the block's size) stay small next to the arrays of the graph."""
 
 
 def _in_blocks(slope: Callable[[np.ndarray], Any], a: np.ndarray, dtype: Any) -> np.ndarray:
@@ -226,26 +242,26 @@ def _in_blocks(slope: Callable[[np.ndarray], Any], a: np.ndarray, dtype: Any) ->
     return out.reshape(a.shape)
 
 
-def _with_slope(
+def _times(slope: np.ndarray, g: Any, dtype: Any) -> np.ndarray:
+    """``g * slope`` in ``dtype``, in place on ``slope`` (a new array) when shapes allow."""
+    d = slope.astype(dtype, copy=False)
+    return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
+
+
+def _with_grad(
     input: Operand,
     a: np.ndarray,
     approximate: str,
     value: np.ndarray,
-    slope_of: Callable[[], Any] | None,
+    grad_of: Callable[[Any], Any] | None,
 ) -> Variable:
-    """gelu's result from its value; ``slope_of()`` (None when no gradient is wanted)
-    computes the slope from the input ``a`` in backward: ``dx = g * slope``. The op keeps
-    the input, as PyTorch's gelu does (the slope would take the same memory), so that its
-    vjp can recompute the slope with lampy ops."""
-    if slope_of is None:
+    """gelu's result from its value; ``grad_of(g)`` (None when no gradient is wanted)
+    computes ``dx = g * slope`` from the input ``a`` in backward, a new array. The op
+    keeps the input, as PyTorch's gelu does (the slope would take the same memory), so
+    that its vjp can recompute the slope with lampy ops."""
+    if grad_of is None:
         return op("gelu", value)
-    dtype = value.dtype
-
-    def d_x(g: np.ndarray) -> Any:
-        d = slope_of().astype(dtype, copy=False)  # a new array: multiplied in place
-        return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
-
-    return op("gelu", value, contrib_of(input, d_x, vjp=_gelu_vjp(input, a, approximate)))
+    return op("gelu", value, contrib_of(input, grad_of, vjp=_gelu_vjp(input, a, approximate)))
 
 
 def gelu(input: Operand, approximate: str = "none") -> Variable:
@@ -282,24 +298,28 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     slope = needs_grad(input) and is_grad_enabled()
     if approximate == "none" and a.dtype.itemsize <= 4:  # float16 is computed in float32
         a32 = a.astype(np.float32, copy=False)
+        dtype = a.dtype
+        grad_of: Callable[[Any], Any]
         if (kernels := compiled(a32)) is not None:
             k32 = kernels.gelu_float32
-            value, _ = _value_and_slope(k32, a32, False)
-            slope_of = lambda: _in_blocks(
-                lambda b: _value_and_slope(k32, b, True)[1], a, np.float32
+            value = _kernel_value(k32, a32)
+            grad_of = lambda g: _kernel_grad(k32, a.astype(np.float32, copy=False), g).astype(
+                dtype, copy=False
             )
         else:
             cdf, _ = normal_cdf_float32(a32, False)
             value = np.multiply(a32, cdf, out=cdf)
-            slope_of = lambda: _in_blocks(lambda b: normal_cdf_float32(b, True)[1], a, np.float32)
-        value = value.astype(a.dtype, copy=False)
-        return _with_slope(input, a, approximate, value, slope_of if slope else None)
+            grad_of = lambda g: _times(
+                _in_blocks(lambda b: normal_cdf_float32(b, True)[1], a, np.float32), g, dtype
+            )
+        value = value.astype(dtype, copy=False)
+        return _with_grad(input, a, approximate, value, grad_of if slope else None)
     k, c = _c(a, _SQRT_2_OVER_PI), _c(a, 0.044715)
     if approximate == "tanh" and (kernels := compiled(a)) is not None:
         kt = kernels.gelu_tanh
-        value, _ = _value_and_slope(kt, a, False, k, c)
-        slope_of = lambda: _in_blocks(lambda b: _value_and_slope(kt, b, True, k, c)[1], a, a.dtype)
-        return _with_slope(input, a, approximate, value, slope_of if slope else None)
+        value = _kernel_value(kt, a, k, c)
+        grad_of = lambda g: _kernel_grad(kt, a, g, k, c)
+        return _with_grad(input, a, approximate, value, grad_of if slope else None)
     if approximate == "none":
         cdf = _normal_cdf(a)
         value = a * cdf
