@@ -2,7 +2,7 @@
 the lampy[fast] extra): every kernel's float32 specialisation computes in float32 only;
 the kernels compile without a writable cache directory and give the cached results;
 without Numba the ops take their numpy paths; and the building blocks the kernels share,
-``_exp`` (accuracy, special values) and ``_maximum`` (numpy's nan rule)."""
+``_exp`` (accuracy, special values) and ``_row_max`` (numpy's nan rule)."""
 
 from __future__ import annotations
 
@@ -40,13 +40,15 @@ def _calls() -> dict[str, tuple[Any, ...]]:
     return {
         "layer_norm_rows": (x, v, v, F32(1e-5), inv_d, out(m, d), out(m, d), out(m)),
         "layer_norm_rows_backward": (x, x, r, v, inv_d, out(m, d), out(d), out(d), True, True, 2),
-        "gelu_float32": (x1, out(m * d), out(m * d), True),
-        "gelu_tanh": (x1, out(m * d), out(m * d), True, F32(0.7978846), F32(0.044715)),
+        # the gradient mode (y empty); both modes are typed in one specialisation
+        "gelu_float32": (x1, out(0), x1, out(m * d)),
+        "gelu_tanh": (x1, out(0), x1, out(m * d), F32(0.7978846), F32(0.044715)),
         "softmax_rows": (x, out(m, d)),
         "softmax_rows_backward": (x, x, out(m, d)),
         "log_softmax_rows": (x, out(m, d)),
         "log_softmax_rows_backward": (x, x, out(m, d)),
         "attention_exp_rows": (x, out(m, d), out(m), 3, True),
+        "attention_scores_backward": (out(m, d), x, r),
         "_row_max": (x1,),
         "_exp_sum": (x1, F32(1), out(m * d)),
         "_dot": (x1, x1),
@@ -135,7 +137,7 @@ def test_without_numba_the_numpy_paths_are_taken(monkeypatch: pytest.MonkeyPatch
         _shared.numba_kernels.cache_clear()
 
 
-# --- the building blocks: _exp and _maximum --------------------------------------------
+# --- the building blocks: _exp and _row_max --------------------------------------------
 
 
 def _compiled_exp(dtype: Any) -> Any:
@@ -202,7 +204,7 @@ def test_exp_special_values(dtype: Any) -> None:
     np.testing.assert_array_equal(got[6:], [0.0, np.inf, 0.0, np.inf])
 
 
-def test_maximum_propagates_nan_as_numpy() -> None:
+def test_row_max_propagates_nan_as_numpy() -> None:
     """The compiled row max is numpy's max: nan if the row holds one, +-0 and infinities
     compared as numpy's ``maximum``."""
     pytest.importorskip("numba")

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import DTypeError, LampyValueError, ShapeError
-from lampy.nn.functional._shared import SharedInBackward, compiled, rng_or_default
+from lampy.nn.functional._shared import SharedInBackward, compiled, kernel_input, rng_or_default
 from lampy.opkit import (
     Operand,
     Variable,
@@ -178,6 +178,22 @@ def _exp_rows(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]
     return scores, np.divide(1, total, out=np.zeros_like(total), where=total > 0)
 
 
+def _softmax_backward(ds: np.ndarray, e: np.ndarray, inv: np.ndarray) -> None:
+    """``ds = E (ds - rowsum(ds E) inv)`` in place, for the new (..., L, S) array ``ds``:
+    the softmax's backward on the weights ``P = E inv`` (``inv`` of shape (..., 1)). One
+    compiled pass over the rows when Numba is installed, else numpy."""
+    n_s = ds.shape[-1]
+    kernels = compiled(ds)
+    if kernels is not None and ds.flags.c_contiguous and e.flags.c_contiguous:
+        rows = (-1, n_s)
+        kernels.attention_scores_backward(
+            ds.reshape(rows), kernel_input(e).reshape(rows), kernel_input(inv).reshape(-1)
+        )
+        return
+    ds -= np.einsum("...j,...j->...", ds, e)[..., None] * inv
+    ds *= e
+
+
 def scaled_dot_product_attention(
     query: Operand,
     key: Operand,
@@ -308,8 +324,7 @@ def scaled_dot_product_attention(
             ds *= keep
         # rowsum(g * out) = rowsum(ds * E) (out = ((E D) v) inv): from the weights, so the
         # closures need not keep the op's output
-        ds -= np.einsum("...j,...j->...", ds, e)[..., None] * inv
-        ds *= e
+        _softmax_backward(ds, e, inv)
         return ds, ed
 
     shared = SharedInBackward(compute_scores, users)
