@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import lampy
 from lampy._errors import DTypeError, LampyTypeError, LampyValueError, ShapeError
+from lampy.nn.functional import _attention
 from lampy.nn.functional._attention import scaled_dot_product_attention as sdpa
 from lampy.testing import check_grad
 
@@ -79,7 +80,7 @@ def problems(draw: st.DrawFn) -> dict[str, Any]:
         mask = rng.random(mask_shape) < 0.7
     elif kind == "float":
         mask = rng.normal(size=mask_shape)
-    scale = draw(st.sampled_from([None, 0.5, 1.0]))
+    scale = draw(st.sampled_from([None, 0.5, 1.0, -0.7]))
     return {"q": q, "k": k, "v": v, "mask": mask, "causal": kind == "causal", "scale": scale}
 
 
@@ -285,6 +286,74 @@ def test_attention_compiled_and_numpy_softmax_agree(
     half = len(runs) // 2
     tol = 2e-5 if dtype == np.float32 else 1e-12
     for a, b in zip(runs[:half], runs[half:], strict=True):
+        for x, y in zip(a, b, strict=True):
+            assert x.dtype == dtype
+            np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
+
+
+@st.composite
+def causal_problems(draw: st.DrawFn) -> dict[str, Any]:
+    """Causal attention problems with more rows than two blocks of 2 (the block size the
+    tests below set), broadcast batch dims, S below, equal to and above L."""
+    seed = draw(st.integers(0, 2**32 - 1))
+    rng = np.random.default_rng(seed)
+    batch = tuple(draw(st.lists(st.integers(1, 2), max_size=2)))
+    k_batch = tuple(1 if draw(st.booleans()) else d for d in batch)
+    n_l, n_s = draw(st.integers(1, 9)), draw(st.integers(1, 9))
+    n_e, n_ev = draw(st.integers(1, 3)), draw(st.integers(1, 3))
+    return {
+        "q": rng.normal(size=(*batch, n_l, n_e)),
+        "k": rng.normal(size=(*k_batch, n_s, n_e)),
+        "v": rng.normal(size=(*k_batch, n_s, n_ev)),
+        "scale": draw(st.sampled_from([None, 2.0, -0.7])),
+    }
+
+
+@given(causal_problems())
+@settings(max_examples=30)
+def test_causal_blocks_forward_and_gradients(pr: dict[str, Any]) -> None:
+    """The causal products by blocks of query rows (each block times the keys it sees:
+    here blocks of 2 rows) give the row-by-row reference and finite differences'
+    gradients, on the compiled path and on numpy's."""
+    from lampy.nn.functional import _shared
+
+    q, k, v, scale = pr["q"], pr["k"], pr["v"], pr["scale"]
+    want = _ref(q, k, v, causal=True, scale=scale)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_attention, "_CAUSAL_BLOCK", 2)
+        for kernels in (True, False):
+            if not kernels:
+                mp.setattr(_shared, "numba_kernels", lambda: None)
+            with lampy.Scope():
+                got = sdpa(q, k, v, is_causal=True, scale=scale).value.copy()
+            np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-12)
+            check_grad(lambda q, k, v: sdpa(q, k, v, is_causal=True, scale=scale), q, k, v)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize(("n_l", "n_s"), [(128, 128), (160, 40), (130, 200)])
+def test_causal_blocks_agree_with_one_product(
+    monkeypatch: Any, dtype: Any, n_l: int, n_s: int
+) -> None:
+    """At the default block size (32 rows, from 128), the blocked causal attention gives the
+    outputs and gradients of one product over all rows (blocks turned off), to
+    rounding, with dropout too (the same mask)."""
+    rng = np.random.default_rng(3)
+    q = rng.normal(size=(2, 3, n_l, 8)).astype(dtype)
+    k, v = (rng.normal(size=(1, 3, n_s, 8)).astype(dtype) for _ in range(2))
+    g = rng.normal(size=(2, 3, n_l, 8)).astype(dtype)
+    assert _attention._causal_blocks(n_l, n_s) is not None  # blocks at the default size
+    runs = []
+    for block in (_attention._CAUSAL_BLOCK, 10**9):
+        monkeypatch.setattr(_attention, "_CAUSAL_BLOCK", block)
+        for p in (0.0, 0.3):
+            with lampy.Scope():
+                ps = [lampy.param(a) for a in (q, k, v)]
+                out = sdpa(*ps, is_causal=True, dropout_p=p, rng=np.random.default_rng(5))
+                out.backward(g)
+                runs.append([out.value, *(x.grad for x in ps)])
+    tol = 3e-5 if dtype == np.float32 else 1e-12
+    for a, b in zip(runs[:2], runs[2:], strict=True):
         for x, y in zip(a, b, strict=True):
             assert x.dtype == dtype
             np.testing.assert_allclose(x, y, rtol=tol, atol=tol)

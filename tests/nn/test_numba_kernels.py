@@ -49,6 +49,7 @@ def _calls() -> dict[str, tuple[Any, ...]]:
         "log_softmax_rows_backward": (x, x, out(m, d)),
         "attention_exp_rows": (x, out(m, d), out(m), 3, True),
         "attention_scores_backward": (out(m, d), x, r),
+        "_exp_sum_first": (x1, F32(1), out(m * d), 20),
         "_row_max": (x1,),
         "_exp_sum": (x1, F32(1), out(m * d)),
         "_dot": (x1, x1),

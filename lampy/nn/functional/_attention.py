@@ -178,6 +178,68 @@ def _exp_rows(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]
     return scores, np.divide(1, total, out=np.zeros_like(total), where=total > 0)
 
 
+_CAUSAL_BLOCK = 32
+"""Query rows per block of the causal products: each block is multiplied with the keys it
+sees only (``_causal_blocks``). Below four blocks, one product over all of them."""
+
+
+def _causal_blocks(n_l: int, n_s: int) -> list[tuple[int, int, int]] | None:
+    """For the top-left causal mask of (L, S) scores (query ``i`` sees keys ``0..i``):
+    blocks ``(r0, r1, w)`` of query rows ``r0:r1`` and the keys ``0:w`` they see, or None
+    when one product over all rows is cheaper (fewer than four blocks). A product over
+    the blocks skips the masked part above the diagonal, up to nearly half of the work;
+    on small blocks BLAS is slower, so that (one thread, heads of 32) attention's
+    forward and backward take 4% longer with L = 64 in two blocks, 10% less with
+    L = 256 and 16% less with L = 512."""
+    b = _CAUSAL_BLOCK
+    if n_l < 4 * b or n_s == 0:
+        return None
+    return [(r0, min(r0 + b, n_l), min(r0 + b, n_l, n_s)) for r0 in range(0, n_l, b)]
+
+
+def _scores(a: np.ndarray, b_t: np.ndarray, blocks: list[tuple[int, int, int]] | None) -> Any:
+    """``a @ b_t``, (..., L, E) by (..., E, S), computed below the causal mask only when
+    ``blocks`` are given (each block's masked rectangle then holds zeros)."""
+    if blocks is None:
+        return _matmul(a, b_t)
+    shape = (*np.broadcast_shapes(a.shape[:-2], b_t.shape[:-2]), a.shape[-2], b_t.shape[-1])
+    out = np.empty(shape, np.result_type(a.dtype, b_t.dtype))
+    for r0, r1, w in blocks:
+        _matmul(a[..., r0:r1, :], b_t[..., :w], out=out[..., r0:r1, :w])
+        out[..., r0:r1, w:] = 0
+    return out
+
+
+def _masked_times(p: np.ndarray, b: np.ndarray, blocks: list[tuple[int, int, int]] | None) -> Any:
+    """``p @ b`` for (..., L, S) weights ``p`` that are 0 above the causal mask, by
+    (..., S, N): with ``blocks``, each block of rows times the keys it sees."""
+    if blocks is None:
+        return _matmul(p, b)
+    shape = (*np.broadcast_shapes(p.shape[:-2], b.shape[:-2]), p.shape[-2], b.shape[-1])
+    out = np.empty(shape, np.result_type(p.dtype, b.dtype))
+    for r0, r1, w in blocks:
+        _matmul(p[..., r0:r1, :w], b[..., :w, :], out=out[..., r0:r1, :])
+    return out
+
+
+def _masked_t_times(p: np.ndarray, b: np.ndarray, blocks: list[tuple[int, int, int]] | None) -> Any:
+    """``p^T @ b`` for (..., L, S) weights ``p`` that are 0 above the causal mask, by
+    (..., L, N), a (..., S, N) result: with ``blocks``, each block of key columns
+    ``c0:c1`` times the rows that see it (``c0:``; the keys beyond the last row see
+    none: zeros)."""
+    if blocks is None:
+        return _matmul(np.swapaxes(p, -1, -2), b)
+    n_l, n_s = p.shape[-2:]
+    shape = (*np.broadcast_shapes(p.shape[:-2], b.shape[:-2]), n_s, b.shape[-1])
+    out = np.empty(shape, np.result_type(p.dtype, b.dtype))
+    for c0, c1, _ in blocks:
+        c1 = min(c1, n_s)
+        if c0 < c1:
+            _matmul(np.swapaxes(p[..., c0:, c0:c1], -1, -2), b[..., c0:, :], out=out[..., c0:c1, :])
+    out[..., min(n_l, n_s) :, :] = 0
+    return out
+
+
 def _softmax_backward(ds: np.ndarray, e: np.ndarray, inv: np.ndarray) -> None:
     """``ds = E (ds - rowsum(ds E) inv)`` in place, for the new (..., L, S) array ``ds``:
     the softmax's backward on the weights ``P = E inv`` (``inv`` of shape (..., 1)). One
@@ -279,12 +341,14 @@ def scaled_dot_product_attention(
     # Forward: E = exp(q k^T s + mask - rowmax), P = E * inv with inv = 1 / rowsum(E),
     # out = (P D) v = ((E D) v) * inv: the normalisation scales the (L, Ev) output
     # rather than the (L, S) weights (and, in backward, g rather than dP).
+    blocks = _causal_blocks(n_l, n_s) if is_causal else None
+
     def weights() -> tuple[np.ndarray, np.ndarray]:
         """E and inv from q and k (and the mask): in the forward pass, and again, bit
         for bit, in backward, so the op keeps q, k, v and the row sums rather than the
         (L, S) weights (as PyTorch's flash attention: a matmul and an exp more in
         backward, a (B, H, L, S) array less held from forward to backward)."""
-        e = _matmul(q * sc if s != 1.0 else q, np.swapaxes(k, -1, -2))
+        e = _scores(q * sc if s != 1.0 else q, np.swapaxes(k, -1, -2), blocks)
         if blocked is not None:
             np.copyto(e, -np.inf, where=blocked)
         elif bias is not None:
@@ -303,7 +367,7 @@ def scaled_dot_product_attention(
             dtype.type(1.0 / (1.0 - dropout_p)),
             dtype=dtype,
         )
-    out = _matmul(e if keep is None else e * keep, v)
+    out = _masked_times(e if keep is None else e * keep, v, blocks)
     out *= inv
     del e
 
@@ -319,7 +383,7 @@ def scaled_dot_product_attention(
     def compute_scores(g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         e = weights()[0]
         ed = e if keep is None else e * keep
-        ds: np.ndarray = _matmul(g * inv, np.swapaxes(v, -1, -2))
+        ds: np.ndarray = _scores(g * inv, np.swapaxes(v, -1, -2), blocks)
         if keep is not None:
             ds *= keep
         # rowsum(g * out) = rowsum(ds * E) (out = ((E D) v) inv): from the weights, so the
@@ -330,17 +394,17 @@ def scaled_dot_product_attention(
     shared = SharedInBackward(compute_scores, users)
 
     def d_query(g: np.ndarray) -> Any:
-        d = _matmul(shared(g)[0], k)
+        d = _masked_times(shared(g)[0], k, blocks)
         d *= sc
         return unbroadcast(d, q.shape)
 
     def d_key(g: np.ndarray) -> Any:
-        d = _matmul(np.swapaxes(shared(g)[0], -1, -2), q)
+        d = _masked_t_times(shared(g)[0], q, blocks)
         d *= sc  # scaled here: the closure keeps q (an input's value), not q * scale
         return _group_sum(unbroadcast(d, k.shape), gk)
 
     def d_value(g: np.ndarray) -> Any:
-        d = _matmul(np.swapaxes(shared(g)[1], -1, -2), g * inv)
+        d = _masked_t_times(shared(g)[1], g * inv, blocks)
         return _group_sum(unbroadcast(d, v.shape), gv)
 
     def d_mask(g: np.ndarray) -> Any:

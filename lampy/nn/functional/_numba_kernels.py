@@ -377,6 +377,22 @@ def _exp_sum(x: np.ndarray, shift: Any, e: np.ndarray) -> Any:
 
 
 @_compile("reassoc", "contract")
+def _exp_sum_first(x: np.ndarray, shift: Any, e: np.ndarray, w: int) -> Any:
+    """``e = exp(x - shift)`` in the first ``w`` entries of the vectors ``x`` and ``e``,
+    0 in the rest (whatever ``x`` holds there); returns ``sum(e)``. Over the whole
+    vector with a select, which the compiler vectorises as it does ``_exp_sum`` (a loop
+    of ``w`` steps and one of zeros: 1.6 times slower on causal rows of 64)."""
+    s = x.dtype.type(0)
+    zero = x.dtype.type(0)
+    for j in range(x.size):
+        v = _exp(x[j] - shift)
+        v = v if j < w else zero
+        e[j] = v
+        s += v
+    return s
+
+
+@_compile("reassoc", "contract")
 def _dot(a: np.ndarray, b: np.ndarray) -> Any:
     """``sum(a * b)`` for vectors of one length."""
     s = a.dtype.type(0)
@@ -453,9 +469,10 @@ def attention_exp_rows(
     max (0 for a row of only -inf), and ``inv[i] = 1 / sum`` (0 where the sum is not
     positive, as for a row with nothing allowed), so that the softmax is ``e * inv``.
     With ``causal``, row ``i`` is query ``i % n_l`` of the top-left causal mask: its
-    first ``i % n_l + 1`` entries are kept and the rest of ``e`` is 0, unread in ``x``.
-    nan propagates as in numpy (``_row_max``, ``_exp``). ``e`` is another array than
-    ``x`` (in place, the compiler cannot vectorise ``_exp_sum``: 3 times slower)."""
+    first ``i % n_l + 1`` entries are kept and the rest of ``e`` is 0, unread in ``x``
+    (they need not hold numbers). nan propagates as in numpy (``_row_max``, ``_exp``).
+    ``e`` is another array than ``x`` (in place, the compiler cannot vectorise
+    ``_exp_sum_first``: 3 times slower)."""
     m, s = x.shape
     zero, one = x.dtype.type(0), x.dtype.type(1)
     for i in range(m):
@@ -463,8 +480,7 @@ def attention_exp_rows(
         shift = _row_max(x[i, :w]) if w else zero
         if shift < zero and np.isinf(shift):  # only -inf (no float64 constant)
             shift = zero
-        total = _exp_sum(x[i, :w], shift, e[i, :w]) if w else zero
-        e[i, w:] = zero
+        total = _exp_sum_first(x[i], shift, e[i], w)
         inv[i] = one / total if total > zero else zero
 
 
@@ -473,7 +489,9 @@ def attention_scores_backward(ds: np.ndarray, e: np.ndarray, inv: np.ndarray) ->
     """The scores' gradient of attention, in place, row by row: for the 2-d ``ds`` (m, s)
     holding ``(g inv) v^T`` (times the dropout mask), ``e`` the unnormalised weights
     ``attention_exp_rows`` gives and ``inv`` their rows' ``1 / sum``,
-    ``ds = e (ds - sum(ds e) inv)``: the softmax's backward on ``P = e inv``."""
+    ``ds = e (ds - sum(ds e) inv)``: the softmax's backward on ``P = e inv``. Over whole
+    rows also for the causal mask (``e`` is 0 above it, ``ds`` finite): rows of one
+    length vectorise, which makes skipping the masked half slower."""
     m, s = ds.shape
     for i in range(m):
         c = _dot(ds[i], e[i]) * inv[i]
