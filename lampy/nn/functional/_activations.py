@@ -245,7 +245,8 @@ def _in_blocks(slope: Callable[[np.ndarray], Any], a: np.ndarray, dtype: Any) ->
 def _times(slope: np.ndarray, g: Any, dtype: Any) -> np.ndarray:
     """``g * slope`` in ``dtype``, in place on ``slope`` (a new array) when shapes allow."""
     d = slope.astype(dtype, copy=False)
-    return np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
+    out: np.ndarray = np.multiply(d, g, out=d) if d.shape == np.shape(g) else d * g
+    return out
 
 
 def _with_grad(
