@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
@@ -84,14 +85,37 @@ class Adam(Optimizer):
         beta1, beta2 = group["betas"]
         lr, weight_decay, amsgrad = group["lr"], group["weight_decay"], group["amsgrad"]
         state = self.state[p]
-        g_buf, tmp, denom = self._scratch(p, 3)
         state["step"] += 1
         step = state["step"]
+        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
+        kernel = None if amsgrad else _kernel()
+        if kernel is not None and _one_layout(value, grad, exp_avg, exp_avg_sq):
+            # the same update in one compiled pass, bit for bit (lampy.optim._adam_kernel)
+            t = value.dtype.type
+            decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
+            weight = 1 - beta1
+            kernel(
+                value.reshape(-1),
+                grad.reshape(-1),
+                exp_avg.reshape(-1),
+                exp_avg_sq.reshape(-1),
+                t(1 - lr * weight_decay) if decoupled else t(1),
+                t(0) if decoupled else t(weight_decay),
+                bool(group["maximize"]),
+                weight < 0.5,
+                t(weight) if weight < 0.5 else t(1 - weight),
+                t(1 - beta2),
+                t(beta2),
+                t((1 - beta2**step) ** 0.5),
+                t(group["eps"]),
+                t(-(lr / (1 - beta1**step))),
+            )
+            return
+        g_buf, tmp, denom = self._scratch(p, 3)
         if weight_decay != 0 and group["decoupled_weight_decay"]:
             np.multiply(value, 1 - lr * weight_decay, out=value)
             weight_decay = 0
         g = self._direction(grad, value, weight_decay, group["maximize"], g_buf)
-        exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
         self._lerp(exp_avg, g, 1 - beta1, tmp)
         np.multiply(g, 1 - beta2, out=tmp)
         np.multiply(tmp, g, out=tmp)
@@ -110,6 +134,36 @@ class Adam(Optimizer):
         np.multiply(exp_avg, -step_size, out=tmp)
         np.divide(tmp, denom, out=tmp)
         np.add(value, tmp, out=value)
+
+
+@functools.cache
+def _kernel() -> Any:
+    """The compiled update (``lampy.optim._adam_kernel.adam_update``) when Numba is
+    installed, else None (imported on first use: Numba takes a while to import)."""
+    try:
+        from lampy.optim._adam_kernel import adam_update
+    except ImportError:
+        return None
+    return adam_update
+
+
+_KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
+
+
+def _one_layout(value: np.ndarray, *arrays: Any) -> bool:
+    """Whether the compiled update takes ``value`` and ``arrays``: C-contiguous ndarrays of
+    one shape and of one float32 or float64 dtype (the layout it is compiled for)."""
+    if value.dtype not in _KERNEL_DTYPES or not value.flags.c_contiguous:
+        return False
+    for a in arrays:
+        if (
+            type(a) is not np.ndarray
+            or a.dtype != value.dtype
+            or a.shape != value.shape
+            or not a.flags.c_contiguous
+        ):
+            return False
+    return True
 
 
 class AdamW(Adam):

@@ -53,14 +53,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar, cast
+from typing import Any
 
-import numba
 import numpy as np
 from llvmlite import ir
 from numba import types
 from numba.extending import intrinsic, overload
 
+from lampy._numba import compile_kernel
 from lampy.nn.functional._normal_cdf_constants import _CLAMP32, _INV_SQRT_2PI32, _P32, _Q32
 
 __all__ = [
@@ -76,27 +76,12 @@ __all__ = [
     "softmax_rows_backward",
 ]
 
-_F = TypeVar("_F", bound=Callable[..., Any])
 _HALF32 = np.float32(0.5)
 
 
-def _compile(*fastmath: str) -> Callable[[_F], _F]:
-    """``numba.njit`` with lampy's options and the ``fastmath`` flags given (``"reassoc"``
-    only for functions whose loops sum), cached on disk; without a writable cache
-    directory (a read-only installation and home), compiled afresh in each process."""
-    options: dict[str, Any] = {
-        "nogil": True,
-        "fastmath": set(fastmath),
-        "error_model": "numpy",
-    }
-
-    def compile_(fn: _F) -> _F:
-        try:
-            return cast("_F", numba.njit(cache=True, **options)(fn))
-        except RuntimeError:  # Numba: "cannot cache function ...: no locator available"
-            return cast("_F", numba.njit(cache=False, **options)(fn))
-
-    return compile_
+_compile = compile_kernel
+"""``numba.njit`` with lampy's options and the ``fastmath`` flags given (``"reassoc"``
+only for functions whose loops sum), cached on disk (``lampy._numba``)."""
 
 
 # --- scalar building blocks: exp ----------------------------------------------
