@@ -25,13 +25,23 @@ _ndarray = np.ndarray
 def _captured(cells: Any, found: list[np.ndarray], depth: int) -> None:
     """Append to ``found`` the arrays in closure ``cells``: an array, arrays in a tuple
     or a list, and (``depth`` levels down) what a captured function captured, or what a
-    captured object declares it keeps (``captures()``: ``SharedInBackward``, ``Lazy``)."""
+    captured object declares it keeps (``captures()``: ``SharedInBackward``, ``Lazy``).
+    Arrays, numbers and shapes (tuples of numbers), the common cells, are handled here
+    without a call."""
     for c in cells:
         try:
             o = c.cell_contents
         except ValueError:  # an empty cell
             continue
-        if type(o) not in _ATOMIC:
+        t = type(o)
+        if t is _ndarray:
+            found.append(o)
+        elif t is tuple:
+            for x in o:
+                if type(x) not in _ATOMIC:  # not a shape: looked into
+                    _found_in(o, found, depth)
+                    break
+        elif t not in _ATOMIC:
             _found_in(o, found, depth)
 
 
@@ -60,8 +70,12 @@ def _found_in(o: Any, found: list[np.ndarray], depth: int) -> None:
                 _found_in(x, found, depth - 1)
 
 
-_ATOMIC = frozenset({int, float, bool, str, bytes, complex, type(None)})
-"""Types whose objects hold no array: a closure's cells of these are not looked into."""
+_ATOMIC = frozenset(
+    {int, float, bool, str, bytes, complex, type(None)}
+    | {np.dtype(c).type for c in np.typecodes["All"] if np.dtype(c).kind not in "OV"}
+)
+"""Types whose objects hold no array (Python's and numpy's scalars): a closure's cells of
+these are not looked into."""
 
 _DECLARES: dict[type, bool] = {}
 """For each type met in a closure, whether it declares what it keeps (``captures()``)."""
@@ -109,9 +123,9 @@ def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
             for q in params:
                 v = q[NODE].value
                 if type(v) is _ndarray:
-                    counted.add(id(owner(v)))
+                    counted.add(id(v if v.base is None else owner(v)))
         for a in found:
-            o = owner(a)
+            o = a if a.base is None else owner(a)
             if id(o) not in counted:
                 counted.add(id(o))
                 total += o.nbytes
