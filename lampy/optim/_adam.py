@@ -79,7 +79,8 @@ class Adam(Optimizer):
             self.state[p] = {"step": 0, "exp_avg": exp_avg, "exp_avg_sq": exp_avg_sq}
         if group["amsgrad"] and "max_exp_avg_sq" not in self.state[p]:
             (self.state[p]["max_exp_avg_sq"],) = self._new_states(p, 1)
-        self._scratch(p, 3)
+        if _compiled(group, p.value, p.grad, self.state[p]) is None:
+            self._scratch(p, 3)  # numpy's code: three scratch arrays (the kernel needs none)
 
     def _update(self, group: dict[str, Any], p: Variable, value: np.ndarray, grad: Any) -> None:
         beta1, beta2 = group["betas"]
@@ -88,8 +89,8 @@ class Adam(Optimizer):
         state["step"] += 1
         step = state["step"]
         exp_avg, exp_avg_sq = state["exp_avg"], state["exp_avg_sq"]
-        kernel = None if amsgrad else _kernel()
-        if kernel is not None and _one_layout(value, grad, exp_avg, exp_avg_sq):
+        kernel = _compiled(group, value, grad, state)
+        if kernel is not None:
             # the same update in one compiled pass, bit for bit (lampy.optim._adam_kernel)
             t = value.dtype.type
             decoupled = weight_decay != 0 and group["decoupled_weight_decay"]
@@ -145,6 +146,17 @@ def _kernel() -> Any:
     except ImportError:
         return None
     return adam_update
+
+
+def _compiled(group: dict[str, Any], value: Any, grad: Any, state: dict[str, Any]) -> Any:
+    """The compiled update if it takes this param's step (Numba installed, no AMSGrad,
+    one contiguous layout: ``_one_layout``), else None: numpy's code runs."""
+    if group["amsgrad"]:
+        return None
+    kernel = _kernel()
+    if kernel is None or not _one_layout(value, grad, state["exp_avg"], state["exp_avg_sq"]):
+        return None
+    return kernel
 
 
 _KERNEL_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))
