@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import lampy
 import lampy.nn.functional as F
@@ -33,6 +35,7 @@ def _calls() -> dict[str, tuple[Any, ...]]:
     x = _ro(np.linspace(-3, 3, m * d, dtype=F32).reshape(m, d))
     v, r, x1 = _ro(np.ones(d, F32)), _ro(np.ones(m, F32)), x.reshape(-1)
     inv_d = F32(1 / d)
+    t = _ro(np.arange(m, dtype=np.intp) % d)  # class indices
 
     def out(*shape: int) -> np.ndarray:
         return np.zeros(shape, F32)
@@ -48,9 +51,12 @@ def _calls() -> dict[str, tuple[Any, ...]]:
         "log_softmax_rows": (x, out(m, d)),
         "log_softmax_rows_backward": (x, x, out(m, d)),
         "attention_exp_rows": (x, out(m, d), out(m), 3, True),
+        "cross_entropy_rows": (x, t, out(m, d), out(m), out(m)),
+        "cross_entropy_rows_backward": (out(m, d) + 1, out(m) + 1, t, r, out(m, d)),
         "attention_scores_backward": (out(m, d), x, r),
         "_exp_sum_first": (x1, F32(1), out(m * d), 20),
         "_row_max": (x1,),
+        "_wide_max": (x1,),
         "_exp_sum": (x1, F32(1), out(m * d)),
         "_dot": (x1, x1),
         "_sum": (x1,),
@@ -221,5 +227,33 @@ def test_row_max_propagates_nan_as_numpy() -> None:
     ]
     for row in rows:
         for dtype in (F32, np.float64):
-            a = _ro(np.array(row * 11, dtype))  # several SIMD blocks and a remainder
-            np.testing.assert_array_equal(kernels._row_max(a), np.max(a))
+            for times in (11, 43, 50):  # short rows; from 128, eight running maxima
+                a = _ro(np.array(row * times, dtype))
+                np.testing.assert_array_equal(kernels._row_max(a), np.max(a))
+    for n in (127, 128, 131):  # each lane of the running maxima, and the remainder
+        for at in range(n):
+            for special in (np.nan, 2.0):
+                a = np.linspace(-1, 1, n)
+                a[at] = special
+                np.testing.assert_array_equal(kernels._row_max(_ro(a)), np.max(a))
+
+
+@given(
+    n=st.integers(1, 300),
+    at=st.integers(0, 299),
+    special=st.sampled_from([np.nan, np.inf, -np.inf, 1e30]),
+    seed=st.integers(0, 2**16),
+)
+@settings(max_examples=60, deadline=None)
+def test_row_max_at_every_position(n: int, at: int, special: float, seed: int) -> None:
+    """The row max of short rows and of rows of 128 or more elements (eight running
+    maxima and a remainder) is numpy's max, with a nan, an infinity or a large value at
+    any position, in either dtype."""
+    pytest.importorskip("numba")
+    kernels = _shared.numba_kernels()
+    assert kernels is not None
+    rng = np.random.default_rng(seed)
+    for dtype in (F32, np.float64):
+        a = rng.normal(size=n).astype(dtype)
+        a[at % n] = special
+        np.testing.assert_array_equal(kernels._row_max(_ro(a)), np.max(a))

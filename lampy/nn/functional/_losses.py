@@ -35,7 +35,7 @@ from lampy.nn.functional._loss_reduction import (
     times_deriv,
     zero_tangent,
 )
-from lampy.nn.functional._shared import shifted_exp, spread
+from lampy.nn.functional._shared import compiled, kernel_input, shifted_exp, spread
 from lampy.opkit import (
     Operand,
     Variable,
@@ -396,6 +396,11 @@ def cross_entropy(
     "mean" divides by the sum of ``weight[t]`` over kept targets), and for probabilities
     ``q_c = weight[c] ((1 - ls) target_c + ls / C)`` ("mean" divides by the sample count).
 
+    (N, C) float32 or float64 logits with class-index targets and no label smoothing
+    run through compiled row kernels with Numba (the ``fast`` extra:
+    ``_numba_kernels.cross_entropy_rows``, each row shifted by its own max, one pass
+    forward and one backward); other inputs, and installs without Numba, through numpy.
+
     Gradient:
         ``d input = g (softmax(input) sum_c q_c - q)``; for probability targets also
         ``d target_c = -g (1 - ls) weight[c] log_softmax(input)_c``.
@@ -464,15 +469,25 @@ def cross_entropy(
     # (and, with label smoothing, its weighted sum over classes) enter the loss. The
     # exps e are kept unnormalised: backward scales them by its per-sample factor
     # divided by the sums, one pass where normalising here would take another.
-    if x.size:
-        e, sums, shift = shifted_exp(x, x.ndim - 1)
+    # (N, C) logits without label smoothing take the compiled row kernels (Numba, the
+    # fast extra): each row shifted by its own max, one pass forward and one backward.
+    kernels = compiled(x) if x.ndim == 2 and not ls else None
+    flat = t_k = None
+    if kernels is not None:
+        t_k = kernel_input(safe_t.astype(np.intp, copy=False))
+        e, picked = np.empty(x.shape, a.dtype), np.empty(x.shape[0], a.dtype)
+        sums = np.empty((x.shape[0], 1), a.dtype)
+        kernels.cross_entropy_rows(kernel_input(x), t_k, e, sums.reshape(-1), picked)
     else:
-        e, sums, shift = x.copy(), np.zeros((*x.shape[:-1], 1), a.dtype), a.dtype.type(0)
-    log_s = np.log(sums[..., 0])
-    shift_n = shift[..., 0] if type(shift) is np.ndarray and shift.ndim else shift
-    flat = _flat_targets(x, safe_t)
-    picked = _at_targets(x, safe_t, flat) - shift_n
-    picked -= log_s  # log p at the targets
+        if x.size:
+            e, sums, shift = shifted_exp(x, x.ndim - 1)
+        else:
+            e, sums, shift = x.copy(), np.zeros((*x.shape[:-1], 1), a.dtype), a.dtype.type(0)
+        log_s = np.log(sums[..., 0])
+        shift_n = shift[..., 0] if type(shift) is np.ndarray and shift.ndim else shift
+        flat = _flat_targets(x, safe_t)
+        picked = _at_targets(x, safe_t, flat) - shift_n
+        picked -= log_s  # log p at the targets
     wt = _target_weights(w_class, safe_t, kept, a.dtype)  # None: every target weighs 1
 
     if ls:
@@ -508,6 +523,11 @@ def cross_entropy(
         # q is weight[t] one-hot: d = c weight[t] (p - onehot(t)), p = e / sums, in one
         # pass over e.
         cw = c if wt is None else wt[..., None] * c
+        if kernels is not None:
+            d = np.empty(e.shape, e.dtype)
+            cw = kernel_input(np.asarray(cw, e.dtype).reshape(-1))
+            kernels.cross_entropy_rows_backward(e, sums.reshape(-1), t_k, cw, d)
+            return d
         d = spread(np.multiply, e, cw / sums)
         _subtract_at_targets(d, safe_t, cw if cw.ndim == 0 else cw[..., 0], flat)
         return d
