@@ -10,8 +10,12 @@ from hypothesis import HealthCheck, settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 
 import lampy
-from lampy.autograd import current_or_none
+from lampy.autograd import _saved, current_or_none
 from lampy.autograd._grad_mode import is_grad_enabled
+
+# Every op that declares what its closures keep (lampy.op(..., keeps=...)) is checked
+# against the scan of its closures, on every call the tests make.
+_saved.CHECK_DECLARED = True
 
 # CI runs derandomized with a bounded number of examples; locally "dev" explores more.
 settings.register_profile(

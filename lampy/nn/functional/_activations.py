@@ -105,6 +105,7 @@ def relu(input: Operand, inplace: bool = False) -> Variable:
         "relu",
         value,
         contrib_of(input, lambda g: g * ~(value <= 0), vjp=lambda g, out: g * ~(value <= 0)),
+        keeps=(value,),
     )
 
 

@@ -127,7 +127,7 @@ def _conv(
         pads = conv_padding(name, padding, spatial, kernel, stride_, dilation_)
     out = out_sizes(name, spatial, pads, kernel, stride_, dilation_)
     if all(st == 1 for st in stride_):
-        value, d_input, d_weight, weight_of, image_of = _flat_parts(
+        value, d_input, d_weight, weight_of, image_of, kept = _flat_parts(
             xb, w, b, groups, pads, dilation_
         )
     else:
@@ -135,6 +135,7 @@ def _conv(
         value, d_input, d_weight, weight_of, image_of = _strided_parts(
             xb, w, b, groups, pads, out, stride_, dilation_, users
         )
+        kept = None  # the closures' memory found by scanning them
     value = frozen(value[0] if unbatched else value)  # fresh: taken without a copy
     x_dtype, w_dtype = grad_dtype(input), grad_dtype(weight)
 
@@ -164,13 +165,10 @@ def _conv(
         lo, full = geometry(pads, out, kernel, stride_, dilation_)
         return weight_correlation(conv, xv, g, stride_, lo, full, dilation_, groups, unbatched)
 
-    return op(
-        name,
-        value,
-        contrib_of(input, d_x, vjp=vjp_x),
-        contrib_of(weight, d_w, vjp=vjp_w),
-        contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=bias_vjp(nd, unbatched)),
-    )
+    p_x, p_w = contrib_of(input, d_x, vjp=vjp_x), contrib_of(weight, d_w, vjp=vjp_w)
+    p_b = contrib_of(bias, _bias_grad(b, unbatched, grad_dtype(bias)), vjp=bias_vjp(nd, unbatched))
+    keeps = None if kept is None else (*(kept[0] if p_x else ()), *(kept[1] if p_w else ()))
+    return op(name, value, p_x, p_w, p_b, keeps=keeps)
 
 
 def _conv_op(
@@ -206,10 +204,11 @@ def _flat_parts(
     groups: int,
     pads: Pads,
     dilation: Ints,
-) -> tuple[np.ndarray, _Grad, _Grad, _Kept, _Kept]:
+) -> tuple[np.ndarray, _Grad, _Grad, _Kept, _Kept, tuple[tuple[np.ndarray, ...], ...]]:
     """A stride-1 convolution on flattened padded planes (``_conv_flat.py``): the
-    batched ``(N, O, *out)`` value, the input and weight gradient closures, and the
-    weight and the input as the vjps read them from what the closures keep."""
+    batched ``(N, O, *out)`` value, the input and weight gradient closures, the
+    weight and the input as the vjps read them from what the closures keep, and the
+    arrays each gradient closure keeps (``lampy.op``'s ``keeps``)."""
     grid = flat.FlatGrid.of(xb.shape[2:], pads, w.shape[2:], dilation)
     value, cols = flat.forward(grid, xb, w, b, groups)
 
@@ -222,7 +221,8 @@ def _flat_parts(
         return flat.weight_grad(grid, cols, g.reshape(shape), w.shape)
 
     spatial = xb.shape[2:]
-    return value, d_input, d_weight, lambda: w, lambda: grid.image(cols, spatial)
+    kept = ((w,), (w, cols))  # d_input keeps the weight, d_weight its shape and cols
+    return value, d_input, d_weight, lambda: w, lambda: grid.image(cols, spatial), kept
 
 
 def _strided_parts(

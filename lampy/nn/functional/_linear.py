@@ -168,13 +168,13 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     def vjp_bias(g: Any, out: Any) -> Any:
         return sum_op(reshape(g, g_shape), axis=0)
 
-    return op(
-        name,
-        value,
-        contrib_of(input, d_input, True, vjp_input),
-        contrib_of(weight, d_weight, True, vjp_weight),
-        contrib_of(bias, d_bias, True, vjp_bias),
-    )
+    p_input = contrib_of(input, d_input, True, vjp_input)
+    p_weight = contrib_of(weight, d_weight, True, vjp_weight)
+    p_bias = contrib_of(bias, d_bias, True, vjp_bias)
+    # What the closures of the params given keep (d_bias keeps b for its shape): declared,
+    # so the memory count needs no scan of the closures.
+    keeps = (w2 if p_input else None, x2 if p_weight else None, b if p_bias else None)
+    return op(name, value, p_input, p_weight, p_bias, keeps=keeps)
 
 
 def bilinear(

@@ -53,6 +53,7 @@ def reduced(
     pairs: list[tuple[Any, Deriv]],
     classes_of: np.ndarray | None = None,
     vjps: Sequence[Deriv] | None = None,
+    keeps: Sequence[np.ndarray | None] | None = None,
 ) -> Variable:
     """Reduce the elementwise ``loss`` and record the op.
 
@@ -62,8 +63,11 @@ def reduced(
     axis last, of shape ``loss.shape + (C,)``, and moved back to ``classes_of``'s layout.
     ``vjps``, one per pair, are the same functions written with lampy ops (the
     cotangent a Variable or a constant, saved operands brought into the graph): the
-    differentiable backward rules.
+    differentiable backward rules. ``keeps``, if given, declares every array the
+    derivative functions keep (``lampy.op``'s ``keeps``; ``classes_of`` is added here).
     """
+    if keeps is not None:
+        keeps = (*keeps, classes_of)
     dtype = loss.dtype
     if reduction == "none":
         value, scale = loss, None
@@ -111,7 +115,7 @@ def reduced(
         return vjp
 
     if vjps is None:
-        return op(name, value, *[contrib_of(x, contribution(d)) for x, d in pairs])
+        return op(name, value, *[contrib_of(x, contribution(d)) for x, d in pairs], keeps=keeps)
     return op(
         name,
         value,
@@ -119,6 +123,7 @@ def reduced(
             contrib_of(x, contribution(d), vjp=recorded(dv))
             for (x, d), dv in zip(pairs, vjps, strict=True)
         ],
+        keeps=keeps,
     )
 
 

@@ -539,7 +539,8 @@ def cross_entropy(
         return (_probs(n_in, e, sums, c_axis) - hot) * cw
 
     n = safe_t.size if wt is None else wt.sum()
-    return reduced(name, loss, reduction, n, [(input, d_hard)], a, vjps=[vjp_hard])
+    keeps = (e, sums, wt, safe_t, flat, t_k)  # what d_hard keeps
+    return reduced(name, loss, reduction, n, [(input, d_hard)], a, vjps=[vjp_hard], keeps=keeps)
 
 
 def _foreign_array(name: str, x: Any) -> Any:

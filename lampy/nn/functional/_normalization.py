@@ -375,6 +375,7 @@ def layer_norm(
         contrib_of(
             bias, d_bias, vjp=lambda g, out: reshape(sum_op(reshape(g, (m, d)), axis=0), shape)
         ),
+        keeps=(xc, rstd, w1),  # what every closure keeps, through grads
     )
 
 

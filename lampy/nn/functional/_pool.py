@@ -175,7 +175,7 @@ def _max_pool(
                 return first_max_grad(x, tiled, taps, g)
 
             d_tiled = _blocks.block_grad(x, rows, tiled, ks, generic)
-            return op(name, tiled, contrib_of(input, d_tiled))
+            return op(name, tiled, contrib_of(input, d_tiled), keeps=(x, rows, tiled))
     lead = x.shape[:-nd]
     taps = [t for _, t in kernel_taps(shape, outs, ks, ss, ps, ds) if t is not None]
     best = np.full(lead + outs, -np.inf, dtype=x.dtype)
