@@ -649,6 +649,32 @@ def cpu_model() -> str:
     return platform.processor() or "?"
 
 
+def blas_kernels() -> str:
+    """Which kernels numpy's OpenBLAS runs (its core, as ``OPENBLAS_VERBOSE=2`` prints it
+    when numpy loads), whether the CPU has AVX-512, and ``OPENBLAS_CORETYPE`` if set: the
+    matrix products of the GPT, transformer and CNN rows depend on it."""
+    import ctypes
+    import re
+
+    core = "?"
+    try:
+        maps = Path("/proc/self/maps").read_text()
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "OpenBLAS core unknown"
+    for path in sorted(set(re.findall(r"(/\S*openblas\S*\.so\S*)", maps))):
+        lib = ctypes.CDLL(path)
+        for name in ("openblas_get_corename", "scipy_openblas_get_corename64_"):
+            fn = getattr(lib, name, None)
+            if fn is not None:
+                fn.restype = ctypes.c_char_p
+                core = fn().decode()
+                break
+    avx512 = "AVX-512" if " avx512f" in flags else "no AVX-512"
+    forced = os.environ.get("OPENBLAS_CORETYPE")
+    return f"OpenBLAS core {core} (CPU with {avx512}; OPENBLAS_CORETYPE={forced or 'unset'})"
+
+
 def lampy_source() -> str:
     """Where lampy was imported from, with the git commit of that tree if there is one."""
     import subprocess

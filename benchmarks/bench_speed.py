@@ -769,6 +769,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"lampy speed table (issue 11) — {datetime.datetime.now():%Y-%m-%d %H:%M}")
     print(f"numpy {np.__version__}, torch {getattr(torch, '__version__', 'not installed')}")
     print(f"lampy: {bench_core.lampy_source()}; {bench_core.cpu_model()}")
+    print(f"numpy's BLAS: {bench_core.blas_kernels()}")
     print(f"load average at the start {os.getloadavg()}")
     print()
     rows: dict[str, dict[str, Any]] = {}
