@@ -189,3 +189,49 @@ def test_second_order_through_the_kernel_path(path: Any) -> None:
     for i in range(3):
         want[i, :, i, :] = (np.diag(p[i]) - np.outer(p[i], p[i])) / 3
     np.testing.assert_allclose(np.asarray(h), want, atol=1e-12)
+
+
+def _two_losses(x: np.ndarray, t: np.ndarray, workers: int) -> bytes:
+    """The logits' gradient, as bytes, of two cross-entropies of the same logits (their
+    closures may run in two workers at once) with class weights and ignored targets."""
+    w = np.linspace(0.5, 2.0, x.shape[1]).astype(x.dtype)
+    with lampy.Scope():
+        p = lampy.param(x)
+        loss = F.cross_entropy(p, t, weight=w) + F.cross_entropy(p * 2, t, reduction="sum")
+        loss.backward(workers=workers)
+        assert p.grad is not None
+        return bytes(p.grad.tobytes())
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+def test_workers_give_the_serial_gradient_bitwise(
+    path: Any, always_concurrent: None, dtype: Any
+) -> None:
+    """Backward with 2, 3 and 8 workers gives the serial gradient bit for bit."""
+    x, t, _ = _case(17, 64, 33, dtype)
+    serial = _two_losses(x, t, 1)
+    for workers in (2, 3, 8):
+        assert _two_losses(x, t, workers) == serial
+
+
+def test_many_threads_at_once(path: Any) -> None:
+    """Eight threads running the op (the kernels release the GIL) at the same time, each
+    many times, give the serial results bit for bit."""
+    import threading
+
+    cases = [_case(100 + k, 48, 21, F32)[:2] for k in range(8)]
+    serial = [_two_losses(x, t, 1) for x, t in cases]
+    results: list[list[bytes]] = [[] for _ in cases]
+    barrier = threading.Barrier(len(cases))
+
+    def target(k: int) -> None:
+        barrier.wait()
+        results[k] = [_two_losses(*cases[k], 1) for _ in range(20)]
+
+    threads = [threading.Thread(target=target, args=(k,)) for k in range(len(cases))]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join()
+    for k, got in enumerate(results):
+        assert got == [serial[k]] * 20, k
