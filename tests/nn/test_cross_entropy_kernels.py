@@ -2,8 +2,8 @@
 compiled row kernels (Numba, the lampy[fast] extra: ``cross_entropy_rows`` and its
 backward) and the numpy code. Each path against float64 math, the two against each
 other, gradients against finite differences, ignored targets and class weights, every
-reduction, special values, which inputs take the kernels, and second order through
-the kernel path."""
+reduction, special values, which inputs take the kernels, second order through the
+kernel path, and workers and threads (bitwise the serial gradient)."""
 
 from __future__ import annotations
 
