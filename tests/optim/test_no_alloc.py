@@ -61,8 +61,11 @@ def test_steps_after_the_first_allocate_nothing(cls: Any, kw: dict[str, Any]) ->
     """20 more steps leave traced memory where it was and its peak within 4 KiB.
 
     A one-time allocation of the interpreter's (a cache filled once, seen on 3.10 under
-    pytest-xdist) may land in a window of 20 steps; growth that comes with every step
-    shows in every window, so the check takes the best of three windows."""
+    pytest-xdist), or another thread's passing allocation (pytest-xdist's channel: its
+    traces are filtered out of the growth, but not out of tracemalloc's peak, seen at
+    4.9 KiB on 3.10), may land in a window of 20 steps; growth or a peak that comes
+    with every step shows in every window, so the check takes the best of up to five
+    windows."""
     rng = np.random.default_rng(0)
     with lampy.Scope():
         ps = [
@@ -79,7 +82,8 @@ def test_steps_after_the_first_allocate_nothing(cls: Any, kw: dict[str, Any]) ->
         try:
             for _ in range(100):  # traced steps, so that the interpreter's free lists fill
                 opt.step()
-            for _window in range(3):
+            least_growth, least_rise, where = None, None, ""
+            for _window in range(5):
                 first = tracemalloc.take_snapshot()
                 before = tracemalloc.get_traced_memory()[0]
                 tracemalloc.reset_peak()
@@ -87,14 +91,19 @@ def test_steps_after_the_first_allocate_nothing(cls: Any, kw: dict[str, Any]) ->
                     opt.step()
                 _, peak = tracemalloc.get_traced_memory()
                 last = tracemalloc.take_snapshot()
-                grown, where = _growth(first, last)
-                if grown <= 256:
+                grown, found = _growth(first, last)
+                if least_growth is None or grown < least_growth:
+                    least_growth, where = grown, found
+                if least_rise is None or peak - before < least_rise:
+                    least_rise = peak - before
+                if least_growth <= 256 and least_rise < 4096:
                     break
         finally:
             tracemalloc.stop()
-        assert grown <= 256, f"memory grew by {grown} bytes in each window ({where})"
+        assert least_growth is not None and least_rise is not None
+        assert least_growth <= 256, f"memory grew by {least_growth} bytes in each window ({where})"
         smallest = min(p.value.nbytes for p in ps)  # 16000 bytes: any array would show
-        assert peak - before < 4096 < smallest, f"a step peaked {peak - before} bytes higher"
+        assert least_rise < 4096 < smallest, f"each window's steps peaked {least_rise} B higher"
         assert all(
             p.value.dtype == d
             for p, d in zip(ps, [np.float32, np.float64, np.float32], strict=True)
