@@ -104,32 +104,32 @@ def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     ``WITH_SAVED`` edge saved, each counted once by the array owning its memory (an
     edge's vjp keeps no array its closure does not: nodes, shapes, constants),
     leaving out the op's value and its inputs' values (counted with their nodes)."""
-    counted: set[int] | None = None
-    total = 0
+    found: list[np.ndarray] = []
     for _, fn, kind, _, saved in params:
         if kind == WITH_SAVED:
-            found: Any = (saved,)
-            if type(saved) is not _ndarray:
-                continue
+            if type(saved) is _ndarray:
+                found.append(saved)
         else:
             cells = getattr(fn, "__closure__", None)
-            if not cells:
-                continue
-            found = []
-            _captured(cells, found, 3)
-            if not found:
-                continue
-        if counted is None:  # the graph's own values: counted with their nodes
-            counted = {id(owner(value))} if type(value) is _ndarray else set()
-            for q in params:
-                v = q[NODE].value
-                if type(v) is _ndarray:
-                    counted.add(id(v if v.base is None else owner(v)))
-        for a in found:
-            o = a if a.base is None else owner(a)
-            if id(o) not in counted:
-                counted.add(id(o))
-                total += o.nbytes
+            if cells:
+                _captured(cells, found, 3)
+    return _beyond_graph(found, params, value) if found else 0
+
+
+def _beyond_graph(arrays: list[np.ndarray], params: tuple[Param, ...], value: Any) -> int:
+    """Bytes of ``arrays``, each counted once by the array owning its memory, leaving out
+    the op's ``value`` and its inputs' values (counted with their nodes)."""
+    counted = {id(owner(value))} if type(value) is _ndarray else set()
+    for q in params:
+        v = q[NODE].value
+        if type(v) is _ndarray:
+            counted.add(id(v if v.base is None else owner(v)))
+    total = 0
+    for a in arrays:
+        o = a if a.base is None else owner(a)
+        if id(o) not in counted:
+            counted.add(id(o))
+            total += o.nbytes
     return total
 
 
@@ -145,28 +145,14 @@ def declared_bytes(
 ) -> int:
     """``kept_bytes`` for an op that declares the arrays its params' closures keep
     (``lampy.op(..., keeps=...)``, None entries skipped): those arrays and the one each
-    ``WITH_SAVED`` edge saved, each counted once by the array owning its memory, leaving
-    out the op's value and its inputs' values. No closure is looked into: an op with
-    several closures over a few arrays saves the scan's walk of their cells (1 to 3 µs
-    an op)."""
-    counted = {id(owner(value))} if type(value) is _ndarray else set()
-    saved_arrays: list[np.ndarray] = []
+    ``WITH_SAVED`` edge saved, counted as ``kept_bytes`` counts them. No closure is
+    looked into: an op with several closures over a few arrays saves the scan's walk of
+    their cells (1 to 3 µs an op)."""
+    found = [a for a in keeps if type(a) is _ndarray]
     for _, _, kind, _, saved in params:
         if kind == WITH_SAVED and type(saved) is _ndarray:
-            saved_arrays.append(saved)
-    for q in params:
-        v = q[NODE].value
-        if type(v) is _ndarray:
-            counted.add(id(v if v.base is None else owner(v)))
-    total = 0
-    for group in (keeps, saved_arrays):
-        for a in group:
-            if type(a) is not _ndarray:
-                continue
-            o = a if a.base is None else owner(a)
-            if id(o) not in counted:
-                counted.add(id(o))
-                total += o.nbytes
+            found.append(saved)
+    total = _beyond_graph(found, params, value)
     if CHECK_DECLARED:
         scanned = kept_bytes(params, value)
         if scanned != total:
