@@ -57,6 +57,7 @@ def _calls() -> dict[str, tuple[Any, ...]]:
         "_exp_sum_first": (x1, F32(1), out(m * d), 20),
         "_row_max": (x1,),
         "_wide_max": (x1,),
+        "_max_of_numbers": (x1,),
         "_exp_sum": (x1, F32(1), out(m * d)),
         "_dot": (x1, x1),
         "_sum": (x1,),
@@ -84,6 +85,8 @@ def test_compiled_float32_kernels_have_no_float64_variable() -> None:
         fresh[name](*args)
     fresh["_exp"] = numba.njit(fastmath={"contract"})(kernels._EXP[numba.types.float32])
     fresh["_exp"](F32(-1.5))
+    fresh["_exp_normal32"] = numba.njit(fastmath={"contract"})(kernels._EXP_NORMAL32)
+    fresh["_exp_normal32"](F32(-1.5))
     for name, fn in fresh.items():
         (signature,) = fn.signatures
         types = {str(t) for t in fn.overloads[signature].type_annotation.typemap.values()}
@@ -147,12 +150,13 @@ def test_without_numba_the_numpy_paths_are_taken(monkeypatch: pytest.MonkeyPatch
 # --- the building blocks: _exp and _row_max --------------------------------------------
 
 
-def _compiled_exp(dtype: Any) -> Any:
-    """``_exp`` over a vector of ``dtype``, compiled with the kernels' options."""
+def _compiled_exp(dtype: Any, name: str = "_exp") -> Any:
+    """``_exp`` (or another scalar exp of the module, by ``name``) over a vector of
+    ``dtype``, compiled with the kernels' options."""
     numba = pytest.importorskip("numba")
     kernels = _shared.numba_kernels()
     assert kernels is not None
-    exp = kernels._exp
+    exp = getattr(kernels, name)
 
     @numba.njit(fastmath={"contract"}, error_model="numpy")
     def exp_all(x: np.ndarray, out: np.ndarray) -> None:
@@ -211,6 +215,22 @@ def test_exp_special_values(dtype: Any) -> None:
     np.testing.assert_array_equal(got[6:], [0.0, np.inf, 0.0, np.inf])
 
 
+def test_exp_normal32_is_exp_where_it_is_normal_and_0_below() -> None:
+    """gelu's ``_exp_normal32`` is ``_exp`` bit for bit on [-87.5, 0] (within 1 ulp of the
+    float64 exp), 0 below -87.5 (where ``_exp`` gives subnormal numbers) and at -inf;
+    nan stays nan."""
+    fast, exp = _compiled_exp(F32, "_exp_normal32"), _compiled_exp(F32)
+    x = np.concatenate([np.linspace(-87.5, 0, 2_000_001), np.linspace(-1, 0, 100_001)])
+    x = x.astype(F32)
+    got = fast(x)
+    np.testing.assert_array_equal(got, exp(x))
+    want = np.exp(x.astype(np.float64))
+    assert np.max(np.abs(got - want) / np.spacing(want.astype(F32))) <= 1.0
+    below = np.array([np.nextafter(F32(-87.5), F32(-np.inf)), -90, -104, -1e30, -np.inf], F32)
+    np.testing.assert_array_equal(fast(below), np.zeros(5, F32))
+    assert np.isnan(fast(np.array([np.nan], F32))[0])
+
+
 def test_row_max_propagates_nan_as_numpy() -> None:
     """The compiled row max is numpy's max: nan if the row holds one, +-0 and infinities
     compared as numpy's ``maximum``."""
@@ -236,6 +256,68 @@ def test_row_max_propagates_nan_as_numpy() -> None:
                 a = np.linspace(-1, 1, n)
                 a[at] = special
                 np.testing.assert_array_equal(kernels._row_max(_ro(a)), np.max(a))
+
+
+def _attention_rows_with_numpy_max() -> Any:
+    """``attention_exp_rows`` as it was with numpy's max (``_row_max``) for every row:
+    the reference of the kernel's faster max (``_max_of_numbers``)."""
+    numba = pytest.importorskip("numba")
+    kernels = _shared.numba_kernels()
+    assert kernels is not None
+    row_max, exp_sum_first = kernels._row_max, kernels._exp_sum_first
+
+    @numba.njit(fastmath={"contract"}, error_model="numpy")
+    def reference(x: Any, e: Any, inv: Any, n_l: int, causal: bool) -> None:
+        m, s = x.shape
+        zero, one = x.dtype.type(0), x.dtype.type(1)
+        for i in range(m):
+            w = min(i % n_l + 1, s) if causal else s
+            shift = row_max(x[i, :w]) if w else zero
+            if shift < zero and np.isinf(shift):
+                shift = zero
+            total = exp_sum_first(x[i], shift, e[i], w)
+            inv[i] = one / total if total > zero else zero
+
+    return reference
+
+
+@pytest.mark.parametrize("dtype", [F32, np.float64])
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_exp_rows_give_numpy_max_bits(dtype: Any, causal: bool) -> None:
+    """``attention_exp_rows`` finds each row's max by comparisons that assume numbers and
+    checks the row's sum for a nan: with a nan, +inf or -inf at every position of rows of
+    1 to 200 entries (either side of ``_SHORT_ROW``), rows of only -inf, and maxima of
+    0.0 and -0.0 together, its exps and inverse sums are bit for bit those of numpy's max."""
+    kernels = _shared.numba_kernels()
+    assert kernels is not None
+    reference = _attention_rows_with_numpy_max()
+    rng = np.random.default_rng(0)
+    for n in (1, 2, 7, 63, 64, 65, kernels._SHORT_ROW - 1, kernels._SHORT_ROW, 200):
+        base = rng.standard_normal(n).astype(dtype)
+        rows = [base]
+        for at in range(n):
+            for special in (np.nan, np.inf, -np.inf):
+                row = base.copy()
+                row[at] = special
+                rows.append(row)
+        rows.append(np.full(n, -np.inf, dtype))
+        zeros = -np.abs(base)
+        zeros[:: max(1, n // 3)] = 0.0
+        zeros[1 :: max(1, n // 2)] = -0.0
+        rows.append(zeros)
+        x = np.stack(rows)
+        if causal:  # each row n times: query i of n sees its first i + 1 entries
+            x = x[:, None].repeat(n, 1).reshape(-1, n)
+        _ro(x)
+        n_l = n if causal else 1
+        e, inv = np.empty_like(x), np.empty(len(x), dtype)
+        e_ref, inv_ref = np.empty_like(x), np.empty(len(x), dtype)
+        with np.errstate(invalid="ignore"):
+            kernels.attention_exp_rows(x, e, inv, n_l, causal)
+            reference(x, e_ref, inv_ref, n_l, causal)
+        np.testing.assert_array_equal(inv, inv_ref, err_msg=f"n={n}")
+        np.testing.assert_array_equal(e, e_ref, err_msg=f"n={n}")
+        assert np.array_equal(np.signbit(e), np.signbit(e_ref))
 
 
 @given(

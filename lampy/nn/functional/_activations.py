@@ -276,7 +276,7 @@ def gelu(input: Operand, approximate: str = "none") -> Variable:
     function, within 1.2e-7 of ``Phi`` (``lampy.nn.functional._erf.normal_cdf_float32``);
     the value within 1.4e-7 ``|x|``, more accurate than PyTorch's float32 gelu (3.8e-7
     ``|x|``). With Numba (the ``fast`` extra) the value, and in backward the slope, come
-    from a compiled pass (``_numba_kernels.gelu_float32``, about 0.7 ns an element; 2.5
+    from a compiled pass (``_numba_kernels.gelu_float32``, about 0.3 ns an element; 2.5
     ns in numpy). Like PyTorch's, the op keeps its input for backward, which recomputes
     the slope from it (the memory the slope would take, and what the differentiable
     rule of ``create_graph`` needs).

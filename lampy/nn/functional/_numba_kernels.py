@@ -13,7 +13,7 @@ kernel                  µs         numpy code it replaces (µs)
 ======================  =========  ==========================================
 layer_norm forward      65         210
 layer_norm backward     75         310 (input, weight and bias gradients)
-gelu, value and slope   180        620 (``_erf.normal_cdf_float32`` and x Phi)
+gelu, value and slope   140        620 (``_erf.normal_cdf_float32`` and x Phi)
 gelu tanh, the same     195        610 (value forward, slope in backward)
 softmax forward         110        180
 softmax backward        40         100
@@ -121,17 +121,36 @@ def _pow2(typingctx: Any, k: Any) -> Any:
     return k(k), codegen
 
 
-def _exp_of(dtype: Any, degree: int, ln2: tuple[float, float], limits: tuple[float, float]) -> Any:
+def _exp_of(
+    dtype: Any, degree: int, ln2: tuple[float, float], limits: tuple[float, float | None]
+) -> Any:
     """The scalar ``exp`` of one dtype (see the module docstring): ``ln2`` in two parts
     whose first has trailing zero bits (``n ln2[0]`` is exact), arguments clamped to
     ``limits`` (beyond them the result is 0 or inf anyway; nan stays nan). ``2**n`` is
     applied as two factors so that results below the smallest normal number round once
-    into subnormals."""
+    into subnormals. With no upper limit (None): the variant for ``x <= 0`` whose results
+    below the smallest normal number do not count (``_exp_normal32``): ``2**n`` as one
+    factor (``n >= -126`` for float32 from the lower limit on), 0 below the limit."""
     t = dtype.type
     taylor = tuple(t(1 / math.factorial(k)) for k in range(degree, -1, -1))
     ln2_hi, ln2_lo = t(ln2[0]), t(ln2[1])
-    lo, hi = t(limits[0]), t(limits[1])
+    lo, zero = t(limits[0]), t(0)
     log2e, half = t(1 / math.log(2)), t(0.5)
+    if limits[1] is None:  # x <= 0, results that are normal numbers: 2**n in one factor
+
+        def exp_normal(x: Any) -> Any:
+            below = x < lo  # nan is not: nan stays nan
+            x = lo if below else x
+            n = np.rint(x * log2e)
+            r = x - n * ln2_hi
+            r = r - n * ln2_lo
+            p = taylor[0]
+            for c in taylor[1:]:
+                p = p * r + c
+            return zero if below else p * _pow2(n)
+
+        return exp_normal
+    hi = t(limits[1])
 
     def exp(x: Any) -> Any:
         x = lo if x < lo else x  # comparisons with nan are false: nan stays nan
@@ -155,6 +174,8 @@ _EXP = {
     ),
 }
 
+_EXP_NORMAL32 = _exp_of(np.dtype(np.float32), 7, (0.693359375, -2.12194440e-4), (-87.5, None))
+
 
 def _exp(x: Any) -> Any:
     """``exp`` of a float32 or float64 scalar in compiled code (see ``_exp_of``)."""
@@ -164,6 +185,22 @@ def _exp(x: Any) -> Any:
 @overload(_exp, jit_options={"fastmath": {"contract"}, "error_model": "numpy"})
 def _exp_overload(x: Any) -> Any:
     return _EXP.get(x)
+
+
+def _exp_normal32(x: Any) -> Any:
+    """``exp`` of a float32 scalar ``x <= 0`` whose result only counts while it is a
+    normal number (``gelu_float32``'s ``exp(-x**2 / 2)``): ``_exp``'s for
+    ``x >= -87.5``, and 0 below, where ``_exp`` goes on into subnormal numbers (at most
+    1e-38). One power of two instead of ``_exp``'s two (no subnormal results to round
+    once) and no upper clamp: the gelu kernel 1.3 times faster."""
+    raise NotImplementedError("compiled code only")
+
+
+@overload(_exp_normal32, jit_options={"fastmath": {"contract"}, "error_model": "numpy"})
+def _exp_normal32_overload(x: Any) -> Any:
+    if x != types.float32:
+        return None
+    return _EXP_NORMAL32
 
 
 # --- layer_norm ---------------------------------------------------------------------
@@ -294,7 +331,7 @@ def gelu_float32(x: np.ndarray, y: np.ndarray, g: np.ndarray, dx: np.ndarray) ->
         v = x[i]
         c = lo if v < lo else v  # nan stays nan
         c = hi if c > hi else c
-        e = _exp(c * -half * c)
+        e = _exp_normal32(c * -half * c)
         a = abs(c)
         num = ((p[3] * a + p[2]) * a + p[1]) * a + p[0]  # -P(a) / q3
         den = ((a + q[2]) * a + q[1]) * a + q[0]  # Q(a) / q3
@@ -397,6 +434,31 @@ def _wide_max(x: np.ndarray) -> Any:
     m0 = m4 if m4 > m0 else m0
     zero = x.dtype.type(0)
     return zero / zero if nan else m0
+
+
+@_compile("nnan", "nsz", "contract")
+def _max_of_numbers(x: np.ndarray) -> Any:
+    """The largest element of the non-empty vector ``x`` if it holds no nan; what it
+    returns for a vector with a nan is unspecified, so its caller checks
+    (``attention_exp_rows``: a nan among the row's entries makes the sum of their exps
+    nan whatever this returned, as ``exp(nan - m)`` is nan for every ``m``).
+
+    The comparisons may assume numbers (``nnan``) and take -0.0 and 0.0 as equal
+    (``nsz``: the shift's sign of zero changes no result, as ``x - 0.0`` and
+    ``x - (-0.0)`` differ only for ``x = -0.0``, whose exp is 1 either way), so the
+    compiler keeps several maxima in flight: on float32 rows of 64, 2.5 times faster
+    than ``_row_max`` (4 times on causal rows); from 256 elements ``_row_max``'s eight
+    running maxima are faster (1024: 2.6 times)."""
+    m = x[0]
+    for j in range(1, x.size):
+        v = x[j]
+        m = v if v > m else m
+    return m
+
+
+_SHORT_ROW = 192
+"""``attention_exp_rows``: rows shorter than this take ``_max_of_numbers``, longer ones
+``_row_max``."""
 
 
 @_compile("reassoc", "contract")
@@ -548,10 +610,20 @@ def attention_exp_rows(
     zero, one = x.dtype.type(0), x.dtype.type(1)
     for i in range(m):
         w = min(i % n_l + 1, s) if causal else s
-        shift = _row_max(x[i, :w]) if w else zero
+        if w == 0:
+            shift = zero
+        elif w < _SHORT_ROW:
+            shift = _max_of_numbers(x[i, :w])
+        else:
+            shift = _row_max(x[i, :w])
         if shift < zero and np.isinf(shift):  # only -inf (no float64 constant)
             shift = zero
         total = _exp_sum_first(x[i], shift, e[i], w)
+        if total != total:  # a nan among the first w (or +inf: inf - inf): numpy's max
+            shift = _row_max(x[i, :w])
+            if shift < zero and np.isinf(shift):
+                shift = zero
+            total = _exp_sum_first(x[i], shift, e[i], w)
         inv[i] = one / total if total > zero else zero
 
 
