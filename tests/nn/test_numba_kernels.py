@@ -50,11 +50,11 @@ def _calls() -> dict[str, tuple[Any, ...]]:
         "softmax_rows_backward": (x, x, out(m, d)),
         "log_softmax_rows": (x, out(m, d)),
         "log_softmax_rows_backward": (x, x, out(m, d)),
-        "attention_exp_rows": (x, out(m, d), out(m), 3, True),
+        "attention_exp_rows": (x, out(m, d), out(m), 3, True, F32(0.5)),
         "cross_entropy_rows": (x, t, out(m, d), out(m), out(m)),
         "cross_entropy_rows_backward": (out(m, d) + 1, out(m) + 1, t, r, out(m, d)),
         "attention_scores_backward": (out(m, d), x, r),
-        "_exp_sum_first": (x1, F32(1), out(m * d), 20),
+        "_exp_sum_first": (x1, F32(1), out(m * d), 20, F32(0.5)),
         "_row_max": (x1,),
         "_wide_max": (x1,),
         "_max_of_numbers": (x1,),
@@ -267,23 +267,24 @@ def _attention_rows_with_numpy_max() -> Any:
     row_max, exp_sum_first = kernels._row_max, kernels._exp_sum_first
 
     @numba.njit(fastmath={"contract"}, error_model="numpy")
-    def reference(x: Any, e: Any, inv: Any, n_l: int, causal: bool) -> None:
+    def reference(x: Any, e: Any, inv: Any, n_l: int, causal: bool, scale: Any) -> None:
         m, s = x.shape
         zero, one = x.dtype.type(0), x.dtype.type(1)
         for i in range(m):
             w = min(i % n_l + 1, s) if causal else s
-            shift = row_max(x[i, :w]) if w else zero
+            shift = row_max(x[i, :w]) * scale if w else zero
             if shift < zero and np.isinf(shift):
                 shift = zero
-            total = exp_sum_first(x[i], shift, e[i], w)
+            total = exp_sum_first(x[i], shift, e[i], w, scale)
             inv[i] = one / total if total > zero else zero
 
     return reference
 
 
+@pytest.mark.parametrize("scale", [1.0, 0.125, 0.3])
 @pytest.mark.parametrize("dtype", [F32, np.float64])
 @pytest.mark.parametrize("causal", [False, True])
-def test_attention_exp_rows_give_numpy_max_bits(dtype: Any, causal: bool) -> None:
+def test_attention_exp_rows_give_numpy_max_bits(dtype: Any, causal: bool, scale: float) -> None:
     """``attention_exp_rows`` finds each row's max by comparisons that assume numbers and
     checks the row's sum for a nan: with a nan, +inf or -inf at every position of rows of
     1 to 200 entries (either side of ``_SHORT_ROW``), rows of only -inf, and maxima of
@@ -313,8 +314,8 @@ def test_attention_exp_rows_give_numpy_max_bits(dtype: Any, causal: bool) -> Non
         e, inv = np.empty_like(x), np.empty(len(x), dtype)
         e_ref, inv_ref = np.empty_like(x), np.empty(len(x), dtype)
         with np.errstate(invalid="ignore"):
-            kernels.attention_exp_rows(x, e, inv, n_l, causal)
-            reference(x, e_ref, inv_ref, n_l, causal)
+            kernels.attention_exp_rows(x, e, inv, n_l, causal, dtype(scale))
+            reference(x, e_ref, inv_ref, n_l, causal, dtype(scale))
         np.testing.assert_array_equal(inv, inv_ref, err_msg=f"n={n}")
         np.testing.assert_array_equal(e, e_ref, err_msg=f"n={n}")
         assert np.array_equal(np.signbit(e), np.signbit(e_ref))

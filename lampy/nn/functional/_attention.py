@@ -151,13 +151,14 @@ def _mask_of(
     return None, m.astype(dtype, copy=False)
 
 
-def _exp_rows(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``(E, inv)`` for the new (..., L, S) array ``scores``: ``E = exp(scores - rowmax)``
-    and ``inv = 1 / rowsum(E)`` of shape (..., 1), so that ``softmax = E * inv``. Rows
-    with no allowed entry (all -inf) get ``inv = 0``: zeros, as PyTorch's
-    ``_safe_softmax``. ``causal``: the top-left causal mask ``tril(ones(L, S))`` first
-    (entries above it are 0 in ``E``). One compiled pass over the rows into a new ``E``
-    (the masked entries unread) when Numba is installed, else numpy in place."""
+def _exp_rows(scores: np.ndarray, causal: bool, scale: Any) -> tuple[np.ndarray, np.ndarray]:
+    """``(E, inv)`` for the new (..., L, S) array ``scores`` times ``scale`` (> 0, of the
+    scores' dtype): ``E = exp(scores * scale - rowmax)`` and ``inv = 1 / rowsum(E)`` of
+    shape (..., 1), so that ``softmax = E * inv``. Rows with no allowed entry (all
+    -inf) get ``inv = 0``: zeros, as PyTorch's ``_safe_softmax``. ``causal``: the
+    top-left causal mask ``tril(ones(L, S))`` first (entries above it are 0 in ``E``).
+    One compiled pass over the rows into a new ``E`` (the masked entries unread, the
+    scale applied in the same pass) when Numba is installed, else numpy in place."""
     n_l, n_s = scores.shape[-2:]
     kernels = compiled(scores)
     if kernels is not None and scores.flags.c_contiguous:
@@ -165,9 +166,11 @@ def _exp_rows(scores: np.ndarray, causal: bool) -> tuple[np.ndarray, np.ndarray]
         inv = np.empty((*scores.shape[:-1], 1), scores.dtype)
         rows = (-1, n_s)
         kernels.attention_exp_rows(
-            scores.reshape(rows), e.reshape(rows), inv.reshape(-1), n_l, causal
+            scores.reshape(rows), e.reshape(rows), inv.reshape(-1), n_l, causal, scale
         )
         return e, inv
+    if scale != 1:
+        scores *= scale
     if causal:
         np.copyto(scores, -np.inf, where=~np.tri(n_l, n_s, dtype=bool))
     m = scores.max(axis=-1, keepdims=True, initial=-np.inf)
@@ -342,18 +345,24 @@ def scaled_dot_product_attention(
     # out = (P D) v = ((E D) v) * inv: the normalisation scales the (L, Ev) output
     # rather than the (L, S) weights (and, in backward, g rather than dP).
     blocks = _causal_blocks(n_l, n_s) if is_causal else None
+    # The scale goes into the exps (no scaled copy of q) where nothing is added to the
+    # scores and it keeps their order: compiled kernels, no mask but the causal one, s > 0.
+    late = s > 0 and blocked is None and bias is None and compiled(q) is not None
+    one = dtype.type(1)
 
     def weights() -> tuple[np.ndarray, np.ndarray]:
         """E and inv from q and k (and the mask): in the forward pass, and again, bit
         for bit, in backward, so the op keeps q, k, v and the row sums rather than the
         (L, S) weights (as PyTorch's flash attention: a matmul and an exp more in
         backward, a (B, H, L, S) array less held from forward to backward)."""
+        if late:  # the kernel scales the scores as it takes their exps
+            return _exp_rows(_scores(q, np.swapaxes(k, -1, -2), blocks), is_causal, sc)
         e = _scores(q * sc if s != 1.0 else q, np.swapaxes(k, -1, -2), blocks)
         if blocked is not None:
             np.copyto(e, -np.inf, where=blocked)
         elif bias is not None:
             e += bias
-        return _exp_rows(e, is_causal)
+        return _exp_rows(e, is_causal, one)
 
     e, inv = weights()
     keep = None

@@ -473,15 +473,16 @@ def _exp_sum(x: np.ndarray, shift: Any, e: np.ndarray) -> Any:
 
 
 @_compile("reassoc", "contract")
-def _exp_sum_first(x: np.ndarray, shift: Any, e: np.ndarray, w: int) -> Any:
-    """``e = exp(x - shift)`` in the first ``w`` entries of the vectors ``x`` and ``e``,
-    0 in the rest (whatever ``x`` holds there); returns ``sum(e)``. Over the whole
-    vector with a select, which the compiler vectorises as it does ``_exp_sum`` (a loop
-    of ``w`` steps and one of zeros: 1.6 times slower on causal rows of 64)."""
+def _exp_sum_first(x: np.ndarray, shift: Any, e: np.ndarray, w: int, scale: Any) -> Any:
+    """``e = exp(x * scale - shift)`` in the first ``w`` entries of the vectors ``x`` and
+    ``e`` (one rounding: a fused multiply-add; ``x - shift`` exactly for ``scale`` 1), 0
+    in the rest (whatever ``x`` holds there); returns ``sum(e)``. Over the whole vector
+    with a select, which the compiler vectorises as it does ``_exp_sum`` (a loop of ``w``
+    steps and one of zeros: 1.6 times slower on causal rows of 64)."""
     s = x.dtype.type(0)
     zero = x.dtype.type(0)
     for j in range(x.size):
-        v = _exp(x[j] - shift)
+        v = _exp(x[j] * scale - shift)
         v = v if j < w else zero
         e[j] = v
         s += v
@@ -595,12 +596,15 @@ def cross_entropy_rows_backward(
 
 @_compile("contract")
 def attention_exp_rows(
-    x: np.ndarray, e: np.ndarray, inv: np.ndarray, n_l: int, causal: bool
+    x: np.ndarray, e: np.ndarray, inv: np.ndarray, n_l: int, causal: bool, scale: Any
 ) -> None:
     """The softmax of attention scores, unnormalised: for the 2-d scores ``x`` (m, s),
-    the rows of (..., L, S) scores with ``n_l`` = L, ``e = exp(x - max)`` with the row's
-    max (0 for a row of only -inf), and ``inv[i] = 1 / sum`` (0 where the sum is not
-    positive, as for a row with nothing allowed), so that the softmax is ``e * inv``.
+    the rows of (..., L, S) scores with ``n_l`` = L, times ``scale`` (> 0, of ``x``'s
+    dtype), ``e = exp(x * scale - max)`` with the row's max of ``x * scale`` (0 for a
+    row of only -inf), and ``inv[i] = 1 / sum`` (0 where the sum is not positive, as
+    for a row with nothing allowed), so that the softmax is ``e * inv``. The scale
+    applied here (``max(x) * scale`` is the max of the scaled row: rounding keeps the
+    order) spares the op a scaled copy of the queries.
     With ``causal``, row ``i`` is query ``i % n_l`` of the top-left causal mask: its
     first ``i % n_l + 1`` entries are kept and the rest of ``e`` is 0, unread in ``x``
     (they need not hold numbers). nan propagates as in numpy (``_row_max``, ``_exp``).
@@ -613,17 +617,17 @@ def attention_exp_rows(
         if w == 0:
             shift = zero
         elif w < _SHORT_ROW:
-            shift = _max_of_numbers(x[i, :w])
+            shift = _max_of_numbers(x[i, :w]) * scale
         else:
-            shift = _row_max(x[i, :w])
+            shift = _row_max(x[i, :w]) * scale
         if shift < zero and np.isinf(shift):  # only -inf (no float64 constant)
             shift = zero
-        total = _exp_sum_first(x[i], shift, e[i], w)
+        total = _exp_sum_first(x[i], shift, e[i], w, scale)
         if total != total:  # a nan among the first w (or +inf: inf - inf): numpy's max
-            shift = _row_max(x[i, :w])
+            shift = _row_max(x[i, :w]) * scale
             if shift < zero and np.isinf(shift):
                 shift = zero
-            total = _exp_sum_first(x[i], shift, e[i], w)
+            total = _exp_sum_first(x[i], shift, e[i], w, scale)
         inv[i] = one / total if total > zero else zero
 
 
