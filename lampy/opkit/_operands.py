@@ -24,6 +24,7 @@ from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._higher import Vjp
 from lampy.autograd._node import Node
+from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Operand, Param, Variable, op
 
 _ndarray = np.ndarray
@@ -252,10 +253,14 @@ def param_of(x: Any, fn: Backward, vjp: Vjp | None = None) -> Param | None:
     """``x.zip_backward(fn)`` if ``x`` is a Variable that needs a gradient, else None.
 
     ``vjp(g, out)``, if given, is the same contribution written with lampy ops (see
-    ``contrib_of``)."""
+    ``contrib_of``). A ``lampy.contribution(...)`` closure gives a ``CONTRIBUTION`` edge,
+    as ``zip_backward`` does: the engine takes its result as the input's first buffer
+    (no zero-filled buffer to add it into)."""
     if type(x) is Variable:
         node = x.node
         if node.needs_grad:
+            if type(fn) is Contribution:
+                return (node, fn.fn, CONTRIBUTION, fn.fresh, vjp)  # contribution_edge
             return (node, fn, PLAIN, False, vjp)  # plain_edge, inlined
     return None
 
