@@ -78,9 +78,9 @@ def _times_t_plus(x2: np.ndarray, w2: np.ndarray, b: np.ndarray) -> np.ndarray:
         y2_t = y2.T
         if gemm(1.0, w2.T, x2.T, 1.0, y2_t, trans_a=1, overwrite_c=1) is y2_t:
             return y2
-    y2 = _matmul(x2, w2.T)
-    y2 += b
-    return y2
+    out: np.ndarray = _matmul(x2, w2.T)
+    out += b
+    return out
 
 
 def _as_array(x: Any, saved: bool, name: str) -> np.ndarray:
