@@ -152,7 +152,7 @@ def declared_bytes(
     for _, _, kind, _, saved in params:
         if kind == WITH_SAVED and type(saved) is _ndarray:
             found.append(saved)
-    total = _beyond_graph(found, params, value)
+    total = _beyond_graph(found, params, value) if found else 0
     if CHECK_DECLARED:
         scanned = kept_bytes(params, value)
         if scanned != total:

@@ -24,6 +24,7 @@ from lampy.opkit import (
     Axis,
     Operand,
     Variable,
+    contrib_of,
     contribution,
     normalize_axis,
     one_axis,
@@ -47,8 +48,9 @@ def _rearranged(name: str, a: Any, value: Any, back: Callable[[np.ndarray], Any]
     """Record a rearrangement of ``a``: ``back(g)`` is ``a``'s gradient (a view of ``g``).
 
     ``back`` uses only methods that Variables share with arrays (``reshape``,
-    ``transpose``), so it is its own vjp."""
-    return op(name, value, param_of(a, contribution(back, fresh=False), vjp=lambda g, out: back(g)))
+    ``transpose``), so it is its own vjp. It keeps shapes and axes, no array: declared
+    (``keeps=()``), so memory accounting does not look into it."""
+    return op(name, value, contrib_of(a, back, False, lambda g, out: back(g)), keeps=())
 
 
 def _reshaped(name: str, a: Any, value: Any, shape: tuple[int, ...]) -> Variable:
@@ -66,7 +68,10 @@ def reshape(a: Operand, shape: int | Sequence[int], order: str = "C") -> Variabl
     if order not in ("C", "F"):
         raise LampyValueError(f"reshape: order must be 'C' or 'F', got {order!r}")
     try:
-        value = np.reshape(x, shape, order=order)  # type: ignore[call-overload]
+        if type(x) is np.ndarray:  # the method: numpy's function is a Python layer over it
+            value = x.reshape(shape, order=order)  # type: ignore[call-overload]
+        else:
+            value = np.reshape(x, shape, order=order)  # type: ignore[call-overload]
     except ValueError:
         raise ShapeError(
             f"reshape: cannot reshape an array of shape {np.shape(x)} ({np.size(x)} "
@@ -121,8 +126,11 @@ def ravel(a: Operand, order: str = "C") -> Variable:
 
 def _permuted(name: str, a: Any, x: Any, perm: tuple[int, ...]) -> Variable:
     """Record ``x.transpose(perm)`` (``perm`` a validated permutation) as op ``name``."""
-    value = np.transpose(x, perm)
-    inverse = tuple(np.argsort(perm).tolist())
+    value = x.transpose(perm) if type(x) is np.ndarray else np.transpose(x, perm)
+    where = [0] * len(perm)
+    for i, ax in enumerate(perm):
+        where[ax] = i
+    inverse = tuple(where)
     return _rearranged(name, a, value, lambda g: g.transpose(inverse))
 
 
@@ -188,12 +196,12 @@ def swapaxes(a: Operand, axis1: int, axis2: int) -> Variable:
         ``da = swapaxes(g, axis1, axis2)``.
     """
     x = value_of(a, name="swapaxes")
-    nd = np.ndim(x)
+    array = type(x) is np.ndarray
+    nd = x.ndim if array else np.ndim(x)
     ax1 = one_axis("swapaxes", axis1, nd, "axis1")
     ax2 = one_axis("swapaxes", axis2, nd, "axis2")
-    perm = list(range(nd))
-    perm[ax1], perm[ax2] = ax2, ax1
-    return _permuted("swapaxes", a, x, tuple(perm))
+    value = x.swapaxes(ax1, ax2) if array else np.swapaxes(x, ax1, ax2)
+    return _rearranged("swapaxes", a, value, lambda g: g.swapaxes(ax1, ax2))  # its own inverse
 
 
 def moveaxis(a: Operand, source: int | Sequence[int], destination: int | Sequence[int]) -> Variable:
