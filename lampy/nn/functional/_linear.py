@@ -219,8 +219,14 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     p_weight = contrib_of(weight, d_weight, True, vjp_weight)
     p_bias = contrib_of(bias, d_bias, True, vjp_bias)
     # What the closures of the params given keep (d_bias keeps b for its shape): declared,
-    # so the memory count needs no scan of the closures.
-    keeps = (w2 if p_input else None, x2 if p_weight else None, b if p_bias else None)
+    # so the memory count needs no scan of the closures. The value of an input that has
+    # a param here is counted with its node, so it is left out when a closure keeps it
+    # itself (a 2-d input or weight, a bias): the count then has nothing to look at.
+    keeps = (
+        w2 if p_input and not (p_weight and weight.node.value is w2) else None,  # type: ignore[union-attr]
+        x2 if p_weight and not (p_input and input.node.value is x2) else None,  # type: ignore[union-attr]
+        b if p_bias and b is not bias.node.value else None,  # type: ignore[union-attr]
+    )
     return op(name, value, p_input, p_weight, p_bias, keeps=keeps)
 
 
