@@ -283,10 +283,21 @@ class LayerNorm(Module):
             ShapeError: if the input's trailing dimensions are not ``normalized_shape``.
             DTypeError: if the input's dtype is not the parameters'.
         """
-        _check_trailing(self, input, self.normalized_shape)
-        check_dtype(self, _dtype(self.weight), ("the input", input))
+        shape, weight = self.normalized_shape, self.weight
+        if type(input) is Variable or type(input) is np.ndarray:  # the checks, inline
+            s, dt = input.shape, input.dtype
+            k = len(shape)
+            if (
+                0 < k <= len(s)
+                and s[len(s) - k :] == shape
+                and dt.kind == "f"
+                and (weight is None or dt == weight.dtype)
+            ):  # anything else: checked below, its errors naming the module
+                return layer_norm(input, shape, weight, self.bias, self.eps)
+        _check_trailing(self, input, shape)
+        check_dtype(self, _dtype(weight), ("the input", input))
         with named_errors(self):
-            return layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+            return layer_norm(input, shape, weight, self.bias, self.eps)
 
 
 @attrs.frozen(eq=False, repr=False)
