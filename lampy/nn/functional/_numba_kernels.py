@@ -60,7 +60,7 @@ from typing import Any
 
 import numpy as np
 from llvmlite import ir
-from numba import types
+from numba import njit, types
 from numba.extending import intrinsic, overload
 
 from lampy._numba import compile_kernel
@@ -136,17 +136,23 @@ def _exp_of(
     ln2_hi, ln2_lo = t(ln2[0]), t(ln2[1])
     lo, zero = t(limits[0]), t(0)
     log2e, half = t(1 / math.log(2)), t(0.5)
+
+    @njit(inline="always", fastmath={"contract"}, error_model="numpy")
+    def reduced(x: Any) -> tuple[Any, Any]:
+        """``(n, exp(r))`` with ``x = n ln 2 + r``, ``n`` an integral float."""
+        n = np.rint(x * log2e)
+        r = x - n * ln2_hi
+        r = r - n * ln2_lo
+        p = taylor[0]
+        for c in taylor[1:]:
+            p = p * r + c
+        return n, p
+
     if limits[1] is None:  # x <= 0, results that are normal numbers: 2**n in one factor
 
         def exp_normal(x: Any) -> Any:
             below = x < lo  # nan is not: nan stays nan
-            x = lo if below else x
-            n = np.rint(x * log2e)
-            r = x - n * ln2_hi
-            r = r - n * ln2_lo
-            p = taylor[0]
-            for c in taylor[1:]:
-                p = p * r + c
+            n, p = reduced(lo if below else x)
             return zero if below else p * _pow2(n)
 
         return exp_normal
@@ -154,13 +160,7 @@ def _exp_of(
 
     def exp(x: Any) -> Any:
         x = lo if x < lo else x  # comparisons with nan are false: nan stays nan
-        x = hi if x > hi else x
-        n = np.rint(x * log2e)
-        r = x - n * ln2_hi
-        r = r - n * ln2_lo
-        p = taylor[0]
-        for c in taylor[1:]:
-            p = p * r + c
+        n, p = reduced(hi if x > hi else x)
         n1 = np.floor(n * half)
         return p * _pow2(n1) * _pow2(n - n1)
 
