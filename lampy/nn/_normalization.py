@@ -283,7 +283,7 @@ class LayerNorm(Module):
             ShapeError: if the input's trailing dimensions are not ``normalized_shape``.
             DTypeError: if the input's dtype is not the parameters'.
         """
-        shape, weight = self.normalized_shape, self.weight
+        shape, weight, bias = self.normalized_shape, self.weight, self.bias
         if type(input) is Variable or type(input) is np.ndarray:  # the checks, inline
             s, dt = input.shape, input.dtype
             k = len(shape)
@@ -291,13 +291,14 @@ class LayerNorm(Module):
                 0 < k <= len(s)
                 and s[len(s) - k :] == shape
                 and dt.kind == "f"
-                and (weight is None or dt == weight.dtype)
+                and (weight is None or (dt == weight.dtype and weight.shape == shape))
+                and (bias is None or bias.shape == shape)
             ):  # anything else: checked below, its errors naming the module
-                return layer_norm(input, shape, weight, self.bias, self.eps)
+                return layer_norm(input, shape, weight, bias, self.eps)
         _check_trailing(self, input, shape)
         check_dtype(self, _dtype(weight), ("the input", input))
         with named_errors(self):
-            return layer_norm(input, shape, weight, self.bias, self.eps)
+            return layer_norm(input, shape, weight, bias, self.eps)
 
 
 @attrs.frozen(eq=False, repr=False)

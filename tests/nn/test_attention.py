@@ -291,6 +291,33 @@ def test_attention_compiled_and_numpy_softmax_agree(
             np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
 
 
+@pytest.mark.parametrize("kernels", [True, False])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("causal", [True, False])
+def test_attention_large_scores_keep_their_softmax(
+    monkeypatch: Any, kernels: bool, dtype: Any, causal: bool
+) -> None:
+    """Scores of 1e10 and more (queries and keys of size 1e5, heads of 128: the default
+    scale 1/sqrt(128) is not a power of two) give each row's softmax, nearly one-hot,
+    as the float64 reference: no inf over inf, no row lost to zeros. The scale goes in
+    after the row's max is taken off (``exp((s - max) * scale)``), on the compiled path
+    and on numpy's."""
+    from lampy.nn.functional import _shared
+
+    if kernels:
+        pytest.importorskip("numba")
+    else:
+        monkeypatch.setattr(_shared, "numba_kernels", lambda: None)
+    rng = np.random.default_rng(3)
+    q, k, v = (rng.normal(scale=1e5, size=(2, 2, 6, 128)) for _ in range(3))
+    q, k, v = (a.astype(dtype) for a in (q, k, v))
+    with lampy.Scope():
+        out = sdpa(q, k, v, is_causal=causal).value.copy()
+    want = _ref(*(a.astype(np.float64) for a in (q, k, v)), causal=causal)
+    assert np.all(np.isfinite(out))
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5 * np.abs(v).max())
+
+
 @st.composite
 def causal_problems(draw: st.DrawFn) -> dict[str, Any]:
     """Causal attention problems with more rows than two blocks of 2 (the block size the

@@ -272,7 +272,7 @@ def _attention_rows_with_numpy_max() -> Any:
         zero, one = x.dtype.type(0), x.dtype.type(1)
         for i in range(m):
             w = min(i % n_l + 1, s) if causal else s
-            shift = row_max(x[i, :w]) * scale if w else zero
+            shift = row_max(x[i, :w]) if w else zero
             if shift < zero and np.isinf(shift):
                 shift = zero
             total = exp_sum_first(x[i], shift, e[i], w, scale)

@@ -1,7 +1,8 @@
 """Ops whose closures are ``lampy.contribution(...)`` hand their gradient to the engine as
 the input's first buffer: ``param_of`` makes them ``CONTRIBUTION`` edges, as
-``zip_backward`` does, so backward through reshape, transpose, swapaxes... allocates no
-zero-filled buffer to add a view of ``g`` into."""
+``zip_backward`` does (and the shape ops build such edges with ``contrib_of``), so
+backward through reshape, transpose, stack, pad, sort... allocates no zero-filled buffer
+to add a view of ``g`` into."""
 
 from __future__ import annotations
 
@@ -40,6 +41,11 @@ VIEWS: list[tuple[str, Callable[[Any], Any]]] = [
     ("squeeze", lambda v: lampy.squeeze(lampy.expand_dims(v, 0), 0)),
     ("ravel", lambda v: lampy.ravel(v)),
     ("matrix_transpose", lambda v: lampy.matrix_transpose(v)),
+    # ops that pair their input with lampy.contribution(...) through param_of
+    ("stack", lambda v: lampy.stack([v])),
+    ("pad", lambda v: lampy.pad(v, 1)),
+    ("sort", lambda v: lampy.sort(v, axis=-1)),
+    ("flip", lambda v: lampy.flip(v, 1)),
 ]
 
 
@@ -65,7 +71,9 @@ def test_views_take_no_zero_filled_buffer(
     (y * w).sum().backward()
     assert not calls, name
     want = np.zeros_like(a)
-    # the same view of an array of element numbers says where each weight lands
-    where = view(lampy.const(np.arange(24).reshape(2, 3, 4))).value
-    np.add.at(want.reshape(-1), where.reshape(-1), w.reshape(-1))
+    # the same op on the element numbers (from 1; pad's zeros become -1) says where
+    # each weight lands
+    where = view(lampy.const(np.arange(1.0, 25.0).reshape(2, 3, 4))).value.astype(int) - 1
+    kept = where >= 0
+    np.add.at(want.reshape(-1), where[kept], w[kept])
     np.testing.assert_array_equal(x.grad, want)

@@ -152,13 +152,14 @@ def _mask_of(
 
 
 def _exp_rows(scores: np.ndarray, causal: bool, scale: Any) -> tuple[np.ndarray, np.ndarray]:
-    """``(E, inv)`` for the new (..., L, S) array ``scores`` times ``scale`` (> 0, of the
-    scores' dtype): ``E = exp(scores * scale - rowmax)`` and ``inv = 1 / rowsum(E)`` of
-    shape (..., 1), so that ``softmax = E * inv``. Rows with no allowed entry (all
-    -inf) get ``inv = 0``: zeros, as PyTorch's ``_safe_softmax``. ``causal``: the
-    top-left causal mask ``tril(ones(L, S))`` first (entries above it are 0 in ``E``).
-    One compiled pass over the rows into a new ``E`` (the masked entries unread, the
-    scale applied in the same pass) when Numba is installed, else numpy in place."""
+    """``(E, inv)`` for the new (..., L, S) array ``scores`` and ``scale`` (> 0, of the
+    scores' dtype): ``E = exp((scores - rowmax) * scale)`` and ``inv = 1 / rowsum(E)`` of
+    shape (..., 1), so that the softmax of ``scores * scale`` is ``E * inv``. Rows with
+    no allowed entry (all -inf) get ``inv = 0``: zeros, as PyTorch's
+    ``_safe_softmax``. ``causal``: the top-left causal mask ``tril(ones(L, S))`` first
+    (entries above it are 0 in ``E``). One compiled pass over the rows into a new ``E``
+    (the masked entries unread, the scale applied in the same pass) when Numba is
+    installed, else numpy in place."""
     n_l, n_s = scores.shape[-2:]
     kernels = compiled(scores)
     if kernels is not None and scores.flags.c_contiguous:
@@ -169,13 +170,13 @@ def _exp_rows(scores: np.ndarray, causal: bool, scale: Any) -> tuple[np.ndarray,
             scores.reshape(rows), e.reshape(rows), inv.reshape(-1), n_l, causal, scale
         )
         return e, inv
-    if scale != 1:
-        scores *= scale
     if causal:
         np.copyto(scores, -np.inf, where=~np.tri(n_l, n_s, dtype=bool))
     m = scores.max(axis=-1, keepdims=True, initial=-np.inf)
     m[m == -np.inf] = 0
     scores -= m
+    if scale != 1:
+        scores *= scale
     np.exp(scores, out=scores)
     total = scores.sum(axis=-1, keepdims=True)
     return scores, np.divide(1, total, out=np.zeros_like(total), where=total > 0)

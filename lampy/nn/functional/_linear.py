@@ -9,7 +9,6 @@ stays float32; an integer or bool input (a constant) takes the weight's dtype.
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import Any
 
@@ -36,51 +35,6 @@ __all__ = ["bilinear", "linear"]
 
 _matmul = np.matmul
 _add_reduce = np.add.reduce  # ndarray.sum without its Python layer
-
-_GEMM_MIN_OUTPUT = 1 << 15
-"""Output elements from which ``linear`` adds its bias inside the matrix product (BLAS's
-``gemm`` with ``beta = 1`` on a result filled with the bias, through SciPy): below,
-the wrapper's cost is more than the pass over the result it saves."""
-
-
-@functools.cache
-def _gemm_by_dtype() -> dict[np.dtype[Any], Any]:
-    """SciPy's BLAS ``gemm`` for float32 and float64 (SciPy is in the ``fast`` extra);
-    empty without SciPy (imported on first use)."""
-    try:
-        from scipy.linalg import blas
-    except ImportError:
-        return {}
-    return {np.dtype(np.float32): blas.sgemm, np.dtype(np.float64): blas.dgemm}
-
-
-def _times_t_plus(x2: np.ndarray, w2: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """``x2 @ w2.T + b`` as a new (rows, out) array.
-
-    With SciPy, from ``_GEMM_MIN_OUTPUT`` elements, both matrices C-contiguous and the
-    bias of their float dtype, the bias goes in with the product, as in PyTorch's
-    ``addmm``: the result is filled with the bias and BLAS adds the product into it
-    (``beta = 1``), so the result is not read and written once more after the product
-    (on the GPT example's layers, 1024 rows of 384 or 512: 5% of the layer's
-    forward). Otherwise numpy's product, then the bias added in place."""
-    n_rows, n_out = x2.shape[0], w2.shape[0]
-    dtype = x2.dtype
-    if (
-        n_rows * n_out >= _GEMM_MIN_OUTPUT
-        and dtype == w2.dtype == b.dtype
-        and x2.flags.c_contiguous
-        and w2.flags.c_contiguous
-        and (gemm := _gemm_by_dtype().get(dtype)) is not None
-    ):
-        y2 = np.empty((n_rows, n_out), dtype)
-        y2[...] = b
-        # (rows, out) in C order is (out, rows) in Fortran order: W2 @ X2^T, into it
-        y2_t = y2.T
-        if gemm(1.0, w2.T, x2.T, 1.0, y2_t, trans_a=1, overwrite_c=1) is y2_t:
-            return y2
-    out: np.ndarray = _matmul(x2, w2.T)
-    out += b
-    return out
 
 
 def _as_array(x: Any, saved: bool, name: str) -> np.ndarray:
@@ -172,14 +126,13 @@ def linear(input: Operand, weight: Operand, bias: Operand | None = None) -> Vari
     out_shape = (*lead, n_out) if w.ndim == 2 else lead
     if _ledger.open_budgets:  # a scope has a budget: check the output's size first
         _ledger.reserve(name, out_shape, np.result_type(a.dtype, w.dtype))
+    y2 = _matmul(x2, w2.T)  # a new (n_rows, n_out) array
     b = None
     if bias is not None:
         b = bias.value if type(bias) is Variable else _as_array(bias, False, "linear")
         if b.shape != (n_out,):  # the closures keep only its shape
             _check_bias(name, b, n_out, w)
-        y2 = _times_t_plus(x2, w2, b)  # a new (n_rows, n_out) array
-    else:
-        y2 = _matmul(x2, w2.T)
+        y2 += b
     value = y2 if y2.shape == out_shape else frozen(y2, out_shape)
 
     in_shape, w_shape = a.shape, w.shape  # the closures keep the input only as x2

@@ -192,7 +192,8 @@ def _exp_normal32(x: Any) -> Any:
     normal number (``gelu_float32``'s ``exp(-x**2 / 2)``): ``_exp``'s for
     ``x >= -87.5``, and 0 below, where ``_exp`` goes on into subnormal numbers (at most
     1e-38). One power of two instead of ``_exp``'s two (no subnormal results to round
-    once) and no upper clamp: the gelu kernel 1.3 times faster."""
+    once) and no upper clamp: the gelu kernel 1.3 times faster. In gelu only the slope
+    below ``x = -13.2`` changes: 0 where it was at most 6e-38."""
     raise NotImplementedError("compiled code only")
 
 
@@ -447,8 +448,9 @@ def _max_of_numbers(x: np.ndarray) -> Any:
     (``nsz``: the shift's sign of zero changes no result, as ``x - 0.0`` and
     ``x - (-0.0)`` differ only for ``x = -0.0``, whose exp is 1 either way), so the
     compiler keeps several maxima in flight: on float32 rows of 64, 2.5 times faster
-    than ``_row_max`` (4 times on causal rows); from 256 elements ``_row_max``'s eight
-    running maxima are faster (1024: 2.6 times)."""
+    than ``_row_max`` (4 times on causal rows); on rows of 256 and more ``_row_max``'s
+    eight running maxima are faster (1024: 2.6 times), so rows from ``_SHORT_ROW`` on
+    take it."""
     m = x[0]
     for j in range(1, x.size):
         v = x[j]
@@ -474,15 +476,17 @@ def _exp_sum(x: np.ndarray, shift: Any, e: np.ndarray) -> Any:
 
 @_compile("reassoc", "contract")
 def _exp_sum_first(x: np.ndarray, shift: Any, e: np.ndarray, w: int, scale: Any) -> Any:
-    """``e = exp(x * scale - shift)`` in the first ``w`` entries of the vectors ``x`` and
-    ``e`` (one rounding: a fused multiply-add; ``x - shift`` exactly for ``scale`` 1), 0
-    in the rest (whatever ``x`` holds there); returns ``sum(e)``. Over the whole vector
-    with a select, which the compiler vectorises as it does ``_exp_sum`` (a loop of ``w``
-    steps and one of zeros: 1.6 times slower on causal rows of 64)."""
+    """``e = exp((x - shift) * scale)`` in the first ``w`` entries of the vectors ``x`` and
+    ``e`` (``scale`` > 0; ``exp(x - shift)`` exactly for ``scale`` 1), 0 in the rest
+    (whatever ``x`` holds there); returns ``sum(e)``. With ``shift`` the max of the
+    first ``w``, every argument is at most 0 and the max's is 0, however large the
+    entries. Over the whole vector with a select, which the compiler vectorises as it
+    does ``_exp_sum`` (a loop of ``w`` steps and one of zeros: 1.6 times slower on causal
+    rows of 64)."""
     s = x.dtype.type(0)
     zero = x.dtype.type(0)
     for j in range(x.size):
-        v = _exp(x[j] * scale - shift)
+        v = _exp((x[j] - shift) * scale)
         v = v if j < w else zero
         e[j] = v
         s += v
@@ -599,12 +603,12 @@ def attention_exp_rows(
     x: np.ndarray, e: np.ndarray, inv: np.ndarray, n_l: int, causal: bool, scale: Any
 ) -> None:
     """The softmax of attention scores, unnormalised: for the 2-d scores ``x`` (m, s),
-    the rows of (..., L, S) scores with ``n_l`` = L, times ``scale`` (> 0, of ``x``'s
-    dtype), ``e = exp(x * scale - max)`` with the row's max of ``x * scale`` (0 for a
-    row of only -inf), and ``inv[i] = 1 / sum`` (0 where the sum is not positive, as
-    for a row with nothing allowed), so that the softmax is ``e * inv``. The scale
-    applied here (``max(x) * scale`` is the max of the scaled row: rounding keeps the
-    order) spares the op a scaled copy of the queries.
+    the rows of (..., L, S) scores with ``n_l`` = L, ``e = exp((x - max) * scale)`` with
+    the row's max (0 for a row of only -inf) and ``scale`` > 0 of ``x``'s dtype, and
+    ``inv[i] = 1 / sum`` (0 where the sum is not positive, as for a row with nothing
+    allowed), so that the softmax of the scaled scores is ``e * inv``. The scale applied
+    here spares the op a scaled copy of the queries; applied after the max is taken off,
+    it leaves the max's exp 1 and every other at most 1, however large the scores.
     With ``causal``, row ``i`` is query ``i % n_l`` of the top-left causal mask: its
     first ``i % n_l + 1`` entries are kept and the rest of ``e`` is 0, unread in ``x``
     (they need not hold numbers). nan propagates as in numpy (``_row_max``, ``_exp``).
@@ -617,14 +621,14 @@ def attention_exp_rows(
         if w == 0:
             shift = zero
         elif w < _SHORT_ROW:
-            shift = _max_of_numbers(x[i, :w]) * scale
+            shift = _max_of_numbers(x[i, :w])
         else:
-            shift = _row_max(x[i, :w]) * scale
+            shift = _row_max(x[i, :w])
         if shift < zero and np.isinf(shift):  # only -inf (no float64 constant)
             shift = zero
         total = _exp_sum_first(x[i], shift, e[i], w, scale)
         if total != total:  # a nan among the first w (or +inf: inf - inf): numpy's max
-            shift = _row_max(x[i, :w]) * scale
+            shift = _row_max(x[i, :w])
             if shift < zero and np.isinf(shift):
                 shift = zero
             total = _exp_sum_first(x[i], shift, e[i], w, scale)

@@ -185,3 +185,15 @@ def test_norm_errors() -> None:
         GroupNorm.init(4, 6)
     with pytest.raises(LampyValueError, match="num_features"):
         BatchNorm2d.init(0)
+
+
+def test_layer_norm_module_errors_name_the_module() -> None:
+    """A LayerNorm whose parameters do not fit its normalized_shape (built directly, not
+    by init) raises errors that name the module, fast path or not."""
+    with lampy.Scope():
+        bad_bias = LayerNorm(lampy.param(np.ones(16)), lampy.param(np.zeros(8)), (16,))
+        with pytest.raises(ShapeError, match=r"^LayerNorm\(\(16,\).*bias has shape \(8,\)"):
+            bad_bias(np.ones((2, 16)))
+        bad_weight = LayerNorm(lampy.param(np.ones(8)), None, (16,))
+        with pytest.raises(ShapeError, match=r"^LayerNorm\(\(16,\).*weight has shape \(8,\)"):
+            bad_weight(np.ones((2, 16)))
