@@ -113,12 +113,14 @@ def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
             cells = getattr(fn, "__closure__", None)
             if cells:
                 _captured(cells, found, 3)
-    return _beyond_graph(found, params, value) if found else 0
+    return _beyond_graph(found, params, value)
 
 
 def _beyond_graph(arrays: list[np.ndarray], params: tuple[Param, ...], value: Any) -> int:
     """Bytes of ``arrays``, each counted once by the array owning its memory, leaving out
     the op's ``value`` and its inputs' values (counted with their nodes)."""
+    if not arrays:
+        return 0
     counted = {id(owner(value))} if type(value) is _ndarray else set()
     for q in params:
         v = q[NODE].value
@@ -152,7 +154,7 @@ def declared_bytes(
     for _, _, kind, _, saved in params:
         if kind == WITH_SAVED and type(saved) is _ndarray:
             found.append(saved)
-    total = _beyond_graph(found, params, value) if found else 0
+    total = _beyond_graph(found, params, value)
     if CHECK_DECLARED:
         scanned = kept_bytes(params, value)
         if scanned != total:
