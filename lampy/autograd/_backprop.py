@@ -21,7 +21,7 @@ from lampy import _memory
 from lampy._errors import LampyTypeError, MemoryBudgetError, ScopeWarning
 from lampy.autograd import _ledger, _pass
 from lampy.autograd._concurrent import run_concurrent
-from lampy.autograd._edge import CONTRIBUTION, NODE
+from lampy.autograd._edge import CONTRIBUTION, WIDTH
 from lampy.autograd._node import Node
 from lampy.autograd._pass import (
     RELEASED_DURING,
@@ -181,7 +181,7 @@ def _run_serial(p: Pass, stream: bool) -> Generator[Node, None, None]:
     commit_all(done, p.ledger)
     if not stream:
         for node, _ in done:
-            if node.params is None:
+            if node.edges is None:
                 yield node
 
 
@@ -199,13 +199,13 @@ def _run_atomic(p: Pass) -> None:
 def _leaf_roots(p: Pass, bufs: dict[Node, Grad]) -> list[Node]:
     """The roots that are leaves whose gradient is final at once (no op reaches them)."""
     roots = p.roots
-    if len(roots) == 1 and roots[0].params is not None:
+    if len(roots) == 1 and roots[0].edges is not None:
         return []  # one op result (the usual loss)
     pending = p.plan.pending
     return [
         root
         for root in dict.fromkeys(roots)
-        if root.params is None and root in bufs and root not in pending
+        if root.edges is None and root in bufs and root not in pending
     ]
 
 
@@ -229,8 +229,8 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
     fn: Any
     with np.errstate(all="ignore"):
         for node in it:
-            params = node.params
-            if params is None:  # a leaf, or a node released (in another thread) since Pass
+            edges = node.edges
+            if edges is None:  # a leaf, or a node released (in another thread) since Pass
                 if node.scope is None:
                     raise node.released_error(RELEASED_DURING)
                 continue
@@ -238,14 +238,14 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
             added = count = 0  # bytes and number of the new buffers of fresh contributions
             g_free = not (keep and _kept(node, g, keep, done)) and node is not borrowed
             staged = g.nbytes if g_free and type(g) is _ndarray else 0  # refunded below
-            i = len(params)
-            if i > 1 and type(g) is not _ndarray:  # a 0-d node's numpy scalar
-                g = closure_g(g, params)
+            i = len(edges)  # edge i // WIDTH starts at i
+            if i > WIDTH and type(g) is not _ndarray:  # a 0-d node's numpy scalar
+                g = closure_g(g, edges)
             try:
                 while i:
-                    i -= 1
-                    inp, fn, kind, fresh, saved = params[i]
-                    if inp.params is None and not _due(inp, pending, targets, ready):
+                    i -= WIDTH
+                    inp, fn, kind, fresh, saved = edges[i : i + WIDTH]
+                    if inp.edges is None and not _due(inp, pending, targets, ready):
                         continue
                     if added:  # the buffers of earlier inputs, counted before the next call
                         _stage(ledger, added, count)
@@ -281,7 +281,7 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
             except MemoryBudgetError:
                 raise
             except Exception as e:
-                raise closure_error(node.name, i, params[i][NODE], e, p.stream, p.added) from e
+                raise closure_error(node.name, i // WIDTH, edges[i], e, p.stream, p.added) from e
             g = fn = saved = None  # no local holds what is freed now (g, the params')
             freed = node.spend() if spend else 0  # the params dropped, with what they saved
             if added or staged or freed:  # new buffers staged, g and freed refunded, at once

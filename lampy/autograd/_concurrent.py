@@ -82,7 +82,7 @@ class _Scheduler:
             seqs: list[int | None] = [None] * len(params)
             for i in range(len(params) - 1, -1, -1):
                 inp = params[i][NODE]
-                if inp.params is None and targets is not None and inp not in targets:
+                if inp.edges is None and targets is not None and inp not in targets:
                     continue
                 c = self.expected.get(inp, 0)
                 seqs[i] = c
@@ -124,7 +124,8 @@ class _Scheduler:
             staged = g.nbytes if type(g) is np.ndarray and node is not self.borrowed else 0
             if node in self.keep:
                 staged = 0  # kept as the node's .grad at the end
-            g = closure_g(g, params)  # a 0-d node's numpy scalar, or an array if need be
+            edges: Any = node.edges
+            g = closure_g(g, edges)  # a 0-d node's numpy scalar, or an array if need be
             k = self.pos[node]
             tasks = 0
             for i, seq in enumerate(self.seqs[node]):
@@ -281,5 +282,5 @@ def run_concurrent(p: Pass, n_workers: int, stream: bool) -> Generator[Node, Non
         commit(node, g, s.ledger)
     if not stream:
         for node, _ in s.done:
-            if node.params is None:
+            if node.edges is None:
                 yield node

@@ -50,6 +50,9 @@ FN: Final = 1
 KIND: Final = 2
 FRESH: Final = 3
 SAVED: Final = 4
+WIDTH: Final = 5
+"""The number of fields of an edge: a node holds its op's edges one after the other in
+one flat tuple (``Node.edges``), edge ``j`` at ``edges[WIDTH * j : WIDTH * (j + 1)]``."""
 
 
 def plain_edge(node: Node, fn: Callable[..., Any]) -> Edge:
@@ -73,6 +76,34 @@ def is_edge(p: Any) -> bool:
     return type(p) is tuple and len(p) == 5 and p[2] in (PLAIN, CONTRIBUTION, WITH_SAVED)
 
 
+def flat_edges(params: tuple[Edge, ...]) -> tuple[Any, ...]:
+    """The edges of ``params`` one after the other in one tuple, as a node holds them:
+    one edge is itself, and the empty tuple (or ``SPENT``) stays as it is.
+
+    Why flat: a graph held for backward is what the cyclic garbage collector walks, and
+    each op leaves it the node and one tuple, not the node, a tuple of edges and each
+    edge (a third fewer tracked objects on a chain of one-input ops, so fewer full
+    collections of a graph of many ops, each one shorter)."""
+    n = len(params)
+    if n == 1:
+        return params[0]
+    if n == 2:
+        return params[0] + params[1]
+    if not n:
+        return params
+    out: tuple[Any, ...] = ()
+    for edge in params:
+        out += edge
+    return out
+
+
+def split_edges(edges: tuple[Any, ...]) -> tuple[Edge, ...]:
+    """A node's flat ``edges`` as the tuple of its edges (``flat_edges`` undone)."""
+    if len(edges) == WIDTH:
+        return (edges,)
+    return tuple([edges[i : i + WIDTH] for i in range(0, len(edges), WIDTH)])
+
+
 __all__ = [
     "CONTRIBUTION",
     "FN",
@@ -81,10 +112,13 @@ __all__ = [
     "NODE",
     "PLAIN",
     "SAVED",
+    "WIDTH",
     "WITH_SAVED",
     "Edge",
     "contribution_edge",
+    "flat_edges",
     "is_edge",
     "plain_edge",
     "saved_edge",
+    "split_edges",
 ]

@@ -10,7 +10,7 @@ import numpy as np
 
 from lampy._errors import ReleasedError, released
 from lampy._namespaces import nbytes as _nbytes
-from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge
+from lampy.autograd._edge import CONTRIBUTION, PLAIN, Edge, flat_edges, split_edges
 from lampy.autograd._unbroadcast import Contribution
 
 if TYPE_CHECKING:
@@ -98,11 +98,14 @@ class Node:
 
     - ``value``: the forward value, read-only. Dropped (None) when the scope releases
       the node, or earlier, when the Variable is gone (nothing can read it then).
-    - ``params``: the op's params, one ``Edge`` per input that needs a gradient; None
-      for a leaf, ``()`` for an op result that needs no gradient, ``SPENT`` once a pass
-      ran and dropped them (``spend``). Dropped on release; a kept op result is
-      detached (``params`` None, ``needs_grad`` False). ``op`` shows them as a
-      ``lampy.Op`` record.
+    - ``edges``: the op's params, one ``Edge`` per input that needs a gradient, held
+      one after the other in one flat tuple (``lampy.autograd._edge.flat_edges``: a
+      single edge is itself; edge ``j`` is ``edges[WIDTH * j : WIDTH * (j + 1)]``);
+      None for a leaf, ``()`` for an op result that needs no gradient, ``SPENT`` once
+      a pass ran and dropped them (``spend``). Dropped on release; a kept op result is
+      detached (``edges`` None, ``needs_grad`` False). ``params`` gives them as a
+      tuple of edges, ``op`` as a ``lampy.Op`` record. (Flat, so that a graph leaves
+      the cyclic garbage collector two objects an op: the node and its edges.)
     - ``versions``: ``(leaf node, version)`` for each leaf input, as the op read it.
     - ``needs_grad``: whether gradients flow here.
     - ``grad``: the accumulated gradient of a leaf (or of a retained op result).
@@ -130,6 +133,7 @@ class Node:
         "__weakref__",
         "charged",
         "dtype",
+        "edges",
         "grad",
         "grad_graph",
         "handle",
@@ -137,7 +141,6 @@ class Node:
         "kept",
         "name",
         "needs_grad",
-        "params",
         "scope",
         "shape",
         "value",
@@ -159,7 +162,9 @@ class Node:
     ) -> None:
         self.value: np.ndarray | None = value
         self.held = held
-        self.params = params
+        self.edges: tuple[Any, ...] | None = (
+            (params[0] if len(params) == 1 else flat_edges(params)) if params else params
+        )
         self.versions = versions
         self.needs_grad = needs_grad
         self.scope: Scope | None = scope
@@ -195,15 +200,25 @@ class Node:
         return node
 
     @property
+    def params(self) -> tuple[Param, ...] | None:
+        """The op's params as a tuple of edges (a new tuple each time; the engine reads
+        the flat ``edges``): None for a leaf, ``()`` for an op result that needs no
+        gradient, ``SPENT`` once a pass ran and dropped them."""
+        edges = self.edges
+        if not edges:  # None, () or SPENT
+            return edges
+        return split_edges(edges)
+
+    @property
     def op(self) -> Op | None:
         """The op that computed the value as a ``lampy.Op`` record, None for a leaf
         (each contribution triple shown as the pair ``(node, Contribution(fn, fresh))``)."""
-        params = self.params
-        if params is None:
+        edges = self.edges
+        if edges is None:
             return None
-        if params is SPENT:  # run and dropped by a backward pass: the name stays
+        if edges is SPENT:  # run and dropped by a backward pass: the name stays
             return Op(self.name, ())
-        return Op(self.name, tuple(_as_pair(p) for p in params), self.versions)
+        return Op(self.name, tuple(_as_pair(p) for p in split_edges(edges)), self.versions)
 
     @property
     def is_released(self) -> bool:
@@ -214,7 +229,7 @@ class Node:
     def is_spent(self) -> bool:
         """Whether a backward pass that did not retain the graph has run this node's
         closures (and dropped them with the values they saved)."""
-        return self.params is SPENT
+        return self.edges is SPENT
 
     @property
     def nbytes(self) -> int:
@@ -301,7 +316,7 @@ class Node:
             they saved (``kept``), and the value if only the op's own param held it
             (its Variable is gone). The engine refunds them (``lampy.autograd._ledger.refund``).
         """
-        self.params = SPENT  # (versions stay: small, and never read again)
+        self.edges = SPENT  # (versions stay: small, and never read again)
         freed = self.kept
         if freed:
             self.kept = 0
@@ -317,15 +332,15 @@ class Node:
         """Drop value, gradient and op: their memory returns now. Idempotent."""
         self.value = None
         self.grad = None
-        self.params = self.versions = None
+        self.edges = self.versions = None
         self.scope = None
         self.handle = None
         self.watch = None
 
     def detach(self) -> None:
         """Make a kept op result a constant: it keeps its value (and retained gradient)."""
-        if self.params is not None:
-            self.params = self.versions = None
+        if self.edges is not None:
+            self.edges = self.versions = None
             self.kept = 0
             self.needs_grad = False
             if self.held == HELD_BY_OP:  # the params that held the value are gone

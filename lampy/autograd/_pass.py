@@ -28,9 +28,9 @@ from lampy._errors import (
     spent_graph,
 )
 from lampy.autograd import _ledger
-from lampy.autograd._edge import KIND, NODE, PLAIN
+from lampy.autograd._edge import KIND, PLAIN, WIDTH
 from lampy.autograd._ledger import Ledger
-from lampy.autograd._node import SPENT, Backward, Node, Param
+from lampy.autograd._node import SPENT, Backward, Node
 from lampy.autograd._scope import current_or_none
 from lampy.autograd._unbroadcast import Grad, own_contribution
 
@@ -94,11 +94,11 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
         if node in visited:
             continue
         add(node)
-        params = node.params
-        if params is None:
+        edges = node.edges
+        if edges is None:
             finish(node)
             continue
-        if params is SPENT:
+        if edges is SPENT:
             raise spent_graph(node.name, node.shape, node.dtype)
         push(node)
         push(None)
@@ -111,11 +111,10 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
-        for edge in params:
-            inp = edge[NODE]
+        for inp in edges[::WIDTH]:  # each edge's node
             if inp.scope is None:
                 raise inp.released_error(f"backward through op '{node.name}'")
-            if inp.params is None:
+            if inp.edges is None:
                 if targets is None or inp in targets:
                     pending[inp] = pending.get(inp, 0) + 1
             elif inp not in visited:
@@ -232,15 +231,15 @@ def array_buffer(buf: Grad, inp: Node, ledger: Ledger) -> np.ndarray:
     return _own_grad(a, inp)
 
 
-def closure_g(g: Grad, params: Sequence[Param]) -> Grad:
+def closure_g(g: Grad, edges: tuple[Any, ...]) -> Grad:
     """The node's gradient ``g`` as its closures receive it (one object for all): a
     numpy scalar only if every param is a contribution, else a 0-d array holding
-    it (plain ``(g, out)`` closures are promised an ndarray)."""
+    it (plain ``(g, out)`` closures are promised an ndarray). ``edges``: the node's
+    flat edges."""
     if type(g) is _ndarray:
         return g
-    for edge in params:
-        if edge[KIND] == PLAIN:
-            return scalar_array(g)
+    if PLAIN in edges[KIND::WIDTH]:
+        return scalar_array(g)
     return g
 
 
@@ -427,7 +426,7 @@ class Pass:
             keep.add(v.node)
         # The caller's array is only read when it seeds the one root, which is an op
         # result nothing adds into and not retained; otherwise it is copied.
-        borrow = len(roots) == 1 and roots[0].node.params is not None and roots[0].node not in keep
+        borrow = len(roots) == 1 and roots[0].node.edges is not None and roots[0].node not in keep
         self.seeds = [
             _seed(r, None if grads is None else grads[i], borrow) for i, r in enumerate(roots)
         ]
@@ -523,7 +522,7 @@ class Pass:
         """The pass's gradient buffers, holding the seeds (summed for a repeated root)."""
         bufs: dict[Node, Grad] = {}
         for root, seed in zip(self.roots, self.seeds, strict=True):
-            if root.params is None and self.targets is not None and root not in self.targets:
+            if root.edges is None and self.targets is not None and root not in self.targets:
                 continue
             if root in bufs:
                 bufs[root] += seed

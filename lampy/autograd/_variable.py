@@ -147,8 +147,8 @@ class Variable(VariableOperators):
     def is_leaf(self) -> bool:
         """Whether this Variable has no op with params (a param, a constant, or detached);
         an op result stays one after a backward pass has run (and dropped) its closures."""
-        params = self.node.params
-        return params is None or (not params and params is not SPENT)
+        edges = self.node.edges
+        return edges is None or (not edges and edges is not SPENT)
 
     @property
     def is_released(self) -> bool:
@@ -234,7 +234,7 @@ class Variable(VariableOperators):
         not detect (PyTorch shares the memory and raises at backward instead).
         """
         value = self.value
-        copy = self.node.params is None or value.base is not None
+        copy = self.node.edges is None or value.base is not None
         scope = current_or_none()
         if scope is None:
             raise no_scope("lampy.Variable.detach()")
@@ -253,7 +253,7 @@ class Variable(VariableOperators):
         v = node.value
         if v is None:
             return f"Variable(<released>, made by {node.describe()})"
-        how = "param" if node.needs_grad and node.params is None else node.name
+        how = "param" if node.needs_grad and node.edges is None else node.name
         if _is_foreign(v):  # an array of another namespace: its own repr
             body = repr(v)
         else:
@@ -320,7 +320,7 @@ def _copy_variable(v: Variable, how: str) -> Variable:
     scope = current_or_none()
     if scope is None:
         raise no_scope(how)
-    if node.needs_grad and node.params is None:
+    if node.needs_grad and node.edges is None:
         return _leaf_in(scope, "param", np.array(value, copy=True), True, False)
     return _leaf_in(scope, "const", np.array(value, copy=True), False, False)
 
@@ -451,7 +451,7 @@ def op(
             break
         if type(node) is not Node or not node.needs_grad or node.scope is None:
             break
-        if node.params is None:  # a leaf: remember the version the op read
+        if node.edges is None:  # a leaf: remember the version the op read
             pair = ((node, node.version),)
             versions = pair if versions is None else versions + pair
         if kind == WITH_SAVED:  # fn(g, saved) shows what it keeps
@@ -529,7 +529,7 @@ def _params(
         if node.needs_grad:
             if node.scope is None:
                 raise node.released_error(f"op '{name}'")
-            if node.params is None:
+            if node.edges is None:
                 versions.append((node, node.version))
             kept.append(p)
     return tuple(kept), (tuple(versions) if versions else None)
@@ -559,8 +559,8 @@ def _result(
     if params and type(arr) is _ndarray and arr.base is not None:
         nbytes = view_bytes(arr, params)
     scope.register(node, nbytes)
-    if node.params:
-        kept = kept_bytes(node.params, arr)
+    if node.edges:
+        kept = kept_bytes(node.params, arr)  # type: ignore[arg-type]
         if kept:
             _ledger.charge_kept(scope.ledger, node, kept)
     return _variable(node)
