@@ -384,3 +384,39 @@ def test_causal_blocks_agree_with_one_product(
         for x, y in zip(a, b, strict=True):
             assert x.dtype == dtype
             np.testing.assert_allclose(x, y, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+@pytest.mark.parametrize(
+    ("q_shape", "v_shape", "inside"),
+    [
+        ((2, 3, 5, 4), (2, 3, 5, 2), True),  # (B, H, L, E): the heads laid out inside
+        ((2, 1, 5, 4), (2, 1, 5, 2), False),  # one head: nothing to merge
+        ((3, 5, 4), (3, 5, 2), False),  # (B, L, E)
+        # the value's extra batch axis (a 4-d result): the compiled softmax backward read
+        # the weights' rows out of bounds (nan or wrong gradients) before the fix
+        ((3, 5, 4), (2, 3, 5, 2), False),
+        ((1, 2, 128, 2), (1, 2, 128, 1), True),  # causal: in blocks of rows (_causal_blocks)
+    ],
+)
+def test_attention_output_keeps_heads_inside(
+    q_shape: tuple[int, ...], v_shape: tuple[int, ...], inside: bool, causal: bool
+) -> None:
+    """A (B, H, L, Ev) result of several heads is laid out as (B, L, H, Ev), as PyTorch's
+    flash attention: merging the heads (``swapaxes(1, 2).reshape(B, L, H * Ev)``) is a
+    view, not a copy. Values and gradients are the same as for any other layout."""
+    rng = np.random.default_rng(3)
+    k_shape = (*q_shape[:-2], v_shape[-2], q_shape[-1])
+    q, k, v = (rng.normal(size=s) for s in (q_shape, k_shape, v_shape))
+    with lampy.Scope():
+        y = sdpa(lampy.param(q), lampy.param(k), lampy.param(v), is_causal=causal)
+        np.testing.assert_allclose(y.value, _ref(q, k, v, causal=causal), rtol=1e-12, atol=1e-14)
+        assert not y.value.flags.writeable
+        if inside:
+            b, h, n_l, n_v = y.shape
+            merged = y.swapaxes(1, 2).reshape(b, n_l, h * n_v)
+            assert np.shares_memory(merged.value, y.value)
+            assert merged.value.flags.c_contiguous
+        else:
+            assert y.value.flags.c_contiguous
+    check_grad(lambda a, b, c: sdpa(a, b, c, is_causal=causal), q, k, v)
