@@ -239,12 +239,13 @@ def _visit(p: Pass, it: Iterator[Node], ready: list[Node], *, hold: bool) -> Non
             g_free = not (keep and _kept(node, g, keep, done)) and node is not borrowed
             staged = g.nbytes if g_free and type(g) is _ndarray else 0  # refunded below
             i = len(edges)  # edge i // WIDTH starts at i
-            if i > WIDTH and type(g) is not _ndarray:  # a 0-d node's numpy scalar
+            one = i == WIDTH  # one edge: the edge itself, no slice
+            if not one and i and type(g) is not _ndarray:  # a 0-d node's numpy scalar
                 g = closure_g(g, edges)
             try:
                 while i:
                     i -= WIDTH
-                    inp, fn, kind, fresh, saved = edges[i : i + WIDTH]
+                    inp, fn, kind, fresh, saved = edges if one else edges[i : i + WIDTH]
                     if inp.edges is None and not _due(inp, pending, targets, ready):
                         continue
                     if added:  # the buffers of earlier inputs, counted before the next call

@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from lampy._errors import BackwardError, ReleasedError
-from lampy.autograd._edge import CONTRIBUTION, FN, FRESH, NODE
+from lampy.autograd._edge import CONTRIBUTION, FN, FRESH, NODE, split_edges
 from lampy.autograd._ledger import refund, unstage
 from lampy.autograd._node import Node, Param
 from lampy.autograd._pass import (
@@ -108,8 +108,8 @@ class _Scheduler:
                 self.error = node.released_error(RELEASED_DURING)
             self.cond.notify_all()
             return
-        params = node.params
-        if params is None:
+        edges: Any = node.edges  # read once: another thread may release the node
+        if edges is None:
             if self.stream:
                 commit(node, g, self.ledger)
                 self.outq.append(node)
@@ -124,8 +124,8 @@ class _Scheduler:
             staged = g.nbytes if type(g) is np.ndarray and node is not self.borrowed else 0
             if node in self.keep:
                 staged = 0  # kept as the node's .grad at the end
-            edges: Any = node.edges
             g = closure_g(g, edges)  # a 0-d node's numpy scalar, or an array if need be
+            params = split_edges(edges)
             k = self.pos[node]
             tasks = 0
             for i, seq in enumerate(self.seqs[node]):

@@ -91,10 +91,7 @@ def flat_edges(params: tuple[Edge, ...]) -> tuple[Any, ...]:
         return params[0] + params[1]
     if not n:
         return params
-    out: tuple[Any, ...] = ()
-    for edge in params:
-        out += edge
-    return out
+    return tuple([field for edge in params for field in edge])
 
 
 def split_edges(edges: tuple[Any, ...]) -> tuple[Edge, ...]:

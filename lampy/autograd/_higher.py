@@ -109,10 +109,10 @@ def no_second_order(name: str) -> NoSecondOrderError:
     )
 
 
-def _numpy_contribution(node: Node, i: int, g: Any) -> Any:
-    """The ``i``-th param's contribution by its numpy closure (first order, nothing
-    recorded): how ``gradients`` works without ``create_graph``, for every op."""
-    params: Any = node.params
+def _numpy_contribution(params: Any, i: int, g: Any) -> Any:
+    """The contribution of the ``i``-th of an op's ``params`` by its numpy closure (first
+    order, nothing recorded): how ``gradients`` works without ``create_graph``, for
+    every op."""
     inp, fn, kind, _, saved = params[i]
     g = np.asarray(g)
     if kind == WITH_SAVED:
@@ -124,11 +124,6 @@ def _numpy_contribution(node: Node, i: int, g: Any) -> Any:
     out = np.zeros(inp.shape, inp.dtype)
     fn(g, out)
     return out
-
-
-def _vjp(node: Node, i: int, g: Any) -> Any:
-    """The differentiable contribution of ``node``'s ``i``-th param to its input."""
-    return _edge_vjp(node, node.params, i, g)
 
 
 def _edge_vjp(node: Node, params: Any, i: int, g: Any) -> Any:
@@ -368,7 +363,10 @@ def _pass_of(
                 continue
             for i in range(len(params)):
                 if reach.get(params[i][NODE], False):
-                    d = _vjp(node, i, g) if create_graph else _numpy_contribution(node, i, g)
+                    if create_graph:
+                        d = _edge_vjp(node, params, i, g)
+                    else:
+                        d = _numpy_contribution(params, i, g)
                     if d is not None:
                         _accumulate(cts, params[i][NODE], d)
     finally:

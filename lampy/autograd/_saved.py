@@ -2,7 +2,8 @@
 
 ``lampy.op`` asks two things of a new op, once each: what its value is charged when it
 is a view (``view_bytes``: the owner's bytes when the op made that owner, 0 when it is
-an input's value), and what its params saved for backward beyond the values of the
+an input's value; ``fresh_view_bytes`` for a view ``lampy.opkit.frozen`` made), and
+what its params saved for backward beyond the values of the
 graph (``kept_bytes``: the arrays a closure captured, looked into a few levels down,
 or the one a ``WITH_SAVED`` edge names), which the ledger counts until the params are
 dropped (``Node.kept``).
@@ -10,6 +11,7 @@ dropped (``Node.kept``).
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable
 from typing import Any
 
@@ -96,6 +98,31 @@ def view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
             node.mark_shared()  # this view holds the input's memory too
             return 0
     return base.nbytes
+
+
+FRESH_OWNER: list[Any] = [None]
+"""A weak reference to the array that ``lampy.opkit.frozen`` last made read-only for the
+value of the op calling it (a view of memory that op made itself), until the next op
+whose value is a view takes it (``fresh_view_bytes``). One slot for the process: a
+view op of another thread may take it first, and then the op is charged as any view
+(0 when no input needs a gradient, see ``lampy.op``); never another array's bytes."""
+
+
+def note_fresh_owner(owner_array: np.ndarray) -> None:
+    """Remember ``owner_array``, a new array whose view is about to be an op's value."""
+    FRESH_OWNER[0] = weakref.ref(owner_array)
+
+
+def fresh_view_bytes(value: np.ndarray) -> int:
+    """What a view value is charged when ``note_fresh_owner`` noted the array owning its
+    memory: that array's bytes, or -1 (the slot is emptied either way). Without it, an
+    op whose inputs need no gradient has no params to tell a view of its own new array
+    (counted) from a view of an input's value (counted with the input)."""
+    ref, FRESH_OWNER[0] = FRESH_OWNER[0], None
+    o = None if ref is None else ref()
+    if o is not None and owner(value) is o:
+        return int(o.nbytes)
+    return -1
 
 
 def kept_bytes(params: tuple[Param, ...], value: Any) -> int:
@@ -192,4 +219,13 @@ def namespace_kept_bytes(params: tuple[Param, ...], value: Any) -> int:
     return sum(nbytes(a) for a in found.values())
 
 
-__all__ = ["CHECK_DECLARED", "declared_bytes", "kept_bytes", "namespace_kept_bytes", "view_bytes"]
+__all__ = [
+    "CHECK_DECLARED",
+    "FRESH_OWNER",
+    "declared_bytes",
+    "fresh_view_bytes",
+    "kept_bytes",
+    "namespace_kept_bytes",
+    "note_fresh_owner",
+    "view_bytes",
+]

@@ -30,7 +30,13 @@ from lampy.autograd._edge import (
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
-from lampy.autograd._saved import declared_bytes, kept_bytes, view_bytes
+from lampy.autograd._saved import (
+    FRESH_OWNER,
+    declared_bytes,
+    fresh_view_bytes,
+    kept_bytes,
+    view_bytes,
+)
 from lampy.autograd._scope import closed_scope, current_or_none
 from lampy.autograd._shared_names import ElementCount
 from lampy.autograd._unbroadcast import Contribution
@@ -430,6 +436,8 @@ def op(
         nbytes = 0
     else:  # a view, a 0-d array, a list: made read-only, charged by the ledger (-1)
         arr, nbytes = _held(value), -1
+        if FRESH_OWNER[0] is not None and type(arr) is _ndarray and arr.base is not None:
+            nbytes = fresh_view_bytes(arr)  # a view of the op's own new array (frozen)
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
         scope.register(node, nbytes)
@@ -486,9 +494,9 @@ def op(
             v: Variable = _new(Variable)  # _variable(node), inlined: once per op
             _init_node(v, node)
             return v
-        return _result(scope, arr, name, params, versions)  # type: ignore[arg-type]
+        return _result(scope, arr, name, params, versions, nbytes)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
-    return _result(scope, arr, name, checked, versions)
+    return _result(scope, arr, name, checked, versions, nbytes)
 
 
 def _held(value: Any) -> Any:
@@ -541,8 +549,10 @@ def _result(
     name: str,
     params: tuple[Param, ...],
     versions: tuple[tuple[Node, int], ...] | None,
+    nbytes: int = -1,
 ) -> Variable:
-    """The op's output Variable, recorded in ``scope``."""
+    """The op's output Variable, recorded in ``scope``; ``nbytes``: what the value is
+    charged, if ``op`` knows (-1: the ledger tells, or for a view ``view_bytes``)."""
     if not params:
         node = Node(arr, (), False, scope, name)
     elif arr.dtype.kind == "f":
@@ -555,8 +565,7 @@ def _result(
         node = Node(arr, conjugated(name, params), True, scope, name, versions)
     else:
         raise _not_real(name, arr.dtype)
-    nbytes = -1
-    if params and type(arr) is _ndarray and arr.base is not None:
+    if nbytes < 0 and params and type(arr) is _ndarray and arr.base is not None:
         nbytes = view_bytes(arr, params)
     scope.register(node, nbytes)
     if node.edges:

@@ -19,7 +19,8 @@ Recording an op:
   with its closure (what ``param_of`` returns).
 
 - ``frozen(value, shape=None)``: an op's fresh result made read-only, so that ``op``
-  takes it (or a view of it) without a copy.
+  takes it (or a view of it) without a copy, and charges the memory of such a view to
+  the op even when no input needs a gradient (call it just before ``op``).
 
 Reading operands (Variables, arrays, Python numbers alike):
 

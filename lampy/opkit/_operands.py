@@ -17,13 +17,14 @@ from lampy._errors import (
     not_real,
     shape_mismatch,
 )
-from lampy._memory import set_writeable
+from lampy._memory import owner, set_writeable
 from lampy.autograd import _ledger
 from lampy.autograd._complex import complex_kind, no_complex, no_complex_input
 from lampy.autograd._edge import CONTRIBUTION, PLAIN, WITH_SAVED
 from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._higher import Vjp
 from lampy.autograd._node import Node
+from lampy.autograd._saved import note_fresh_owner
 from lampy.autograd._unbroadcast import Contribution
 from lampy.autograd._variable import Backward, Operand, Param, Variable, op
 
@@ -330,13 +331,20 @@ def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarra
 
     ``value`` may be a view (an index, a reshape) of an array whose memory nothing else
     will write: that array, which owns the memory, is made read-only too. Only pass
-    arrays the calling op made itself, never views of its inputs.
+    arrays the calling op made itself, never views of its inputs. When the result is a
+    view, the array owning its memory is noted for the next op whose value is a view:
+    call ``frozen`` just before ``op``, which then charges that memory to the op even
+    when no input needs a gradient (with no params, ``op`` could not tell it from a
+    view of an input's value).
     """
     base = value.base
     if type(base) is np.ndarray:
         set_writeable(base, False)
     set_writeable(value, False)
-    return value if shape is None or value.shape == shape else value.reshape(shape)
+    out = value if shape is None or value.shape == shape else value.reshape(shape)
+    if out.base is not None:  # a view: lampy.op charges the memory it views to the op
+        note_fresh_owner(owner(out))
+    return out
 
 
 _sign, _isnan = np.sign, np.isnan
