@@ -111,6 +111,12 @@ def _plan(roots: Sequence[Node], targets: set[Node] | None, measure: bool) -> Pl
             nbytes = node.dtype.itemsize * _prod(node.shape)
             if nbytes >= BIG_NODE_BYTES and nbytes > 0:
                 big += nbytes
+        if len(edges) == WIDTH:  # one input, an op result (a chain): no slice to make
+            inp = edges[0]
+            if inp.edges is not None and inp.scope is not None:
+                if inp not in visited:
+                    push(inp)
+                continue
         for inp in edges[::WIDTH]:  # each edge's node
             if inp.scope is None:
                 raise inp.released_error(f"backward through op '{node.name}'")
