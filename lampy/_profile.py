@@ -105,7 +105,8 @@ class MemoryProfile:
         """A node's value was charged ``node.charged`` bytes."""
         n = node.charged
         if n:
-            self._watch(node.value, node.name, n)
+            v = node.value  # a view's memory lives as long as the array owning it
+            self._watch(_memory.owner(v) if type(v) is np.ndarray else v, node.name, n)
 
     def grad(self, buffer: np.ndarray, node: Any = None) -> None:
         """A gradient buffer entered the engine (views of a watched array add nothing)."""

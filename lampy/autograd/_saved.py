@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Iterable
+from threading import get_ident
 from typing import Any
 
 import numpy as np
@@ -100,25 +101,25 @@ def view_bytes(value: np.ndarray, params: tuple[Param, ...]) -> int:
     return base.nbytes
 
 
-FRESH_OWNER: list[Any] = [None]
-"""A weak reference to the array that ``lampy.opkit.frozen`` last made read-only for the
-value of the op calling it (a view of memory that op made itself), until the next op
-whose value is a view takes it (``fresh_view_bytes``). One slot for the process: a
-view op of another thread may take it first, and then the op is charged as any view
-(0 when no input needs a gradient, see ``lampy.op``); never another array's bytes."""
+FRESH_NOTES: dict[int, Any] = {}
+"""Per thread (by its ident), a weak reference to the array that ``lampy.opkit.frozen``
+last made read-only for the value of the op calling it (a view of memory that op made
+itself), until that thread's next op whose value is a view takes it
+(``fresh_view_bytes``)."""
 
 
 def note_fresh_owner(owner_array: np.ndarray) -> None:
     """Remember ``owner_array``, a new array whose view is about to be an op's value."""
-    FRESH_OWNER[0] = weakref.ref(owner_array)
+    FRESH_NOTES[get_ident()] = weakref.ref(owner_array)
 
 
 def fresh_view_bytes(value: np.ndarray) -> int:
-    """What a view value is charged when ``note_fresh_owner`` noted the array owning its
-    memory: that array's bytes, or -1 (the slot is emptied either way). Without it, an
-    op whose inputs need no gradient has no params to tell a view of its own new array
-    (counted) from a view of an input's value (counted with the input)."""
-    ref, FRESH_OWNER[0] = FRESH_OWNER[0], None
+    """What a view value is charged when this thread's ``note_fresh_owner`` noted the
+    array owning its memory: that array's bytes, or -1 (the note is taken either way).
+    ``lampy.op`` uses it when the op has no params: without them it cannot tell a view
+    of its own new array (counted) from a view of an input's value (counted with the
+    input); with params, ``view_bytes`` tells."""
+    ref = FRESH_NOTES.pop(get_ident(), None)
     o = None if ref is None else ref()
     if o is not None and owner(value) is o:
         return int(o.nbytes)
@@ -221,7 +222,7 @@ def namespace_kept_bytes(params: tuple[Param, ...], value: Any) -> int:
 
 __all__ = [
     "CHECK_DECLARED",
-    "FRESH_OWNER",
+    "FRESH_NOTES",
     "declared_bytes",
     "fresh_view_bytes",
     "kept_bytes",

@@ -31,7 +31,7 @@ from lampy.autograd._grad_mode import GRAD_ENABLED
 from lampy.autograd._node import HELD_BY_OP, PRIVATE, SHARED, SPENT, Backward, Node, Op, Param
 from lampy.autograd._operators import VariableOperators
 from lampy.autograd._saved import (
-    FRESH_OWNER,
+    FRESH_NOTES,
     declared_bytes,
     fresh_view_bytes,
     kept_bytes,
@@ -429,6 +429,7 @@ def op(
     if scope is None:
         raise no_scope(f"op '{name}'")
     arr: Any = value
+    fresh = -1  # a view's bytes when the op noted its own array (frozen), for no params
     if type(value) is _ndarray and value.base is None and value.shape:  # a new array
         _set_writeable(value, False)  # own_value, inlined
         nbytes = value.nbytes  # what the value is charged (see Scope.register)
@@ -436,11 +437,11 @@ def op(
         nbytes = 0
     else:  # a view, a 0-d array, a list: made read-only, charged by the ledger (-1)
         arr, nbytes = _held(value), -1
-        if FRESH_OWNER[0] is not None and type(arr) is _ndarray and arr.base is not None:
-            nbytes = fresh_view_bytes(arr)  # a view of the op's own new array (frozen)
+        if FRESH_NOTES and type(arr) is _ndarray and arr.base is not None:
+            fresh = fresh_view_bytes(arr)  # taken now: a later view must not find it
     if not _grad_enabled():
         node = Node(arr, None, False, scope, name)
-        scope.register(node, nbytes)
+        scope.register(node, nbytes if fresh < 0 else fresh)
         return _variable(node)
     # The common case, in one pass: every param an edge whose node needs a gradient
     # (None entries, operands that are not Variables, dropped); else _params checks.
@@ -494,9 +495,9 @@ def op(
             v: Variable = _new(Variable)  # _variable(node), inlined: once per op
             _init_node(v, node)
             return v
-        return _result(scope, arr, name, params, versions, nbytes)  # type: ignore[arg-type]
+        return _result(scope, arr, name, params, versions, fresh)  # type: ignore[arg-type]
     checked, versions = _params(name, params)
-    return _result(scope, arr, name, checked, versions, nbytes)
+    return _result(scope, arr, name, checked, versions, fresh)
 
 
 def _held(value: Any) -> Any:
@@ -549,10 +550,11 @@ def _result(
     name: str,
     params: tuple[Param, ...],
     versions: tuple[tuple[Node, int], ...] | None,
-    nbytes: int = -1,
+    fresh: int = -1,
 ) -> Variable:
-    """The op's output Variable, recorded in ``scope``; ``nbytes``: what the value is
-    charged, if ``op`` knows (-1: the ledger tells, or for a view ``view_bytes``)."""
+    """The op's output Variable, recorded in ``scope``; ``fresh``: for a view of the op's
+    own new array, its bytes (``fresh_view_bytes``; -1 otherwise), charged when there are
+    no params to tell (``view_bytes`` does when there are)."""
     if not params:
         node = Node(arr, (), False, scope, name)
     elif arr.dtype.kind == "f":
@@ -565,7 +567,8 @@ def _result(
         node = Node(arr, conjugated(name, params), True, scope, name, versions)
     else:
         raise _not_real(name, arr.dtype)
-    if nbytes < 0 and params and type(arr) is _ndarray and arr.base is not None:
+    nbytes = -1 if params else fresh
+    if params and type(arr) is _ndarray and arr.base is not None:
         nbytes = view_bytes(arr, params)
     scope.register(node, nbytes)
     if node.edges:

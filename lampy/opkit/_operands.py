@@ -342,6 +342,8 @@ def frozen(value: np.ndarray, shape: tuple[int, ...] | None = None) -> np.ndarra
         set_writeable(base, False)
     set_writeable(value, False)
     out = value if shape is None or value.shape == shape else value.reshape(shape)
+    if out is not value:
+        set_writeable(out, False)  # (a reshape that had to copy: a new array)
     if out.base is not None:  # a view: lampy.op charges the memory it views to the op
         note_fresh_owner(owner(out))
     return out
