@@ -19,6 +19,7 @@ Edges are made by the factories below (``Variable.zip_backward`` and the op libr
 from __future__ import annotations
 
 from collections.abc import Callable
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Final, TypeAlias
 
 if TYPE_CHECKING:
@@ -76,6 +77,9 @@ def is_edge(p: Any) -> bool:
     return type(p) is tuple and len(p) == 5 and p[2] in (PLAIN, CONTRIBUTION, WITH_SAVED)
 
 
+_chain = chain.from_iterable
+
+
 def flat_edges(params: tuple[Edge, ...]) -> tuple[Any, ...]:
     """The edges of ``params`` one after the other in one tuple, as a node holds them:
     one edge is itself, and the empty tuple (or ``SPENT``) stays as it is.
@@ -91,7 +95,7 @@ def flat_edges(params: tuple[Edge, ...]) -> tuple[Any, ...]:
         return params[0] + params[1]
     if not n:
         return params
-    return tuple([field for edge in params for field in edge])
+    return tuple(_chain(params))
 
 
 def split_edges(edges: tuple[Any, ...]) -> tuple[Edge, ...]:
