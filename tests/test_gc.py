@@ -31,16 +31,21 @@ def full_collections() -> Iterator[list[int]]:
 
 
 @pytest.mark.xfail(
+    gc.get_threshold()[0] < 2000,
     reason="issue 11: each op leaves 2 objects the cyclic GC tracks (its Node and its "
     "flat tuple of edges; 3 before the edges were flat, 6.3 before the 0-d scalars and "
-    "the 4-tuple params), so a 10^5-op chain still starts full collections while it is "
-    "built; a graph of Python objects with closures in it is tracked by CPython's "
-    "collector",
+    "the 4-tuple params): with CPython's first threshold of 700 (before 3.13) a "
+    "generation-2 collection is considered every 85,000 or so new objects, so a "
+    "10^5-op chain still starts one while it is built; a graph of Python objects is "
+    "tracked by CPython's collector",
     strict=True,
 )
 def test_a_long_chain_triggers_no_full_collection(full_collections: list[int]) -> None:
     """A 10^5-op scalar chain (y = tanh(y * 0.9 + 0.1)), its backward pass and the exit
-    of its scope start no generation-2 collection, and the gradient is right."""
+    of its scope start no generation-2 collection, and the gradient is right. With the
+    first threshold of 2000 (CPython 3.13) a full collection is considered after about
+    242,000 new objects: the chain's 200,000 stay below (its 300,000 with three objects
+    an op did not)."""
     steps = 100_000 // 3
     with lampy.Scope():
         x = lampy.param(np.float64(0.5))
