@@ -225,6 +225,8 @@ def _masked_times(
     (..., S, N): with ``blocks``, each block of rows times the keys it sees.
     ``heads_inside``: for (B, H, L, S) weights, the (B, H, L, N) result is laid out as
     (B, L, H, N) in memory (``_heads_inside``)."""
+    if blocks is None and not heads_inside:  # backward's calls: no shape to work out
+        return _matmul(p, b)
     shape = (*np.broadcast_shapes(p.shape[:-2], b.shape[:-2]), p.shape[-2], b.shape[-1])
     dtype = np.result_type(p.dtype, b.dtype)
     if heads_inside and len(shape) == 4:
