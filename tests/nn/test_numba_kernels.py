@@ -56,7 +56,6 @@ def _calls() -> dict[str, tuple[Any, ...]]:
         "attention_scores_backward": (out(m, d), x, r),
         "_exp_sum_first": (x1, F32(1), out(m * d), 20, F32(0.5)),
         "_row_max": (x1,),
-        "_wide_max": (x1,),
         "_max_of_numbers": (x1,),
         "_exp_sum": (x1, F32(1), out(m * d)),
         "_dot": (x1, x1),
@@ -247,10 +246,10 @@ def test_row_max_propagates_nan_as_numpy() -> None:
     ]
     for row in rows:
         for dtype in (F32, np.float64):
-            for times in (11, 43, 50):  # short rows; from 128, eight running maxima
+            for times in (1, 2, 11, 43, 50):  # rows of 1 to 300: eight lanes and a rest
                 a = _ro(np.array(row * times, dtype))
                 np.testing.assert_array_equal(kernels._row_max(a), np.max(a))
-    for n in (127, 128, 131):  # each lane of the running maxima, and the remainder
+    for n in (*range(1, 18), 127, 128, 131):  # each lane of the running maxima, the rest
         for at in range(n):
             for special in (np.nan, 2.0):
                 a = np.linspace(-1, 1, n)
@@ -329,8 +328,8 @@ def test_attention_exp_rows_give_numpy_max_bits(dtype: Any, causal: bool, scale:
 )
 @settings(max_examples=60, deadline=None)
 def test_row_max_at_every_position(n: int, at: int, special: float, seed: int) -> None:
-    """The row max of short rows and of rows of 128 or more elements (eight running
-    maxima and a remainder) is numpy's max, with a nan, an infinity or a large value at
+    """The row max of rows of 1 to 300 elements (eight running maxima and a remainder)
+    is numpy's max, with a nan, an infinity or a large value at
     any position, in either dtype."""
     pytest.importorskip("numba")
     kernels = _shared.numba_kernels()

@@ -381,30 +381,15 @@ def gelu_tanh(x: np.ndarray, y: np.ndarray, g: np.ndarray, dx: np.ndarray, k: An
 @_compile("contract")
 def _row_max(x: np.ndarray) -> Any:
     """The largest element of the non-empty vector ``x``, nan if it holds one (as
-    ``numpy.max``): comparisons and a flag of nans seen (LLVM's ``llvm.maximum`` in a
-    loop is 2.3 times slower on rows of 64). From 128 elements, in eight running maxima
-    (``_wide_max``): one running maximum waits on the previous comparison at every
-    element, 2.8 times slower on rows of 1024."""
+    ``numpy.max``): the maxima of the eight strided slices ``x[k::8]`` side by side
+    (independent comparisons, which the CPU overlaps), then the largest of the eight,
+    and a flag of nans seen (LLVM's ``llvm.maximum`` in a loop is 2.3 times slower on
+    rows of 64). One running maximum waits on the previous comparison at every element:
+    2.8 times slower on rows of 1024, and 1.7 to 2 times slower over 4096 rows of 1 to
+    96 elements, where the call into a second function for long rows cost as much again
+    as this one's work (float32 and float64 alike)."""
     n = x.size
-    if n >= 128:
-        return _wide_max(x)
-    m = x[0]  # a nan here stays: nothing compares greater
-    nan = False
-    for j in range(1, n):
-        v = x[j]
-        m = v if v > m else m
-        nan |= v != v
-    zero = x.dtype.type(0)
-    return zero / zero if nan else m  # nan of x's dtype (no float64 constant)
-
-
-@_compile("contract")
-def _wide_max(x: np.ndarray) -> Any:
-    """``_row_max`` of a vector of at least 8 elements: the maxima of the eight strided
-    slices ``x[k::8]`` side by side (independent comparisons, which the CPU overlaps),
-    then the largest of the eight; nan if ``x`` holds one."""
-    n = x.size
-    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = x[0]
+    m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = x[0]  # a nan here stays: nothing compares greater
     nan = False
     j = 0
     while j + 8 <= n:
@@ -421,7 +406,7 @@ def _wide_max(x: np.ndarray) -> Any:
         nan |= (v0 != v0) | (v1 != v1) | (v2 != v2) | (v3 != v3)
         nan |= (v4 != v4) | (v5 != v5) | (v6 != v6) | (v7 != v7)
         j += 8
-    while j < n:
+    while j < n:  # the rest, and every element of a row shorter than 8
         v = x[j]
         m0 = v if v > m0 else m0
         nan |= v != v
@@ -434,7 +419,7 @@ def _wide_max(x: np.ndarray) -> Any:
     m4 = m6 if m6 > m4 else m4
     m0 = m4 if m4 > m0 else m0
     zero = x.dtype.type(0)
-    return zero / zero if nan else m0
+    return zero / zero if nan else m0  # nan of x's dtype (no float64 constant)
 
 
 @_compile("nnan", "nsz", "contract")
