@@ -381,12 +381,16 @@ def gelu_tanh(x: np.ndarray, y: np.ndarray, g: np.ndarray, dx: np.ndarray, k: An
 @_compile("contract")
 def _row_max(x: np.ndarray) -> Any:
     """The largest element of the non-empty vector ``x``, nan if it holds one (as
-    ``numpy.max``): the maxima of the eight strided slices ``x[k::8]`` side by side
+    ``numpy.max``; a zero maximum may come out as 0.0 or -0.0 when the row holds both,
+    as numpy's own may): the maxima of the eight strided slices ``x[k::8]`` side by side
     (independent comparisons, which the CPU overlaps), then the largest of the eight,
     and a flag of nans seen (LLVM's ``llvm.maximum`` in a loop is 2.3 times slower on
     rows of 64). One running maximum waits on the previous comparison at every element:
-    2.8 times slower on rows of 1024, and over 4096 rows 1.7 to 2 times slower for 1 to
-    48 elements and 1.4 times for 64 to 128 (float32 and float64 alike)."""
+    2.8 times slower on rows of 1024. This one function serves rows of every length;
+    before, rows from 128 on went through a second function, and shorter ones through
+    one running maximum: over 4096 rows that was 1.7 to 2 times slower for 1 to 48
+    elements (most of it the branch and the second call, as rows under 8 show, which
+    take the remainder loop alone) and 1.4 times for 64 to 128 (float32 and float64)."""
     n = x.size
     m0 = m1 = m2 = m3 = m4 = m5 = m6 = m7 = x[0]  # a nan here stays: nothing compares greater
     nan = False
@@ -431,10 +435,10 @@ def _max_of_numbers(x: np.ndarray) -> Any:
     The comparisons may assume numbers (``nnan``) and take -0.0 and 0.0 as equal
     (``nsz``: the shift's sign of zero changes no result, as ``x - 0.0`` and
     ``x - (-0.0)`` differ only for ``x = -0.0``, whose exp is 1 either way), so the
-    compiler keeps several maxima in flight: on float32 rows of 64, 2.5 times faster
-    than ``_row_max`` (4 times on causal rows); on rows of 256 and more ``_row_max``'s
-    eight running maxima are faster (1024: 2.6 times), so rows from ``_SHORT_ROW`` on
-    take it."""
+    compiler keeps several maxima in flight. Over 4096 float32 rows: 1.7 times faster
+    than ``_row_max`` on rows of 64, 1.2 times on 96, as fast on 128; from there
+    ``_row_max``'s eight running maxima are faster (1.5 times on 192, 1.8 on 256), so
+    rows from ``_SHORT_ROW`` on take it."""
     m = x[0]
     for j in range(1, x.size):
         v = x[j]
@@ -442,7 +446,7 @@ def _max_of_numbers(x: np.ndarray) -> Any:
     return m
 
 
-_SHORT_ROW = 192
+_SHORT_ROW = 128
 """``attention_exp_rows``: rows shorter than this take ``_max_of_numbers``, longer ones
 ``_row_max``."""
 
